@@ -1,0 +1,116 @@
+//! What players ask for. Clients only send intentions; [`crate::Game::apply`] decides.
+
+use crate::geometry::{Half, Pos, Rotation, Side};
+use crate::tiles::FeatureKind;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// A command of one player.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Command {
+    /// Phase 1 (B4): put the drawn tile on `pos`, turned clockwise by `rotation`.
+    PlaceTile { pos: Pos, rotation: Rotation },
+    /// Phase 2 (B5): put a meeple from the supply on a feature of the tile just placed.
+    PlaceMeeple { target: Target },
+    /// Phase 2 with The Tollkeepers (T2): instead of a meeple, put the tollhouse into play on the
+    /// crossroads at `pos`, or move it there.
+    PlaceTollhouse { pos: Pos },
+    /// Phase 2: place nothing.
+    Pass,
+}
+
+/// A feature of the tile just placed, named in board orientation (after rotation) by a side or
+/// half-edge it reaches: `road:E` is the road leaving the tile to the east, `city:N` the city on its
+/// north side, `field:Sw` the field at the west half of its south side, `monastery` its monastery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    Road(Side),
+    City(Side),
+    Field(Half),
+    Monastery,
+}
+
+impl Target {
+    pub fn kind(self) -> FeatureKind {
+        match self {
+            Target::Road(_) => FeatureKind::Road,
+            Target::City(_) => FeatureKind::City,
+            Target::Field(_) => FeatureKind::Field,
+            Target::Monastery => FeatureKind::Monastery,
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Road(s) => write!(f, "road:{s}"),
+            Target::City(s) => write!(f, "city:{s}"),
+            Target::Field(h) => write!(f, "field:{h}"),
+            Target::Monastery => f.write_str("monastery"),
+        }
+    }
+}
+
+impl FromStr for Target {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "monastery" {
+            return Ok(Target::Monastery);
+        }
+        let (kind, at) = s.split_once(':').ok_or_else(|| {
+            format!("`{s}` is not a target (road:E, city:N, field:Sw or monastery)")
+        })?;
+        match kind {
+            "road" => Ok(Target::Road(at.parse()?)),
+            "city" => Ok(Target::City(at.parse()?)),
+            "field" => Ok(Target::Field(at.parse()?)),
+            _ => Err(format!("`{kind}` is not a feature (road, city, field, monastery)")),
+        }
+    }
+}
+
+impl Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Target {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Target".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half> or monastery.",
+            "type": "string",
+            "pattern": "^(monastery|(road|city):[NESW]|field:(Nw|Ne|En|Es|Se|Sw|Ws|Wn))$"
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_round_trip() {
+        for s in ["road:E", "city:N", "field:Sw", "monastery"] {
+            let t: Target = s.parse().unwrap_or(Target::Monastery);
+            assert_eq!(t.to_string(), s);
+        }
+        assert!("road:X".parse::<Target>().is_err());
+        assert!("tower:N".parse::<Target>().is_err());
+    }
+}

@@ -1,0 +1,92 @@
+//! Why a command or a setup was refused. Every refusal names the rule it enforces; the state is
+//! unchanged after a refusal.
+
+use crate::command::Target;
+use crate::geometry::{Pos, Side};
+use crate::setup::PlayerId;
+
+/// A command that the rules refuse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error("the game is over")]
+    GameOver,
+    #[error("there is no player {0}")]
+    UnknownPlayer(PlayerId),
+    #[error("it is not player {player}'s decision now (waiting for player {waiting})")]
+    NotYourTurn { player: PlayerId, waiting: PlayerId },
+    #[error("that command does not fit now: {expected}")]
+    WrongPhase { expected: &'static str },
+    #[error("square {0} already holds a tile")]
+    Occupied(Pos),
+    #[error("square {0} touches no placed tile")]
+    NotAdjacent(Pos),
+    #[error("the tile's {side} side does not match its neighbour at {pos}")]
+    EdgeMismatch { pos: Pos, side: Side },
+    #[error("no meeple left in the supply")]
+    NoMeepleLeft,
+    #[error("the tile just placed has no {0}")]
+    NoSuchFeature(Target),
+    #[error("the {0} feature already holds a meeple")]
+    FeatureOccupied(Target),
+    #[error("module {0} is not switched on in this match")]
+    ModuleOff(&'static str),
+    #[error("square {0} holds no crossroads (a village where 2 to 4 roads end)")]
+    NotACrossroads(Pos),
+    #[error("the crossroads at {0} already holds a tollhouse")]
+    CrossroadsTaken(Pos),
+    #[error("your tollhouse already stands on {0}: that is not a move")]
+    TollhouseAlreadyThere(Pos),
+}
+
+impl RuleError {
+    /// A stable machine-readable code (snake_case), for clients.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RuleError::GameOver => "game_over",
+            RuleError::UnknownPlayer(_) => "unknown_player",
+            RuleError::NotYourTurn { .. } => "not_your_turn",
+            RuleError::WrongPhase { .. } => "wrong_phase",
+            RuleError::Occupied(_) => "occupied",
+            RuleError::NotAdjacent(_) => "not_adjacent",
+            RuleError::EdgeMismatch { .. } => "edge_mismatch",
+            RuleError::NoMeepleLeft => "no_meeple_left",
+            RuleError::NoSuchFeature(_) => "no_such_feature",
+            RuleError::FeatureOccupied(_) => "feature_occupied",
+            RuleError::ModuleOff(_) => "module_off",
+            RuleError::NotACrossroads(_) => "not_a_crossroads",
+            RuleError::CrossroadsTaken(_) => "crossroads_taken",
+            RuleError::TollhouseAlreadyThere(_) => "tollhouse_already_there",
+        }
+    }
+
+    /// The id of the rule in `shared/rules/` that refuses the command.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            RuleError::GameOver => "B7",
+            RuleError::UnknownPlayer(_) => "B3",
+            RuleError::NotYourTurn { .. } | RuleError::WrongPhase { .. } => "B4",
+            RuleError::Occupied(_) | RuleError::NotAdjacent(_) | RuleError::EdgeMismatch { .. } => {
+                "B4"
+            }
+            RuleError::NoMeepleLeft => "B3",
+            RuleError::NoSuchFeature(_) | RuleError::FeatureOccupied(_) => "B5",
+            RuleError::ModuleOff(_) => "T2",
+            RuleError::NotACrossroads(_) => "T3",
+            RuleError::CrossroadsTaken(_) => "T4",
+            RuleError::TollhouseAlreadyThere(_) => "T5",
+        }
+    }
+}
+
+/// A setup that cannot start a match.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("a match needs 2 to 6 players, not {0} (B3)")]
+    PlayerCount(usize),
+    #[error("colour {0:?} is taken twice (B3)")]
+    DuplicateColour(crate::setup::Colour),
+    #[error("meeples per player must be 1 to 30, not {0}")]
+    Meeples(u8),
+    #[error("draw order names tile `{0}`, which this match does not use")]
+    UnknownTile(String),
+}

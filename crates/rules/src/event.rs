@@ -1,0 +1,130 @@
+//! What happened: the events a command produces. They are public (B9) and are what the server
+//! stores and broadcasts.
+
+use crate::command::Target;
+use crate::geometry::{Pos, Rotation};
+use crate::setup::PlayerId;
+use crate::tiles::FeatureKind;
+use serde::{Deserialize, Serialize};
+
+/// How many meeples one player has on a feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct MeepleCount {
+    pub player: PlayerId,
+    pub count: u32,
+}
+
+/// One event. Events of one command come in the order they happened (B11).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A player's turn begins.
+    TurnStarted { player: PlayerId, turn: u32 },
+    /// The top tile of the pile is shown to everyone (B9).
+    TileDrawn { player: PlayerId, tile: String },
+    /// The drawn tile fits nowhere: it leaves the game and the player draws again (B4).
+    TileDiscarded { player: PlayerId, tile: String },
+    TilePlaced {
+        player: PlayerId,
+        tile: String,
+        pos: Pos,
+        rotation: Rotation,
+    },
+    MeeplePlaced {
+        player: PlayerId,
+        pos: Pos,
+        target: Target,
+    },
+    /// The player placed nothing in phase 2.
+    Passed { player: PlayerId },
+    /// A road, city or monastery was scored (B6, or B7 when `complete` is false).
+    FeatureScored {
+        feature: FeatureKind,
+        /// The feature's tile with the smallest (x, y): where to point at it.
+        pos: Pos,
+        /// Distinct tiles (a tile counts once even if the feature crosses it twice).
+        tiles: u32,
+        /// Coats of arms (cities).
+        coats: u32,
+        complete: bool,
+        meeples: Vec<MeepleCount>,
+        /// Points each winner scores.
+        points: u32,
+        /// The players with the most meeples (all tied players score, B6).
+        winners: Vec<PlayerId>,
+    },
+    /// A field scored at the end (B7).
+    FieldScored {
+        pos: Pos,
+        /// Completed cities touching the field.
+        cities: u32,
+        meeples: Vec<MeepleCount>,
+        points: u32,
+        winners: Vec<PlayerId>,
+    },
+    /// A meeple went back to its supply after its feature scored.
+    MeepleReturned {
+        player: PlayerId,
+        pos: Pos,
+        target: Target,
+    },
+    /// T2: a tollhouse was put into play, `value` up.
+    TollhousePlaced {
+        player: PlayerId,
+        pos: Pos,
+        value: u8,
+    },
+    /// T2: a tollhouse moved to another crossroads; its value is unchanged.
+    TollhouseMoved {
+        player: PlayerId,
+        from: Pos,
+        to: Pos,
+        value: u8,
+    },
+    /// T6–T8, T10: the owner of the tollhouse at `pos` raised a toll on a road.
+    TollRaised {
+        player: PlayerId,
+        /// The crossroads the tollhouse stands on.
+        pos: Pos,
+        /// The road's tile with the smallest (x, y).
+        road: Pos,
+        /// The value used (1 or 2); at the end of the game always 1 (T10).
+        value: u8,
+        farmhouses: u32,
+        sheds: u32,
+        gardens: u32,
+        highwaymen: u32,
+        travellers: u32,
+        /// True during final scoring (T10).
+        #[serde(default)]
+        r#final: bool,
+        points: u32,
+    },
+    /// T9: the tollhouse turned over at the end of a turn.
+    TollhouseTurned {
+        player: PlayerId,
+        pos: Pos,
+        from: u8,
+        to: u8,
+    },
+    /// The pile is empty and final scoring is done (B7). Scores in seat order.
+    GameEnded { scores: Vec<u32> },
+}
+
+impl Event {
+    /// Points this event awards, per player: the sum over all events is every player's score.
+    pub fn awards(&self) -> Vec<(PlayerId, u32)> {
+        match self {
+            Event::FeatureScored {
+                points, winners, ..
+            }
+            | Event::FieldScored {
+                points, winners, ..
+            } => winners.iter().map(|&w| (w, *points)).collect(),
+            Event::TollRaised { player, points, .. } => vec![(*player, *points)],
+            _ => Vec::new(),
+        }
+    }
+}

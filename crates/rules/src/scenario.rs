@@ -1,0 +1,1 @@
+//! Scenario files: a setup, commands and expectations, as JSON. (In progress.)

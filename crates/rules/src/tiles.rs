@@ -1,0 +1,506 @@
+//! The tile catalogue: tile designs read from the data files in `crates/rules/data/`.
+//!
+//! The data files are the documentation of what is printed on each tile (B1, B2, T1); this module
+//! only parses them, checks them for consistency (every edge letter agrees with the segments that
+//! reach that side) and turns them into the compact form the engine uses. The format is described
+//! at the top of `data/base.toml`.
+
+use crate::geometry::{Half, Side};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// Index of a tile design in the catalogue; stable for one build of the rules crate.
+pub type TileIdx = u16;
+
+/// What is printed on one side of a tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum Edge {
+    /// F: a field.
+    Field = 1,
+    /// R: a road (with a field on each half).
+    Road = 2,
+    /// C: a city.
+    City = 3,
+}
+
+/// The four kinds of feature a meeple can stand on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum FeatureKind {
+    Road,
+    City,
+    Field,
+    Monastery,
+}
+
+/// Where a road segment that reaches only one side of its tile stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RoadEnd {
+    Village,
+    City,
+    Monastery,
+}
+
+/// The field illustrations of B2 and the traveller groups of T1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum PictureKind {
+    Farmhouse,
+    Cowshed,
+    Pigsty,
+    DonkeyStable,
+    Garden,
+    Highwaymen,
+    WaterTower,
+    Travellers,
+}
+
+impl PictureKind {
+    pub const COUNT: usize = 8;
+    pub const ALL: [PictureKind; 8] = [
+        PictureKind::Farmhouse,
+        PictureKind::Cowshed,
+        PictureKind::Pigsty,
+        PictureKind::DonkeyStable,
+        PictureKind::Garden,
+        PictureKind::Highwaymen,
+        PictureKind::WaterTower,
+        PictureKind::Travellers,
+    ];
+
+    /// Cowsheds, pigsties and donkey stables are together "sheds" (B2).
+    pub const fn is_shed(self) -> bool {
+        matches!(
+            self,
+            PictureKind::Cowshed | PictureKind::Pigsty | PictureKind::DonkeyStable
+        )
+    }
+}
+
+/// One picture on a tile: the field it stands in and, if any, the road segment it stands beside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picture {
+    pub kind: PictureKind,
+    /// Segment index (into [`TileKind::segments`]) of the field it stands in, if it stands in one.
+    pub field: Option<u8>,
+    /// Segment index of the road segment it stands beside, if any (T7).
+    pub road: Option<u8>,
+}
+
+/// One feature segment printed on a tile (a road piece, a city piece, a field area, a monastery).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    pub kind: FeatureKind,
+    /// Roads and cities: bit `Side::index()` set for each side the segment reaches (rotation 0).
+    pub sides: u8,
+    /// Fields: bit `Half::index()` set for each half-edge the field reaches (rotation 0).
+    pub halves: u8,
+    /// Cities: the segment shows a coat of arms.
+    pub coat: bool,
+    /// Roads reaching a single side: where the other end stops.
+    pub end: Option<RoadEnd>,
+    /// Fields: segment indices of the city segments this field touches (farmers, B7).
+    pub touches: Vec<u8>,
+    /// Roads: how many pictures of each [`PictureKind`] stand beside this segment (T7).
+    pub beside: [u8; PictureKind::COUNT],
+}
+
+impl Segment {
+    /// Ends of this segment that lie on the tile's border (sides for roads and cities).
+    pub fn side_count(&self) -> u32 {
+        self.sides.count_ones()
+    }
+}
+
+/// One tile design, as printed.
+#[derive(Debug, Clone)]
+pub struct TileKind {
+    /// Stable id, `set/letter` with `+picture` for the copies that show one: `base/U+garden`.
+    pub id: String,
+    /// The community letter (B1), shared by the copies of a kind that differ only in pictures.
+    pub letter: String,
+    /// The set it belongs to: `base`, `tollkeepers`.
+    pub set: String,
+    /// How many copies the set has.
+    pub count: u32,
+    /// N E S W at rotation 0.
+    pub edges: [Edge; 4],
+    /// Roads first, then cities, then fields, then the monastery.
+    pub segments: Vec<Segment>,
+    /// The tile shows a village where its roads end.
+    pub village: bool,
+    pub pictures: Vec<Picture>,
+    /// Edges packed two bits a side, N in the low bits, for fast matching.
+    pub(crate) edge_code: u8,
+}
+
+impl TileKind {
+    /// Number of road segments that end at this tile's village.
+    pub fn village_roads(&self) -> usize {
+        if !self.village {
+            return 0;
+        }
+        self.segments
+            .iter()
+            .filter(|s| s.kind == FeatureKind::Road && s.end == Some(RoadEnd::Village))
+            .count()
+    }
+
+    /// A village where 2, 3 or 4 roads end is a crossroads (T3).
+    pub fn is_crossroads(&self) -> bool {
+        self.village_roads() >= 2
+    }
+
+    pub fn has_monastery(&self) -> bool {
+        self.segments.iter().any(|s| s.kind == FeatureKind::Monastery)
+    }
+
+    /// Edge code turned clockwise by `quarters`.
+    pub(crate) fn edge_code_rotated(&self, quarters: u8) -> u8 {
+        let q = u32::from(quarters % 4) * 2;
+        self.edge_code.rotate_left(q)
+    }
+}
+
+/// All tile designs known to this build.
+#[derive(Debug)]
+pub struct Catalogue {
+    pub tiles: Vec<TileKind>,
+    by_id: HashMap<String, TileIdx>,
+    /// The design whose copy starts the game face up on (0, 0).
+    pub start: TileIdx,
+}
+
+impl Catalogue {
+    pub fn get(&self, idx: TileIdx) -> &TileKind {
+        &self.tiles[idx as usize]
+    }
+
+    pub fn find(&self, id: &str) -> Option<TileIdx> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Tiles of one set, with their counts.
+    pub fn set(&self, set: &str) -> impl Iterator<Item = (TileIdx, &TileKind)> {
+        self.tiles
+            .iter()
+            .enumerate()
+            .filter(move |(_, t)| t.set == set)
+            .map(|(i, t)| (i as TileIdx, t))
+    }
+}
+
+/// The data files compiled into the crate.
+const DATA: &[(&str, &str)] = &[
+    ("base.toml", include_str!("../data/base.toml")),
+    ("tollkeepers.toml", include_str!("../data/tollkeepers.toml")),
+];
+
+/// The catalogue, parsed once. The data is part of the build and checked by tests, so a broken
+/// file is a programming error.
+pub fn catalogue() -> &'static Catalogue {
+    static CAT: OnceLock<Catalogue> = OnceLock::new();
+    CAT.get_or_init(|| match parse(DATA) {
+        Ok(c) => c,
+        Err(e) => panic!("tile data is invalid: {e}"),
+    })
+}
+
+/// What is wrong with a tile data file.
+#[derive(Debug, thiserror::Error)]
+pub struct DataError(pub String);
+
+impl fmt::Display for DataError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDef {
+    /// Only in the base file: the id of the start tile.
+    start: Option<String>,
+    #[serde(default)]
+    tile: Vec<TileDef>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TileDef {
+    id: String,
+    letter: String,
+    count: u32,
+    edges: String,
+    #[serde(default)]
+    road: Vec<RoadDef>,
+    #[serde(default)]
+    city: Vec<CityDef>,
+    #[serde(default)]
+    field: Vec<FieldDef>,
+    #[serde(default)]
+    monastery: bool,
+    #[serde(default)]
+    village: bool,
+    #[serde(default)]
+    pictures: Vec<PictureDef>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoadDef {
+    sides: String,
+    end: Option<RoadEnd>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CityDef {
+    sides: String,
+    #[serde(default)]
+    coat: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FieldDef {
+    halves: String,
+    #[serde(default)]
+    cities: Vec<u8>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PictureDef {
+    kind: PictureKind,
+    field: Option<u8>,
+    road: Option<u8>,
+}
+
+fn side_mask(s: &str, ctx: &str) -> Result<u8, DataError> {
+    let mut m = 0u8;
+    for w in s.split_whitespace() {
+        let side: Side = w.parse().map_err(|e| DataError(format!("{ctx}: {e}")))?;
+        m |= 1 << side.index();
+    }
+    Ok(m)
+}
+
+fn half_mask(s: &str, ctx: &str) -> Result<u8, DataError> {
+    let mut m = 0u8;
+    for w in s.split_whitespace() {
+        let h: Half = w.parse().map_err(|e| DataError(format!("{ctx}: {e}")))?;
+        m |= 1 << h.index();
+    }
+    Ok(m)
+}
+
+/// Parses and checks the given data files (name, text).
+pub fn parse(files: &[(&str, &str)]) -> Result<Catalogue, DataError> {
+    let mut tiles = Vec::new();
+    let mut start = None;
+    for (name, text) in files {
+        let file: FileDef =
+            toml::from_str(text).map_err(|e| DataError(format!("{name}: {e}")))?;
+        if let Some(s) = file.start {
+            start = Some(s);
+        }
+        for def in file.tile {
+            let ctx = format!("{name}: {}", def.id);
+            tiles.push(compile(def, &ctx)?);
+        }
+    }
+    let mut by_id = HashMap::new();
+    for (i, t) in tiles.iter().enumerate() {
+        if by_id.insert(t.id.clone(), i as TileIdx).is_some() {
+            return Err(DataError(format!("tile id {} is defined twice", t.id)));
+        }
+    }
+    let start = start.ok_or_else(|| DataError("no start tile is named".into()))?;
+    let start = *by_id
+        .get(&start)
+        .ok_or_else(|| DataError(format!("start tile {start} is not defined")))?;
+    Ok(Catalogue {
+        tiles,
+        by_id,
+        start,
+    })
+}
+
+fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
+    let err = |m: String| DataError(format!("{ctx}: {m}"));
+    let letters: Vec<&str> = def.edges.split_whitespace().collect();
+    let letters: Vec<char> = if letters.len() == 4 {
+        letters.iter().filter_map(|l| l.chars().next()).collect()
+    } else {
+        def.edges.chars().filter(|c| !c.is_whitespace()).collect()
+    };
+    if letters.len() != 4 {
+        return Err(err(format!("edges `{}` must name 4 sides", def.edges)));
+    }
+    let mut edges = [Edge::Field; 4];
+    for (i, c) in letters.iter().enumerate() {
+        edges[i] = match c {
+            'F' => Edge::Field,
+            'R' => Edge::Road,
+            'C' => Edge::City,
+            _ => return Err(err(format!("edge letter `{c}` is not C, R or F"))),
+        };
+    }
+    let set = def
+        .id
+        .split_once('/')
+        .map(|(s, _)| s.to_string())
+        .ok_or_else(|| err("id must be `set/letter`".into()))?;
+
+    let mut segments = Vec::new();
+    for r in &def.road {
+        let sides = side_mask(&r.sides, ctx)?;
+        match (sides.count_ones(), r.end) {
+            (2, None) | (1, Some(_)) => {}
+            _ => {
+                return Err(err(format!(
+                    "road `{}` must join two sides, or reach one side and name its end",
+                    r.sides
+                )));
+            }
+        }
+        if r.end == Some(RoadEnd::Village) && !def.village {
+            return Err(err("a road ends at a village but the tile has none".into()));
+        }
+        segments.push(Segment {
+            kind: FeatureKind::Road,
+            sides,
+            halves: 0,
+            coat: false,
+            end: r.end,
+            touches: Vec::new(),
+            beside: [0; PictureKind::COUNT],
+        });
+    }
+    let first_city = segments.len();
+    for c in &def.city {
+        segments.push(Segment {
+            kind: FeatureKind::City,
+            sides: side_mask(&c.sides, ctx)?,
+            halves: 0,
+            coat: c.coat,
+            end: None,
+            touches: Vec::new(),
+            beside: [0; PictureKind::COUNT],
+        });
+    }
+    let first_field = segments.len();
+    for f in &def.field {
+        let mut touches = Vec::new();
+        for &c in &f.cities {
+            if c as usize >= def.city.len() {
+                return Err(err(format!("field touches city {c}, which is not defined")));
+            }
+            touches.push((first_city + c as usize) as u8);
+        }
+        segments.push(Segment {
+            kind: FeatureKind::Field,
+            sides: 0,
+            halves: half_mask(&f.halves, ctx)?,
+            coat: false,
+            end: None,
+            touches,
+            beside: [0; PictureKind::COUNT],
+        });
+    }
+    if def.monastery {
+        segments.push(Segment {
+            kind: FeatureKind::Monastery,
+            sides: 0,
+            halves: 0,
+            coat: false,
+            end: None,
+            touches: Vec::new(),
+            beside: [0; PictureKind::COUNT],
+        });
+    }
+
+    // Every side: its letter agrees with what reaches it.
+    for side in Side::ALL {
+        let bit = 1u8 << side.index();
+        let roads = segments
+            .iter()
+            .filter(|s| s.kind == FeatureKind::Road && s.sides & bit != 0)
+            .count();
+        let cities = segments
+            .iter()
+            .filter(|s| s.kind == FeatureKind::City && s.sides & bit != 0)
+            .count();
+        let [h0, h1] = side.halves();
+        let fields_on = |h: Half| {
+            segments
+                .iter()
+                .filter(|s| s.kind == FeatureKind::Field && s.halves & (1 << h.index()) != 0)
+                .count()
+        };
+        let (f0, f1) = (fields_on(h0), fields_on(h1));
+        let ok = match edges[side.index()] {
+            Edge::City => cities == 1 && roads == 0 && f0 == 0 && f1 == 0,
+            Edge::Road => cities == 0 && roads == 1 && f0 == 1 && f1 == 1,
+            Edge::Field => cities == 0 && roads == 0 && f0 == 1 && f1 == 1,
+        };
+        if !ok {
+            return Err(err(format!(
+                "side {side} is {:?} but {roads} road(s), {cities} city segment(s) and {f0}+{f1} field(s) reach it",
+                edges[side.index()]
+            )));
+        }
+    }
+
+    let mut pictures = Vec::new();
+    for p in &def.pictures {
+        let field = match p.field {
+            Some(f) if (f as usize) < def.field.len() => Some((first_field + f as usize) as u8),
+            Some(f) => return Err(err(format!("picture in field {f}, which is not defined"))),
+            None => None,
+        };
+        let road = match p.road {
+            Some(r) if (r as usize) < def.road.len() => Some(r),
+            Some(r) => return Err(err(format!("picture beside road {r}, which is not defined"))),
+            None => None,
+        };
+        if field.is_none() && road.is_none() {
+            return Err(err("a picture must stand in a field or beside a road".into()));
+        }
+        if p.kind == PictureKind::Travellers && road.is_none() {
+            return Err(err("a traveller group stands beside a road (T1)".into()));
+        }
+        if let Some(r) = road {
+            segments[r as usize].beside[p.kind as usize] += 1;
+        }
+        pictures.push(Picture {
+            kind: p.kind,
+            field,
+            road,
+        });
+    }
+
+    let edge_code = edges
+        .iter()
+        .enumerate()
+        .fold(0u8, |acc, (i, e)| acc | ((*e as u8) << (2 * i)));
+    Ok(TileKind {
+        id: def.id,
+        letter: def.letter,
+        set,
+        count: def.count,
+        edges,
+        segments,
+        village: def.village,
+        pictures,
+        edge_code,
+    })
+}

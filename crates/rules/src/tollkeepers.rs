@@ -1,0 +1,1 @@
+//! The Tollkeepers (T1–T10). (In progress.)

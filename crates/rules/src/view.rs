@@ -1,0 +1,71 @@
+//! The public view of a match: everything on the table that every player may see, and nothing
+//! secret (B9): the pile's order and the seed are not in it. Collections are maps keyed by stable
+//! ids so that JSON Patches between two views stay small.
+
+use crate::command::Target;
+use crate::decision::Decision;
+use crate::geometry::{Pos, Rotation};
+use crate::setup::{Colour, Modules, PlayerId};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct View {
+    pub modules: Modules,
+    /// Seats in turn order.
+    pub players: Vec<PlayerView>,
+    /// Placed tiles keyed by square, `"x,y"`.
+    pub board: BTreeMap<String, TileView>,
+    /// Meeples on the board keyed by `"x,y target"`, for example `"0,1 road:E"`.
+    pub meeples: BTreeMap<String, MeepleView>,
+    /// Tiles still in the pile, by tile id (the order is secret).
+    pub pile: BTreeMap<String, u32>,
+    pub pile_size: u32,
+    /// Tiles that fitted nowhere and left the game (B4).
+    pub discarded: Vec<String>,
+    /// Turn number, from 1.
+    pub turn: u32,
+    /// Whose turn it is.
+    pub active: PlayerId,
+    /// The tile drawn this turn and not yet placed.
+    pub drawn: Option<String>,
+    /// The decisions open now.
+    pub decisions: Vec<Decision>,
+    pub finished: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PlayerView {
+    pub colour: Colour,
+    pub score: u32,
+    /// Meeples in the supply.
+    pub meeples: u8,
+    /// The Tollkeepers: the tollhouse, once in play.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tollhouse: Option<TollhouseView>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TollhouseView {
+    pub pos: Pos,
+    /// 1 (small toll) or 2 (large toll) up.
+    pub value: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TileView {
+    pub tile: String,
+    pub rotation: Rotation,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct MeepleView {
+    pub player: PlayerId,
+    pub pos: Pos,
+    pub target: Target,
+}
