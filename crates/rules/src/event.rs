@@ -20,6 +20,14 @@ pub struct MeepleCount {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// The match began: the start tile lies face up on `pos` (B1) and `pile` tiles are face down.
+    GameStarted {
+        players: Vec<crate::setup::Colour>,
+        start_tile: String,
+        pos: Pos,
+        rotation: Rotation,
+        pile: u32,
+    },
     /// A player's turn begins.
     TurnStarted { player: PlayerId, turn: u32 },
     /// The top tile of the pile is shown to everyone (B9).

@@ -1,1 +1,212 @@
-//! The Tollkeepers (T1–T10). (In progress.)
+//! The Tollkeepers (T1–T10): tollhouses on crossroads raise tolls on completed roads.
+//!
+//! The module is switched on by `Setup::modules.tollkeepers`; with it off every hook here is a
+//! no-op and tollhouse commands are refused. The tile facts it needs (which villages are
+//! crossroads, which pictures stand beside which road segment) come from the tile data and are
+//! merged into road features by the engine.
+
+use crate::error::RuleError;
+use crate::event::Event;
+use crate::game::{Game, SegRef};
+use crate::geometry::Pos;
+use crate::setup::PlayerId;
+use crate::tiles::PictureKind;
+
+/// A tollhouse shows 1 (small toll) or 2 (large toll); it enters play with 1 up (T2).
+const FIRST_VALUE: u8 = 1;
+
+fn on(game: &Game) -> bool {
+    game.setup().modules.tollkeepers
+}
+
+/// Crossroads where `player` may put or move their tollhouse now (T3–T5): every crossroads on the
+/// board with no tollhouse on it (their own current one excluded: staying is not a move).
+pub(crate) fn targets(game: &Game, _player: PlayerId) -> Vec<Pos> {
+    if !on(game) {
+        return Vec::new();
+    }
+    let mut out: Vec<Pos> = game
+        .placed
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| crate::tiles::catalogue().get(p.tile).is_crossroads())
+        .filter(|(t, _)| {
+            !game
+                .players
+                .iter()
+                .any(|pl| matches!(pl.tollhouse, Some((h, _)) if h as usize == *t))
+        })
+        .map(|(_, p)| p.pos)
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// T2: put the tollhouse into play on `pos`, or move it there. Checks everything before changing
+/// anything.
+pub(crate) fn place(
+    game: &mut Game,
+    player: PlayerId,
+    pos: Pos,
+    events: &mut Vec<Event>,
+) -> Result<(), RuleError> {
+    if !on(game) {
+        return Err(RuleError::ModuleOff("tollkeepers"));
+    }
+    let t = game
+        .tile_at(pos)
+        .filter(|&t| {
+            crate::tiles::catalogue()
+                .get(game.placed[t as usize].tile)
+                .is_crossroads()
+        })
+        .ok_or(RuleError::NotACrossroads(pos))?;
+    let own = game.players[player as usize].tollhouse;
+    if matches!(own, Some((h, _)) if h == t) {
+        return Err(RuleError::TollhouseAlreadyThere(pos));
+    }
+    if game
+        .players
+        .iter()
+        .any(|p| matches!(p.tollhouse, Some((h, _)) if h == t))
+    {
+        return Err(RuleError::CrossroadsTaken(pos));
+    }
+    match own {
+        None => {
+            game.players[player as usize].tollhouse = Some((t, FIRST_VALUE));
+            events.push(Event::TollhousePlaced {
+                player,
+                pos,
+                value: FIRST_VALUE,
+            });
+        }
+        Some((from, value)) => {
+            game.players[player as usize].tollhouse = Some((t, value));
+            events.push(Event::TollhouseMoved {
+                player,
+                from: game.placed[from as usize].pos,
+                to: pos,
+                value,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Picture counts along a road, as tolls see them (T6, T7): water towers never count.
+struct Along {
+    farmhouses: u32,
+    sheds: u32,
+    gardens: u32,
+    highwaymen: u32,
+    travellers: u32,
+}
+
+impl Along {
+    fn of(game: &Game, root: SegRef) -> Along {
+        let p = &game.features[root as usize].pictures;
+        let n = |k: PictureKind| p[k as usize];
+        Along {
+            farmhouses: n(PictureKind::Farmhouse),
+            sheds: n(PictureKind::Cowshed) + n(PictureKind::Pigsty) + n(PictureKind::DonkeyStable),
+            gardens: n(PictureKind::Garden),
+            highwaymen: n(PictureKind::Highwaymen),
+            travellers: n(PictureKind::Travellers),
+        }
+    }
+
+    fn pictures(&self) -> u32 {
+        self.farmhouses + self.sheds + self.gardens + self.highwaymen
+    }
+}
+
+/// The owners of tollhouses at the road's crossroads ends, each once (T8), in seat order.
+fn collectors(game: &Game, root: SegRef) -> Vec<(PlayerId, Pos, u8)> {
+    let ends = &game.features[root as usize].crossroads;
+    game.players
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let (t, value) = p.tollhouse?;
+            ends.contains(&t)
+                .then(|| (i as PlayerId, game.placed[t as usize].pos, value))
+        })
+        .collect()
+}
+
+fn raise(game: &mut Game, root: SegRef, last: bool, events: &mut Vec<Event>) {
+    if !on(game) {
+        return;
+    }
+    let collectors = collectors(game, root);
+    if collectors.is_empty() {
+        return;
+    }
+    let along = Along::of(game, root);
+    let road = game.min_pos(root);
+    for (player, pos, value) in collectors {
+        // T10: at the end every picture and group is worth 1, whatever value is up.
+        let (value, points) = if last {
+            (1, along.pictures() + along.travellers)
+        } else {
+            let v = u32::from(value);
+            (value, v * along.pictures() + 3 * v * along.travellers)
+        };
+        let state = &mut game.players[player as usize];
+        state.score += points;
+        // T9: a toll from travellers turns the tollhouse at the end of this turn.
+        if !last && along.travellers > 0 {
+            state.turn_over = true;
+        }
+        events.push(Event::TollRaised {
+            player,
+            pos,
+            road,
+            value,
+            farmhouses: along.farmhouses,
+            sheds: along.sheds,
+            gardens: along.gardens,
+            highwaymen: along.highwaymen,
+            travellers: along.travellers,
+            r#final: last,
+            points,
+        });
+    }
+}
+
+/// T6–T8: a road was completed (in anyone's turn).
+pub(crate) fn road_completed(game: &mut Game, root: SegRef, events: &mut Vec<Event>) {
+    raise(game, root, false, events);
+}
+
+/// T10: an incomplete road at final scoring.
+pub(crate) fn road_final(game: &mut Game, root: SegRef, events: &mut Vec<Event>) {
+    raise(game, root, true, events);
+}
+
+/// T9: tollhouses that collected from travellers this turn turn over, in seat order.
+pub(crate) fn end_of_turn(game: &mut Game, events: &mut Vec<Event>) {
+    if !on(game) {
+        return;
+    }
+    for i in 0..game.players.len() {
+        let pos = game.players[i]
+            .tollhouse
+            .map(|(t, _)| game.placed[t as usize].pos);
+        let state = &mut game.players[i];
+        if !std::mem::take(&mut state.turn_over) {
+            continue;
+        }
+        if let (Some((t, from)), Some(pos)) = (state.tollhouse, pos) {
+            let to = if from == 1 { 2 } else { 1 };
+            state.tollhouse = Some((t, to));
+            events.push(Event::TollhouseTurned {
+                player: i as PlayerId,
+                pos,
+                from,
+                to,
+            });
+        }
+    }
+}
