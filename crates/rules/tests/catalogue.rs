@@ -294,6 +294,29 @@ fn b1_road_ends_and_segment_shapes() {
                 t.id
             );
         }
+        // A road that crosses the tile or ends at a village splits the fields at its sides: the
+        // two halves of each side it reaches lie in different fields.
+        for road in t.segments.iter().filter(|s| {
+            s.kind == FeatureKind::Road && (s.end.is_none() || s.end == Some(RoadEnd::Village))
+        }) {
+            for side in Side::ALL
+                .iter()
+                .filter(|s| road.sides & (1 << s.index()) != 0)
+            {
+                let field_of = |h: Half| {
+                    t.segments.iter().position(|f| {
+                        f.kind == FeatureKind::Field && f.halves & (1 << h.index()) != 0
+                    })
+                };
+                let [a, b] = side.halves();
+                assert_ne!(
+                    field_of(a),
+                    field_of(b),
+                    "{}: one field on both sides of a road",
+                    t.id
+                );
+            }
+        }
     }
 }
 
