@@ -153,6 +153,34 @@ pub struct SeatToken {
     pub token: String,
 }
 
+/// The JSON Schemas checked into `proto/`, one per top-level type, as (file name, schema).
+/// `cargo run -p protocol --bin gen-schemas` writes them; a test fails when they drift.
+pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
+    vec![
+        (
+            "client-message.schema.json",
+            schemars::schema_for!(ClientMessage),
+        ),
+        (
+            "server-message.schema.json",
+            schemars::schema_for!(ServerMessage),
+        ),
+        ("create-match.schema.json", schemars::schema_for!(CreateMatch)),
+        (
+            "match-created.schema.json",
+            schemars::schema_for!(MatchCreated),
+        ),
+    ]
+}
+
+/// The text of a schema file as checked in: pretty JSON with a final newline, so that diffs of
+/// `proto/` stay readable.
+pub fn schema_file_text(schema: &schemars::Schema) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string_pretty(schema)?;
+    text.push('\n');
+    Ok(text)
+}
+
 /// WebSocket close codes the server uses besides the standard ones (1000 normal, 1001 going away
 /// on shutdown, 1009 message too big).
 pub mod close {

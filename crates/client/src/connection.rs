@@ -1,0 +1,295 @@
+//! One WebSocket connection to the server.
+
+use crate::ClientError;
+use futures_util::{SinkExt, StreamExt};
+use protocol::{ClientMessage, ErrorBody, Seq, ServerMessage};
+use rules::Command;
+use std::collections::VecDeque;
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::{self, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use uuid::Uuid;
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// What the server said about itself in its first frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Welcome {
+    pub protocol_version: u32,
+    pub rules_version: String,
+    pub server_version: String,
+}
+
+/// The seat a token gave this connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seat {
+    pub match_id: Uuid,
+    pub seat: u8,
+}
+
+/// The close frame the server sent, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Close {
+    pub code: u16,
+    pub reason: String,
+}
+
+/// The server's answer to one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandOutcome {
+    /// Stored and applied as `seq`.
+    Accepted { match_id: Uuid, seq: Seq },
+    /// Refused; the match goes on.
+    Rejected(ErrorBody),
+}
+
+/// A WebSocket connection that speaks the protocol.
+///
+/// Pings from the server are answered by tungstenite while the connection is being read (any of
+/// [`Connection::next_message`], [`Connection::command`], [`Connection::auth`],
+/// [`Connection::wait_for`]): a connection that is not read does not answer pings and is closed
+/// by the server with 4000 after its heartbeat timeout.
+///
+/// Calls that wait for one answer ([`Connection::auth`], [`Connection::command`]) keep the other
+/// messages that arrive meanwhile; [`Connection::next_message`] returns those first, in arrival
+/// order.
+#[derive(Debug)]
+pub struct Connection {
+    ws: Ws,
+    welcome: Welcome,
+    pending: VecDeque<ServerMessage>,
+    read_timeout: Option<Duration>,
+    close: Option<Close>,
+}
+
+impl Connection {
+    /// Connects to `ws_url` (for example `ws://127.0.0.1:8080/ws`) and reads the `welcome`.
+    pub async fn connect(ws_url: &str) -> Result<Connection, ClientError> {
+        let (ws, _response) = tokio_tungstenite::connect_async(ws_url).await?;
+        let mut conn = Connection {
+            ws,
+            welcome: Welcome {
+                protocol_version: 0,
+                rules_version: String::new(),
+                server_version: String::new(),
+            },
+            pending: VecDeque::new(),
+            read_timeout: None,
+            close: None,
+        };
+        match conn.read_message().await? {
+            Some(ServerMessage::Welcome {
+                protocol_version,
+                rules_version,
+                server_version,
+            }) => {
+                conn.welcome = Welcome {
+                    protocol_version,
+                    rules_version,
+                    server_version,
+                };
+                Ok(conn)
+            }
+            Some(other) => Err(ClientError::Unexpected {
+                expected: "welcome",
+                got: format!("{other:?}"),
+            }),
+            None => Err(ClientError::Closed(conn.close)),
+        }
+    }
+
+    pub fn welcome(&self) -> &Welcome {
+        &self.welcome
+    }
+
+    /// Bounds every wait for a frame (`None`: wait for ever, the default). A wait that runs out
+    /// fails with [`ClientError::Timeout`] and leaves the connection usable.
+    pub fn set_read_timeout(&mut self, timeout: Option<Duration>) {
+        self.read_timeout = timeout;
+    }
+
+    /// The close frame the server sent, once the connection has ended.
+    pub fn close_frame(&self) -> Option<&Close> {
+        self.close.as_ref()
+    }
+
+    /// Sends one message without waiting for anything.
+    pub async fn send(&mut self, message: &ClientMessage) -> Result<(), ClientError> {
+        let text = serde_json::to_string(message).map_err(ClientError::Encode)?;
+        self.ws.send(Message::text(text)).await?;
+        Ok(())
+    }
+
+    /// Claims the seat of `token` and waits for the answer: the seat, or
+    /// [`ClientError::Refused`] with the server's error.
+    pub async fn auth(&mut self, token: &str) -> Result<Seat, ClientError> {
+        self.send(&ClientMessage::Auth {
+            token: token.to_owned(),
+        })
+        .await?;
+        // Auth errors carry no command id, so any id-less error answers it.
+        let reply = self
+            .await_reply(|m| {
+                matches!(
+                    m,
+                    ServerMessage::Authenticated { .. } | ServerMessage::Error(ErrorBody { id: None, .. })
+                )
+            })
+            .await?;
+        match reply {
+            ServerMessage::Authenticated { match_id, seat } => Ok(Seat { match_id, seat }),
+            ServerMessage::Error(body) => Err(ClientError::Refused(body)),
+            other => Err(ClientError::Unexpected {
+                expected: "the answer",
+                got: format!("{other:?}"),
+            }),
+        }
+    }
+
+    /// Asks for `match_id`'s messages. `since`: the last seq already applied; `None` asks for a
+    /// snapshot. Does not wait: the snapshot or diffs come through [`Connection::next_message`]
+    /// (and nothing comes when `since` is already the latest seq).
+    pub async fn subscribe(&mut self, match_id: Uuid, since: Option<Seq>) -> Result<(), ClientError> {
+        self.send(&ClientMessage::Subscribe { match_id, since }).await
+    }
+
+    pub async fn unsubscribe(&mut self, match_id: Uuid) -> Result<(), ClientError> {
+        self.send(&ClientMessage::Unsubscribe { match_id }).await
+    }
+
+    /// Sends a command without waiting for its answer.
+    pub async fn send_command(&mut self, id: &str, command: Command) -> Result<(), ClientError> {
+        self.send(&ClientMessage::Command {
+            id: id.to_owned(),
+            command,
+        })
+        .await
+    }
+
+    /// Sends a command and waits for the `ack` or `error` that carries `id`. Other messages that
+    /// arrive first (diffs, answers to other ids) stay queued for [`Connection::next_message`].
+    pub async fn command(
+        &mut self,
+        id: &str,
+        command: Command,
+    ) -> Result<CommandOutcome, ClientError> {
+        self.send_command(id, command).await?;
+        let reply = self
+            .await_reply(|m| match m {
+                ServerMessage::Ack { id: got, .. } => got == id,
+                ServerMessage::Error(body) => body.id.as_deref() == Some(id),
+                _ => false,
+            })
+            .await?;
+        match reply {
+            ServerMessage::Ack { match_id, seq, .. } => {
+                Ok(CommandOutcome::Accepted { match_id, seq })
+            }
+            ServerMessage::Error(body) => Ok(CommandOutcome::Rejected(body)),
+            other => Err(ClientError::Unexpected {
+                expected: "the answer",
+                got: format!("{other:?}"),
+            }),
+        }
+    }
+
+    /// The next server message: queued ones first, then from the socket. `Ok(None)` once the
+    /// connection has ended; [`Connection::close_frame`] then tells how.
+    pub async fn next_message(&mut self) -> Result<Option<ServerMessage>, ClientError> {
+        if let Some(m) = self.pending.pop_front() {
+            return Ok(Some(m));
+        }
+        self.read_message().await
+    }
+
+    /// The first message (queued or new) for which `wanted` holds; the others stay queued in
+    /// order. Fails with [`ClientError::Closed`] if the connection ends first.
+    pub async fn wait_for(
+        &mut self,
+        mut wanted: impl FnMut(&ServerMessage) -> bool,
+    ) -> Result<ServerMessage, ClientError> {
+        if let Some(i) = self.pending.iter().position(&mut wanted) {
+            if let Some(m) = self.pending.remove(i) {
+                return Ok(m);
+            }
+        }
+        self.await_reply(wanted).await
+    }
+
+    /// Sends a text frame as is (malformed or oversized messages, in tests).
+    pub async fn send_raw_text(&mut self, text: String) -> Result<(), ClientError> {
+        self.ws.send(Message::text(text)).await?;
+        Ok(())
+    }
+
+    /// Sends a binary frame, which the protocol does not allow (in tests).
+    pub async fn send_raw_binary(&mut self, bytes: Vec<u8>) -> Result<(), ClientError> {
+        self.ws.send(Message::binary(bytes)).await?;
+        Ok(())
+    }
+
+    /// Closes with 1000 and reads until the server completes the closing handshake (messages still
+    /// in flight are dropped).
+    pub async fn close(&mut self) -> Result<(), ClientError> {
+        match self.ws.close(None).await {
+            Ok(()) | Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {}
+            Err(e) => return Err(e.into()),
+        }
+        while self.read_message().await?.is_some() {}
+        Ok(())
+    }
+
+    /// Reads from the socket only, until `wanted` holds; queues the rest.
+    async fn await_reply(
+        &mut self,
+        mut wanted: impl FnMut(&ServerMessage) -> bool,
+    ) -> Result<ServerMessage, ClientError> {
+        loop {
+            match self.read_message().await? {
+                Some(m) if wanted(&m) => return Ok(m),
+                Some(m) => self.pending.push_back(m),
+                None => return Err(ClientError::Closed(self.close.clone())),
+            }
+        }
+    }
+
+    /// The next protocol message from the socket; control frames are handled here.
+    async fn read_message(&mut self) -> Result<Option<ServerMessage>, ClientError> {
+        loop {
+            let frame = match self.read_timeout {
+                // `next` is cancel-safe: a frame is never half-read when the timeout fires.
+                Some(limit) => tokio::time::timeout(limit, self.ws.next())
+                    .await
+                    .map_err(|_| ClientError::Timeout(limit))?,
+                None => self.ws.next().await,
+            };
+            let text = match frame {
+                None
+                | Some(Err(
+                    tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed,
+                )) => return Ok(None),
+                Some(Err(e)) => return Err(e.into()),
+                Some(Ok(Message::Text(text))) => text,
+                Some(Ok(Message::Binary(bytes))) => {
+                    return Err(ClientError::UnexpectedBinary(bytes.len()));
+                }
+                Some(Ok(Message::Close(frame))) => {
+                    self.close = frame.map(|f| Close {
+                        code: u16::from(f.code),
+                        reason: f.reason.as_str().to_owned(),
+                    });
+                    continue;
+                }
+                // tungstenite queues the pong itself and sends it on the next read or write.
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
+            };
+            return serde_json::from_str(text.as_str())
+                .map(Some)
+                .map_err(|source| ClientError::Decode {
+                    text: text.as_str().to_owned(),
+                    source,
+                });
+        }
+    }
+}

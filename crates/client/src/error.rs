@@ -1,0 +1,50 @@
+use protocol::ErrorBody;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite;
+
+/// Everything a client call can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("bad URL `{url}`: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("HTTP request failed: {0}")]
+    Http(#[source] hyper_util::client::legacy::Error),
+    #[error("reading the HTTP response failed: {0}")]
+    HttpBody(#[source] hyper::Error),
+    #[error("HTTP status {status}: {body}")]
+    HttpStatus { status: u16, body: String },
+    /// Boxed: tungstenite's error carries a whole HTTP response and would bloat every `Result`.
+    #[error("WebSocket: {0}")]
+    WebSocket(#[source] Box<tungstenite::Error>),
+    #[error("cannot decode `{text}`: {source}")]
+    Decode {
+        text: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("cannot encode a message: {0}")]
+    Encode(#[source] serde_json::Error),
+    /// The protocol has text frames only.
+    #[error("the server sent a binary frame of {0} bytes")]
+    UnexpectedBinary(usize),
+    /// The server sent something else than the protocol promises here (for example a first frame
+    /// that is not `welcome`).
+    #[error("expected {expected}, got {got}")]
+    Unexpected { expected: &'static str, got: String },
+    /// The server refused a request that this call waits for (for example `auth`).
+    #[error("refused: {} ({:?})", .0.message, .0.code)]
+    Refused(ErrorBody),
+    /// The connection ended while a call was waiting for an answer.
+    #[error("connection closed{}", .0.as_ref().map(|c| format!(" with {} {}", c.code, c.reason)).unwrap_or_default())]
+    Closed(Option<crate::Close>),
+    #[error("no message within {0:?}")]
+    Timeout(Duration),
+    #[error(transparent)]
+    Mirror(#[from] crate::MirrorError),
+}
+
+impl From<tungstenite::Error> for ClientError {
+    fn from(e: tungstenite::Error) -> Self {
+        ClientError::WebSocket(Box::new(e))
+    }
+}

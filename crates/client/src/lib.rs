@@ -1,0 +1,20 @@
+//! A native async client for the Carcassonne server, used by the server's tests, bots and the load
+//! generator.
+//!
+//! - [`create_match`] calls `POST /api/matches` and returns the match id and seat tokens;
+//! - [`Connection`] is one WebSocket connection: it reads the `welcome`, authenticates, subscribes,
+//!   sends commands and hands out server messages in arrival order;
+//! - [`Mirror`] keeps one match's public view as JSON by applying snapshots and diffs in sequence.
+//!
+//! The protocol itself is described in `proto/README.md`.
+
+mod connection;
+mod error;
+mod http;
+mod mirror;
+
+pub use connection::{Close, CommandOutcome, Connection, Seat, Welcome};
+pub use error::ClientError;
+pub use http::{create_match, http_get};
+pub use mirror::{Mirror, MirrorError};
+pub use protocol;
