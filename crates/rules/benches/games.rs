@@ -1,1 +1,90 @@
-fn main() {}
+//! Throughput of the rules engine: complete random games (2 and 4 players, base game and with
+//! The Tollkeepers) and legal-placement generation on a board of about 70 tiles.
+//!
+//! Run with `cargo bench -p rules`. Figures are recorded in crates/rules/README.md.
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use rules::{Colour, Game, Modules, Setup, bot};
+use std::hint::black_box;
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+const COLOURS: [Colour; 4] = [Colour::Red, Colour::Green, Colour::Blue, Colour::Yellow];
+
+fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
+    Setup {
+        modules: Modules { tollkeepers },
+        ..Setup::new(COLOURS[..players].to_vec(), seed)
+    }
+}
+
+/// One whole random game; returns the scores so nothing is optimised away.
+fn random_game(players: usize, seed: u64, tollkeepers: bool) -> Vec<u32> {
+    let Ok((mut game, _)) = Game::start(setup(players, seed, tollkeepers)) else {
+        return Vec::new();
+    };
+    let mut rng = seed ^ 0xDEAD_BEEF;
+    let mut events = Vec::with_capacity(16);
+    while let Some((p, cmd)) = bot::random_move(&game, || splitmix(&mut rng)) {
+        events.clear();
+        if game.apply_into(p, cmd, &mut events).is_err() {
+            break;
+        }
+    }
+    game.scores()
+}
+
+fn games(c: &mut Criterion) {
+    let mut g = c.benchmark_group("random_game");
+    g.throughput(Throughput::Elements(1));
+    for (players, toll) in [(2, false), (4, false), (2, true), (4, true)] {
+        let name = if toll { "tollkeepers" } else { "base" };
+        let mut seed = 0u64;
+        g.bench_function(BenchmarkId::new(name, format!("{players}p")), |b| {
+            b.iter(|| {
+                seed += 1;
+                black_box(random_game(players, seed, toll))
+            })
+        });
+    }
+    g.finish();
+}
+
+fn placements(c: &mut Criterion) {
+    // Play a game until about 70 tiles lie on the board, then time placement generation.
+    let (mut game, _) = match Game::start(setup(2, 42, false)) {
+        Ok(g) => g,
+        Err(e) => panic!("setup: {e}"),
+    };
+    let mut rng = 1u64;
+    while game.pile_size() > 1 {
+        match bot::random_move(&game, || splitmix(&mut rng)) {
+            Some((p, cmd)) => {
+                if game.apply(p, cmd).is_err() {
+                    break;
+                }
+            }
+            None => break,
+        }
+    }
+    let tiles = game.placed_tiles().count();
+    let mut buf = Vec::new();
+    c.bench_function(&format!("placements_into/{tiles}_tiles"), |b| {
+        b.iter(|| {
+            game.placements_into(&mut buf);
+            black_box(buf.len())
+        })
+    });
+    c.bench_function(&format!("legal_placements/{tiles}_tiles"), |b| {
+        b.iter(|| black_box(game.legal_placements().len()))
+    });
+}
+
+criterion_group!(benches, games, placements);
+criterion_main!(benches);

@@ -2,7 +2,6 @@
 //! rules crate itself has no global randomness). Used by tests, benchmarks and load generators.
 
 use crate::command::Command;
-use crate::decision::Decision;
 use crate::game::Game;
 use crate::setup::PlayerId;
 
@@ -11,44 +10,31 @@ fn pick(word: u64, n: usize) -> usize {
     ((u128::from(word) * n as u128) >> 64) as usize
 }
 
-/// One legal command for a player who has a decision open, or `None` when the game is over.
+/// One legal command for the player whose decision is open, or `None` when the game is over.
+/// Uses the engine's allocation-light paths, so benchmarks measure the rules, not the bot.
 pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(PlayerId, Command)> {
-    let decision = game.decisions().into_iter().next()?;
-    match decision {
-        Decision::PlaceTile {
-            player, placements, ..
-        } => {
-            let p = &placements[pick(next(), placements.len())];
-            let rotation = p.rotations[pick(next(), p.rotations.len())];
-            Some((
-                player,
-                Command::PlaceTile {
-                    pos: p.pos,
-                    rotation,
-                },
-            ))
-        }
-        Decision::PlaceFollower {
-            player,
-            meeple_targets,
-            tollhouse_targets,
-            ..
-        } => {
-            // Pass with some weight, so that supplies do not run dry at once.
-            let n = meeple_targets.len() + tollhouse_targets.len() + 1;
-            let i = pick(next(), n);
-            let cmd = if i < meeple_targets.len() {
-                Command::PlaceMeeple {
-                    target: meeple_targets[i],
-                }
-            } else if i < meeple_targets.len() + tollhouse_targets.len() {
-                Command::PlaceTollhouse {
-                    pos: tollhouse_targets[i - meeple_targets.len()],
-                }
-            } else {
-                Command::Pass
-            };
-            Some((player, cmd))
-        }
+    if game.is_finished() {
+        return None;
     }
+    let player = game.active();
+    let mut placements = Vec::new();
+    game.placements_into(&mut placements);
+    if !placements.is_empty() {
+        let (pos, rotation) = placements[pick(next(), placements.len())];
+        return Some((player, Command::PlaceTile { pos, rotation }));
+    }
+    let meeples = game.meeple_targets();
+    let tolls = game.tollhouse_targets();
+    // Passing is one choice among the others, so supplies do not run dry at once.
+    let i = pick(next(), meeples.len() + tolls.len() + 1);
+    let cmd = if i < meeples.len() {
+        Command::PlaceMeeple { target: meeples[i] }
+    } else if i < meeples.len() + tolls.len() {
+        Command::PlaceTollhouse {
+            pos: tolls[i - meeples.len()],
+        }
+    } else {
+        Command::Pass
+    };
+    Some((player, cmd))
 }

@@ -68,7 +68,9 @@ impl FromStr for Target {
             "road" => Ok(Target::Road(at.parse()?)),
             "city" => Ok(Target::City(at.parse()?)),
             "field" => Ok(Target::Field(at.parse()?)),
-            _ => Err(format!("`{kind}` is not a feature (road, city, field, monastery)")),
+            _ => Err(format!(
+                "`{kind}` is not a feature (road, city, field, monastery)"
+            )),
         }
     }
 }

@@ -12,8 +12,8 @@ use crate::event::{Event, MeepleCount};
 use crate::geometry::{Half, Pos, Rotation, Side};
 use crate::setup::{PlayerId, Setup};
 use crate::tiles::{Catalogue, FeatureKind, PictureKind, RoadEnd, TileIdx, TileKind, catalogue};
-use crate::view::{MeepleView, PlayerView, TileView, TollhouseView, View};
 use crate::tollkeepers;
+use crate::view::{MeepleView, PlayerView, TileView, TollhouseView, View};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::collections::BTreeMap;
@@ -35,7 +35,7 @@ pub(crate) struct Placed {
     pub(crate) first_seg: SegRef,
 }
 
-/// What a feature root knows. Entries of non-root segments are stale.
+/// What a feature root knows. Entries of non-root segments keep only their `kind`.
 #[derive(Debug, Clone)]
 pub(crate) struct Feature {
     pub(crate) kind: FeatureKind,
@@ -125,9 +125,8 @@ impl Game {
             return Err(SetupError::Meeples(setup.meeples));
         }
         let cat = catalogue();
-        let in_match = |t: &TileKind| {
-            t.set == "base" || (t.set == "tollkeepers" && setup.modules.tollkeepers)
-        };
+        let in_match =
+            |t: &TileKind| t.set == "base" || (t.set == "tollkeepers" && setup.modules.tollkeepers);
         let mut rng = ChaCha8Rng::seed_from_u64(setup.seed);
         let mut pile: Vec<TileIdx> = match &setup.draw_order {
             Some(order) => {
@@ -287,7 +286,7 @@ impl Game {
                 player: self.active,
                 pos: self.placed[t as usize].pos,
                 meeple_targets: self.meeple_targets(),
-                tollhouse_targets: tollkeepers::targets(self, self.active),
+                tollhouse_targets: self.tollhouse_targets(),
             }],
             Phase::Over => Vec::new(),
         }
@@ -348,6 +347,15 @@ impl Game {
             .filter(|&s| self.features[self.find(s) as usize].meeples.is_empty())
             .map(|s| self.target_of(s))
             .collect()
+    }
+
+    /// Crossroads where the active player may put or move their tollhouse now (T2–T5); empty
+    /// outside phase 2 or without The Tollkeepers.
+    pub fn tollhouse_targets(&self) -> Vec<Pos> {
+        match self.phase {
+            Phase::Follower(_) => tollkeepers::targets(self, self.active),
+            _ => Vec::new(),
+        }
     }
 
     /// The public view (B9).
@@ -469,11 +477,13 @@ impl Game {
     /// What the tile on `pos` shows on `side`, in board orientation.
     pub fn edge_at(&self, pos: Pos, side: Side) -> Option<crate::tiles::Edge> {
         let t = self.tile_at(pos)?;
-        Some(match (self.placed[t as usize].edges >> (2 * side.index())) & 3 {
-            1 => crate::tiles::Edge::Field,
-            2 => crate::tiles::Edge::Road,
-            _ => crate::tiles::Edge::City,
-        })
+        Some(
+            match (self.placed[t as usize].edges >> (2 * side.index())) & 3 {
+                1 => crate::tiles::Edge::Field,
+                2 => crate::tiles::Edge::Road,
+                _ => crate::tiles::Edge::City,
+            },
+        )
     }
 
     // ---- board ----
@@ -554,7 +564,11 @@ impl Game {
                 tiles: vec![t],
                 coats: u32::from(seg.coat),
                 meeples: Vec::new(),
-                touches: seg.touches.iter().map(|&c| first_seg + SegRef::from(c)).collect(),
+                touches: seg
+                    .touches
+                    .iter()
+                    .map(|&c| first_seg + SegRef::from(c))
+                    .collect(),
                 crossroads: if crossroads && seg.end == Some(RoadEnd::Village) {
                     vec![t]
                 } else {
@@ -581,7 +595,8 @@ impl Game {
             match (self.placed[t as usize].edges >> (2 * side.index())) & 3 {
                 // Road or city: join the two segments that reach this side; two ends close.
                 2 | 3 => {
-                    if let (Some(a), Some(b)) = (self.seg_at_side(t, side), self.seg_at_side(n, opp))
+                    if let (Some(a), Some(b)) =
+                        (self.seg_at_side(t, side), self.seg_at_side(n, opp))
                     {
                         let r = self.union(a, b);
                         self.features[r as usize].open -= 2;
@@ -591,7 +606,8 @@ impl Game {
             }
             // Fields meet on both halves of a field or road side.
             for h in side.halves() {
-                if let (Some(a), Some(b)) = (self.seg_at_half(t, h), self.seg_at_half(n, h.facing()))
+                if let (Some(a), Some(b)) =
+                    (self.seg_at_half(t, h), self.seg_at_half(n, h.facing()))
                 {
                     self.union(a, b);
                 }
@@ -660,7 +676,12 @@ impl Game {
         }
     }
 
-    fn check_meeple(&self, player: PlayerId, t: TileRef, target: Target) -> Result<SegRef, RuleError> {
+    fn check_meeple(
+        &self,
+        player: PlayerId,
+        t: TileRef,
+        target: Target,
+    ) -> Result<SegRef, RuleError> {
         if self.players[player as usize].supply == 0 {
             return Err(RuleError::NoMeepleLeft);
         }
@@ -719,10 +740,11 @@ impl Game {
             (rb, ra)
         };
         self.parent[small as usize] = big;
+        let kind = self.features[small as usize].kind;
         let s = std::mem::replace(
             &mut self.features[small as usize],
             Feature {
-                kind: FeatureKind::Road,
+                kind,
                 size: 0,
                 open: 0,
                 tiles: Vec::new(),

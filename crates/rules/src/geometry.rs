@@ -88,10 +88,7 @@ impl Side {
 
     /// The two half-edges of this side, in clockwise order.
     pub const fn halves(self) -> [Half; 2] {
-        [
-            Half::ALL[self.index() * 2],
-            Half::ALL[self.index() * 2 + 1],
-        ]
+        [Half::ALL[self.index() * 2], Half::ALL[self.index() * 2 + 1]]
     }
 }
 

@@ -1,1 +1,206 @@
-//! Scenario files: a setup, commands and expectations, as JSON. (In progress.)
+//! Scenario files: a setup with a forced draw order, the commands of a game, and what must come
+//! out. The rule tests are written as scenarios (`crates/rules/scenarios/*.json`), and the
+//! `scenario` binary runs them. The format is described in `docs/scenarios.md`.
+
+use crate::command::Command;
+use crate::error::{RuleError, SetupError};
+use crate::event::Event;
+use crate::game::Game;
+use crate::setup::{PlayerId, Setup};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    /// Rule ids this scenario checks (B6, T7, ...).
+    #[serde(default)]
+    pub rules: Vec<String>,
+    #[serde(default)]
+    pub description: String,
+    pub setup: Setup,
+    pub steps: Vec<Step>,
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+/// One command, and optionally the refusal it must get.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub player: PlayerId,
+    pub command: Command,
+    /// The command must be refused with this [`RuleError::code`]; the game goes on unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Partial events the command must produce, in order (see [`Expect::events`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// Scores in seat order after the last step.
+    #[serde(default)]
+    pub scores: Option<Vec<u32>>,
+    /// Whether the game is over after the last step.
+    #[serde(default)]
+    pub finished: Option<bool>,
+    /// Events that must occur over the whole game, in this order (others may come between).
+    /// Each is a partial event: every field given must equal the event's field.
+    #[serde(default)]
+    pub events: Vec<Value>,
+    /// Partial events that must not occur at all.
+    #[serde(default)]
+    pub absent: Vec<Value>,
+}
+
+/// What a scenario produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub name: String,
+    pub events: Vec<Event>,
+    pub scores: Vec<u32>,
+    pub finished: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("the setup is refused: {0}")]
+    Setup(#[from] SetupError),
+    #[error("step {index} ({command}) by player {player} is illegal: {error} [{}: {}]", error.rule(), error.code())]
+    Illegal {
+        index: usize,
+        player: PlayerId,
+        command: String,
+        error: RuleError,
+    },
+    #[error("step {index} ({command}) was accepted, but should be refused with `{expected}`")]
+    Accepted {
+        index: usize,
+        command: String,
+        expected: String,
+    },
+    #[error("step {index} ({command}) was refused with `{got}`, not `{expected}`")]
+    WrongError {
+        index: usize,
+        command: String,
+        expected: String,
+        got: String,
+    },
+    #[error("expectation failed: {0}")]
+    Expectation(String),
+}
+
+fn show(c: &Command) -> String {
+    serde_json::to_string(c).unwrap_or_else(|_| format!("{c:?}"))
+}
+
+/// Plays the scenario's steps; refusals other than the expected ones stop it.
+pub fn play(s: &Scenario) -> Result<Outcome, ScenarioError> {
+    let (mut game, mut events) = Game::start(s.setup.clone())?;
+    for (index, step) in s.steps.iter().enumerate() {
+        let result = game.apply(step.player, step.command.clone());
+        match (result, &step.error) {
+            (Ok(evs), None) => {
+                if let Err(m) = in_order(&evs, &step.events) {
+                    return Err(ScenarioError::Expectation(format!("step {index}: {m}")));
+                }
+                events.extend(evs);
+            }
+            (Ok(_), Some(expected)) => {
+                return Err(ScenarioError::Accepted {
+                    index,
+                    command: show(&step.command),
+                    expected: expected.clone(),
+                });
+            }
+            (Err(error), None) => {
+                return Err(ScenarioError::Illegal {
+                    index,
+                    player: step.player,
+                    command: show(&step.command),
+                    error,
+                });
+            }
+            (Err(error), Some(expected)) => {
+                if error.code() != expected {
+                    return Err(ScenarioError::WrongError {
+                        index,
+                        command: show(&step.command),
+                        expected: expected.clone(),
+                        got: error.code().to_string(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(Outcome {
+        name: s.name.clone(),
+        events,
+        scores: game.scores(),
+        finished: game.is_finished(),
+    })
+}
+
+/// Plays the scenario and checks its expectations.
+pub fn run(s: &Scenario) -> Result<Outcome, ScenarioError> {
+    let out = play(s)?;
+    let e = &s.expect;
+    if let Some(scores) = &e.scores
+        && *scores != out.scores
+    {
+        return Err(ScenarioError::Expectation(format!(
+            "scores are {:?}, expected {:?}",
+            out.scores, scores
+        )));
+    }
+    if let Some(f) = e.finished
+        && f != out.finished
+    {
+        return Err(ScenarioError::Expectation(format!(
+            "finished is {}, expected {f}",
+            out.finished
+        )));
+    }
+    in_order(&out.events, &e.events).map_err(ScenarioError::Expectation)?;
+    for a in &e.absent {
+        if let Some(ev) = out.events.iter().find(|ev| matches_partial(ev, a)) {
+            return Err(ScenarioError::Expectation(format!(
+                "event {} matches {a}, which must not occur",
+                serde_json::to_string(ev).unwrap_or_default()
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Every expected partial event occurs in `events`, in order.
+fn in_order(events: &[Event], expected: &[Value]) -> Result<(), String> {
+    let mut it = events.iter();
+    for want in expected {
+        if !it.any(|ev| matches_partial(ev, want)) {
+            return Err(format!(
+                "no event matching {want} (in order) among {}",
+                serde_json::to_string(events).unwrap_or_default()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn matches_partial(ev: &Event, want: &Value) -> bool {
+    serde_json::to_value(ev).is_ok_and(|v| subset(want, &v))
+}
+
+/// `want` is contained in `got`: objects by their given keys, everything else equal.
+fn subset(want: &Value, got: &Value) -> bool {
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => w
+            .iter()
+            .all(|(k, wv)| g.get(k).is_some_and(|gv| subset(wv, gv))),
+        _ => want == got,
+    }
+}

@@ -159,7 +159,9 @@ impl TileKind {
     }
 
     pub fn has_monastery(&self) -> bool {
-        self.segments.iter().any(|s| s.kind == FeatureKind::Monastery)
+        self.segments
+            .iter()
+            .any(|s| s.kind == FeatureKind::Monastery)
     }
 
     /// Edge code turned clockwise by `quarters`.
@@ -307,8 +309,7 @@ pub fn parse(files: &[(&str, &str)]) -> Result<Catalogue, DataError> {
     let mut tiles = Vec::new();
     let mut start = None;
     for (name, text) in files {
-        let file: FileDef =
-            toml::from_str(text).map_err(|e| DataError(format!("{name}: {e}")))?;
+        let file: FileDef = toml::from_str(text).map_err(|e| DataError(format!("{name}: {e}")))?;
         if let Some(s) = file.start {
             start = Some(s);
         }
@@ -469,11 +470,17 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
         };
         let road = match p.road {
             Some(r) if (r as usize) < def.road.len() => Some(r),
-            Some(r) => return Err(err(format!("picture beside road {r}, which is not defined"))),
+            Some(r) => {
+                return Err(err(format!(
+                    "picture beside road {r}, which is not defined"
+                )));
+            }
             None => None,
         };
         if field.is_none() && road.is_none() {
-            return Err(err("a picture must stand in a field or beside a road".into()));
+            return Err(err(
+                "a picture must stand in a field or beside a road".into()
+            ));
         }
         if p.kind == PictureKind::Travellers && road.is_none() {
             return Err(err("a traveller group stands beside a road (T1)".into()));
