@@ -1,0 +1,837 @@
+//! One actor task per match. It alone owns the match's [`rules::Game`]: no lock is ever taken
+//! around game state, and matches never wait on each other. Its inbox is bounded; everything it
+//! sends to clients goes through their own bounded queues with `try_send`, so a slow client can
+//! only lose its own connection, never slow the match.
+//!
+//! The hot path for a command: dedupe its id, apply it through the rules, diff the public view,
+//! write the record (persist), and only then ack the sender and fan the diff out (broadcast).
+//! Commands that arrive together are written together: the actor drains up to `max_batch`
+//! queued commands, applies them one after the other, and stores all their records in one
+//! transaction before answering any of them.
+
+use crate::config::Config;
+use crate::store::{CommandRow, MatchStatus, Store, StoreError};
+use axum::extract::ws::Utf8Bytes;
+use chrono::Utc;
+use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
+use rules::{Command, Event, Game, RULES_VERSION, Setup};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tracing::{Instrument, debug, error, info, info_span, warn};
+use uuid::Uuid;
+
+/// How many refused command ids each match remembers, to answer a repeated id with the same error.
+const REJECTED_CACHE: usize = 256;
+
+/// The sending side of one client connection, as seen by match actors.
+#[derive(Debug, Clone)]
+pub struct ConnHandle {
+    pub id: u64,
+    tx: mpsc::Sender<Utf8Bytes>,
+    too_slow: Arc<TooSlow>,
+}
+
+/// Raised when a connection's queue overflows; the connection task closes the socket with
+/// `close::TOO_SLOW`.
+#[derive(Debug, Default)]
+pub struct TooSlow {
+    raised: AtomicBool,
+    notify: Notify,
+}
+
+impl TooSlow {
+    pub fn raise(&self) {
+        self.raised.store(true, Ordering::Release);
+        self.notify.notify_one();
+    }
+    pub async fn wait(&self) {
+        self.notify.notified().await;
+    }
+    pub fn is_raised(&self) -> bool {
+        self.raised.load(Ordering::Acquire)
+    }
+}
+
+impl ConnHandle {
+    pub fn new(id: u64, tx: mpsc::Sender<Utf8Bytes>, too_slow: Arc<TooSlow>) -> Self {
+        ConnHandle { id, tx, too_slow }
+    }
+
+    /// Queues a frame without waiting. False when the connection is gone or too slow (then it is
+    /// told to close): the caller drops it.
+    pub fn push(&self, frame: Utf8Bytes) -> bool {
+        match self.tx.try_send(frame) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.too_slow.raise();
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+}
+
+/// Serializes a server message once, for any number of receivers.
+pub fn frame(msg: &ServerMessage) -> Utf8Bytes {
+    match serde_json::to_string(msg) {
+        Ok(s) => Utf8Bytes::from(s),
+        Err(e) => {
+            // Not reachable with the protocol's types (no non-string map keys); say so loudly.
+            error!(error = %e, "cannot serialize a server message");
+            Utf8Bytes::from(
+                r#"{"type":"error","code":"internal","message":"serialization failed"}"#,
+            )
+        }
+    }
+}
+
+pub fn error_frame(code: ErrorCode, id: Option<String>, message: impl Into<String>) -> Utf8Bytes {
+    frame(&ServerMessage::Error(ErrorBody {
+        id,
+        code,
+        rule_code: None,
+        rule: None,
+        message: message.into(),
+    }))
+}
+
+#[derive(Debug)]
+pub enum ActorMsg {
+    Command {
+        conn: ConnHandle,
+        seat: u8,
+        id: String,
+        command: Command,
+    },
+    Subscribe {
+        conn: ConnHandle,
+        since: Option<Seq>,
+    },
+    Unsubscribe {
+        conn_id: u64,
+    },
+    /// Finish what is queued before this message, then stop.
+    Shutdown,
+    /// For the admin API and tests: the current seq and view.
+    Inspect {
+        reply: oneshot::Sender<Option<(Seq, rules::View)>>,
+    },
+}
+
+/// A cheap handle on a match actor.
+#[derive(Debug, Clone)]
+pub struct MatchHandle {
+    pub id: Uuid,
+    generation: u64,
+    pub tx: mpsc::Sender<ActorMsg>,
+}
+
+/// Match id → actor. The mutex guards only the map (lookups and inserts), never game state, and
+/// is never held across an `.await`.
+#[derive(Debug)]
+pub struct Registry {
+    inner: Mutex<RegistryInner>,
+    store: Store,
+    config: Arc<Config>,
+}
+
+#[derive(Debug)]
+struct RegistryInner {
+    map: HashMap<Uuid, MatchHandle>,
+    next_generation: u64,
+    /// Each actor holds a clone; shutdown waits until all are dropped. `None` once closed.
+    alive: Option<mpsc::Sender<()>>,
+    alive_rx: Option<mpsc::Receiver<()>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the server is shutting down")]
+pub struct Closed;
+
+/// What loading a match gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadOutcome {
+    Ready { seq: Seq, finished: bool },
+    Failed { code: ErrorCode, message: String },
+}
+
+impl Registry {
+    pub fn new(store: Store, config: Arc<Config>) -> Arc<Self> {
+        let (alive, alive_rx) = mpsc::channel(1);
+        Arc::new(Registry {
+            inner: Mutex::new(RegistryInner {
+                map: HashMap::new(),
+                next_generation: 0,
+                alive: Some(alive),
+                alive_rx: Some(alive_rx),
+            }),
+            store,
+            config,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RegistryInner> {
+        // A panic while holding this short lock cannot leave the map inconsistent.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The running actor of a match, started (and loaded from the store) if needed.
+    pub fn get_or_load(self: &Arc<Self>, id: Uuid) -> Result<MatchHandle, Closed> {
+        self.spawn_if_absent(id, None)
+    }
+
+    fn spawn_if_absent(
+        self: &Arc<Self>,
+        id: Uuid,
+        on_loaded: Option<oneshot::Sender<LoadOutcome>>,
+    ) -> Result<MatchHandle, Closed> {
+        let mut inner = self.lock();
+        let Some(alive) = inner.alive.clone() else {
+            return Err(Closed);
+        };
+        if let Some(h) = inner.map.get(&id) {
+            if !h.tx.is_closed() {
+                if let Some(reply) = on_loaded {
+                    // Already running: ask it how it loaded through the queue, in order.
+                    let _ = h.tx.try_send(ActorMsg::Inspect {
+                        reply: forward_load(reply),
+                    });
+                }
+                return Ok(h.clone());
+            }
+        }
+        let generation = inner.next_generation;
+        inner.next_generation += 1;
+        let (tx, rx) = mpsc::channel(self.config.match_inbox.max(1));
+        let handle = MatchHandle {
+            id,
+            generation,
+            tx,
+        };
+        inner.map.insert(id, handle.clone());
+        let actor = Actor {
+            id,
+            generation,
+            registry: Arc::clone(self),
+            store: self.store.clone(),
+            config: Arc::clone(&self.config),
+            state: State::Failed {
+                code: ErrorCode::Unavailable,
+                message: "loading".into(),
+            },
+            subscribers: Vec::new(),
+            stopping: false,
+            _alive: alive,
+        };
+        let span = info_span!("match", id = %id);
+        tokio::spawn(actor.run(rx, on_loaded).instrument(span));
+        Ok(handle)
+    }
+
+    /// Loads a match now and reports how it went (used at start to resume unfinished matches).
+    pub async fn load(self: &Arc<Self>, id: Uuid) -> LoadOutcome {
+        let (tx, rx) = oneshot::channel();
+        match self.spawn_if_absent(id, Some(tx)) {
+            Ok(_) => rx.await.unwrap_or(LoadOutcome::Failed {
+                code: ErrorCode::Unavailable,
+                message: "the match actor stopped".into(),
+            }),
+            Err(Closed) => LoadOutcome::Failed {
+                code: ErrorCode::Unavailable,
+                message: Closed.to_string(),
+            },
+        }
+    }
+
+    /// Removes an actor that has nothing to do. Only when no one but the registry holds its
+    /// sender and its inbox is empty: then no message can reach it any more, and the next
+    /// lookup starts a fresh actor from the store.
+    fn retire(&self, id: Uuid, generation: u64, rx: &mpsc::Receiver<ActorMsg>) -> bool {
+        let mut inner = self.lock();
+        let ours = inner.map.get(&id).is_some_and(|h| h.generation == generation);
+        if !ours {
+            return true; // replaced or removed already: nobody new can reach us
+        }
+        if rx.sender_strong_count() <= 1 && rx.is_empty() {
+            inner.map.remove(&id);
+            return true;
+        }
+        false
+    }
+
+    fn forget(&self, id: Uuid, generation: u64) {
+        let mut inner = self.lock();
+        if inner.map.get(&id).is_some_and(|h| h.generation == generation) {
+            inner.map.remove(&id);
+        }
+    }
+
+    /// Stops taking new matches, lets every actor finish what is queued, and waits for them.
+    pub async fn shutdown(&self) {
+        let (handles, alive_rx) = {
+            let mut inner = self.lock();
+            inner.alive = None;
+            let handles: Vec<MatchHandle> = inner.map.values().cloned().collect();
+            (handles, inner.alive_rx.take())
+        };
+        for h in handles {
+            // `send` waits for room: what is queued before it is processed first.
+            let _ = h.tx.send(ActorMsg::Shutdown).await;
+        }
+        if let Some(mut rx) = alive_rx {
+            let _ = rx.recv().await;
+        }
+    }
+
+    /// How many actors are in memory.
+    pub fn len(&self) -> usize {
+        self.lock().map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Turns an `Inspect` answer into a load outcome for a caller of [`Registry::load`] that found the
+/// actor already running.
+fn forward_load(reply: oneshot::Sender<LoadOutcome>) -> oneshot::Sender<Option<(Seq, rules::View)>> {
+    let (tx, rx) = oneshot::channel::<Option<(Seq, rules::View)>>();
+    tokio::spawn(async move {
+        let outcome = match rx.await {
+            Ok(Some((seq, view))) => LoadOutcome::Ready {
+                seq,
+                finished: view.finished,
+            },
+            _ => LoadOutcome::Failed {
+                code: ErrorCode::Unavailable,
+                message: "the match could not be loaded".into(),
+            },
+        };
+        let _ = reply.send(outcome);
+    });
+    tx
+}
+
+/// The loaded match.
+struct Loaded {
+    game: Game,
+    seq: Seq,
+    /// The public view at `seq` as JSON: the left side of the next diff.
+    view_json: serde_json::Value,
+    /// The snapshot frame at `seq`, built on first demand.
+    snapshot: Option<Utf8Bytes>,
+    /// The last diffs, oldest first: `(seq, frame)`.
+    window: VecDeque<(Seq, Utf8Bytes)>,
+    /// Every accepted command: (seat, client id) → seq.
+    accepted: HashMap<(u8, String), Seq>,
+    /// Recently refused command ids and their answers, bounded.
+    rejected: HashMap<(u8, String), ErrorBody>,
+    rejected_order: VecDeque<(u8, String)>,
+}
+
+enum State {
+    Ready(Box<Loaded>),
+    Failed { code: ErrorCode, message: String },
+}
+
+struct Actor {
+    id: Uuid,
+    generation: u64,
+    registry: Arc<Registry>,
+    store: Store,
+    config: Arc<Config>,
+    state: State,
+    subscribers: Vec<ConnHandle>,
+    stopping: bool,
+    _alive: mpsc::Sender<()>,
+}
+
+/// A command applied in memory and waiting for its batch to be written.
+enum Staged {
+    Accepted {
+        conn: ConnHandle,
+        id: String,
+        seq: Seq,
+        events: Vec<Event>,
+        patch: json_patch::Patch,
+    },
+    /// An answer that needs no write (a refusal or a repeated id); sent after the batch so that a
+    /// client's answers keep the order of its commands.
+    Reply { conn: ConnHandle, frame: Utf8Bytes },
+}
+
+#[derive(Default)]
+struct Batch {
+    staged: Vec<Staged>,
+    records: Vec<CommandRow>,
+    /// Ids accepted in this batch and not yet stored: (seat, id) → seq.
+    pending: HashMap<(u8, String), Seq>,
+    finished: bool,
+}
+
+/// Why a replay could not resume a match.
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    #[error("no such match")]
+    Unknown,
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    #[error("the match was played with rules {stored}, this server has {RULES_VERSION}")]
+    RulesVersion { stored: String },
+    #[error("the match is marked broken")]
+    Broken,
+    #[error("corrupt record: {0}")]
+    Corrupt(String),
+    #[error("replay diverged at seq {seq}: {detail}")]
+    Diverged { seq: Seq, detail: String },
+}
+
+impl Actor {
+    async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<ActorMsg>,
+        on_loaded: Option<oneshot::Sender<LoadOutcome>>,
+    ) {
+        let outcome = self.load().await;
+        if let Some(reply) = on_loaded {
+            let _ = reply.send(outcome.clone());
+        }
+        if let LoadOutcome::Failed { .. } = outcome {
+            // Answer what is queued, then leave: a later lookup tries again from the store.
+            self.registry.forget(self.id, self.generation);
+            rx.close();
+            while let Some(msg) = rx.recv().await {
+                self.handle_failed(msg);
+            }
+            return;
+        }
+
+        let idle = self.config.match_idle();
+        loop {
+            let first = tokio::select! {
+                msg = rx.recv() => msg,
+                () = tokio::time::sleep(idle) => {
+                    self.shrink();
+                    if self.subscribers.is_empty()
+                        && self.registry.retire(self.id, self.generation, &rx)
+                    {
+                        debug!("idle: leaving memory");
+                        break;
+                    }
+                    continue;
+                }
+            };
+            let Some(first) = first else { break };
+            let mut msgs = vec![first];
+            while msgs.len() < self.config.max_batch.max(1) {
+                match rx.try_recv() {
+                    Ok(m) => msgs.push(m),
+                    Err(_) => break,
+                }
+            }
+            self.handle_all(msgs).await;
+            if self.stopping {
+                // Everything queued before `Shutdown` has been answered; refuse the rest.
+                self.registry.forget(self.id, self.generation);
+                rx.close();
+                while let Ok(msg) = rx.try_recv() {
+                    self.handle_failed(msg);
+                }
+                break;
+            }
+        }
+        debug!("match actor stopped");
+    }
+
+    /// Handles drained messages in order; consecutive commands share one write.
+    async fn handle_all(&mut self, msgs: Vec<ActorMsg>) {
+        let mut batch = Batch::default();
+        for msg in msgs {
+            if self.stopping {
+                self.handle_failed(msg);
+                continue;
+            }
+            match msg {
+                ActorMsg::Command {
+                    conn,
+                    seat,
+                    id,
+                    command,
+                } => self.stage(&mut batch, conn, seat, id, command),
+                other => {
+                    // Anything else must see only stored state.
+                    self.commit(std::mem::take(&mut batch)).await;
+                    self.handle_other(other);
+                }
+            }
+        }
+        self.commit(batch).await;
+    }
+
+    fn handle_other(&mut self, msg: ActorMsg) {
+        match msg {
+            ActorMsg::Command { .. } => {} // handled by `stage`
+            ActorMsg::Subscribe { conn, since } => self.subscribe(conn, since),
+            ActorMsg::Unsubscribe { conn_id } => self.subscribers.retain(|c| c.id != conn_id),
+            ActorMsg::Shutdown => self.stopping = true,
+            ActorMsg::Inspect { reply } => {
+                let answer = match &self.state {
+                    State::Ready(l) => Some((l.seq, l.game.view())),
+                    State::Failed { .. } => None,
+                };
+                let _ = reply.send(answer);
+            }
+        }
+    }
+
+    /// Answers a message when the match cannot be played (failed to load, or stopping).
+    fn handle_failed(&mut self, msg: ActorMsg) {
+        let (code, message) = match &self.state {
+            State::Failed { code, message } => (*code, message.clone()),
+            State::Ready(_) => (ErrorCode::Unavailable, "the server is shutting down".into()),
+        };
+        match msg {
+            ActorMsg::Command { conn, id, .. } => {
+                conn.push(error_frame(code, Some(id), message));
+            }
+            ActorMsg::Subscribe { conn, .. } => {
+                conn.push(error_frame(code, None, message));
+            }
+            ActorMsg::Inspect { reply } => {
+                let _ = reply.send(None);
+            }
+            ActorMsg::Unsubscribe { .. } | ActorMsg::Shutdown => {}
+        }
+    }
+
+    /// Reads the match and replays its commands through the rules, checking that each gives the
+    /// stored events: a match whose history the rules no longer reproduce is not resumed.
+    async fn load(&mut self) -> LoadOutcome {
+        match self.replay().await {
+            Ok(loaded) => {
+                let outcome = LoadOutcome::Ready {
+                    seq: loaded.seq,
+                    finished: loaded.game.is_finished(),
+                };
+                debug!(seq = loaded.seq, "loaded");
+                self.state = State::Ready(Box::new(loaded));
+                outcome
+            }
+            Err(e) => {
+                let code = match e {
+                    LoadError::Unknown => ErrorCode::UnknownMatch,
+                    LoadError::Store(_) => ErrorCode::Internal,
+                    _ => ErrorCode::Unavailable,
+                };
+                if let LoadError::Diverged { .. } | LoadError::Corrupt(_) = e {
+                    error!(error = %e, "match cannot be resumed: marking it broken");
+                    if let Err(se) = self.store.set_status(self.id, MatchStatus::Broken).await {
+                        error!(error = %se, "cannot mark the match broken");
+                    }
+                } else if !matches!(e, LoadError::Unknown) {
+                    warn!(error = %e, "match cannot be loaded");
+                }
+                let message = match e {
+                    LoadError::Unknown => "no such match".to_string(),
+                    LoadError::Store(_) => "the store failed".to_string(),
+                    other => other.to_string(),
+                };
+                self.state = State::Failed {
+                    code,
+                    message: message.clone(),
+                };
+                LoadOutcome::Failed { code, message }
+            }
+        }
+    }
+
+    async fn replay(&self) -> Result<Loaded, LoadError> {
+        let row = self
+            .store
+            .load_match(self.id)
+            .await?
+            .ok_or(LoadError::Unknown)?;
+        if row.status == MatchStatus::Broken {
+            return Err(LoadError::Broken);
+        }
+        if row.rules_version != RULES_VERSION {
+            return Err(LoadError::RulesVersion {
+                stored: row.rules_version,
+            });
+        }
+        let setup: Setup = serde_json::from_str(&row.setup)
+            .map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
+        let (mut game, _) =
+            Game::start(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
+        let mut accepted = HashMap::new();
+        let mut seq: Seq = 0;
+        for rec in self.store.commands(self.id, 0).await? {
+            if rec.seq != seq + 1 {
+                return Err(LoadError::Corrupt(format!(
+                    "seq {} follows {seq}",
+                    rec.seq
+                )));
+            }
+            let command: Command = serde_json::from_str(&rec.command)
+                .map_err(|e| LoadError::Corrupt(format!("command {}: {e}", rec.seq)))?;
+            let stored: Vec<Event> = serde_json::from_str(&rec.events)
+                .map_err(|e| LoadError::Corrupt(format!("events {}: {e}", rec.seq)))?;
+            let events = game
+                .apply(rec.seat, command)
+                .map_err(|e| LoadError::Diverged {
+                    seq: rec.seq,
+                    detail: format!("the rules now refuse it: {e}"),
+                })?;
+            if events != stored {
+                return Err(LoadError::Diverged {
+                    seq: rec.seq,
+                    detail: "the events differ from the stored ones".into(),
+                });
+            }
+            seq = rec.seq;
+            accepted.insert((rec.seat, rec.command_id), seq);
+        }
+        let view_json = serde_json::to_value(game.view())
+            .map_err(|e| LoadError::Corrupt(format!("view: {e}")))?;
+        Ok(Loaded {
+            game,
+            seq,
+            view_json,
+            snapshot: None,
+            window: VecDeque::new(),
+            accepted,
+            rejected: HashMap::new(),
+            rejected_order: VecDeque::new(),
+        })
+    }
+
+    /// Applies one command in memory and stages its answer.
+    fn stage(&mut self, batch: &mut Batch, conn: ConnHandle, seat: u8, id: String, command: Command) {
+        let State::Ready(l) = &mut self.state else {
+            self.handle_failed(ActorMsg::Command {
+                conn,
+                seat,
+                id,
+                command,
+            });
+            return;
+        };
+        let key = (seat, id);
+        // A repeated id gets the first answer and changes nothing.
+        if let Some(&seq) = l.accepted.get(&key).or_else(|| batch.pending.get(&key)) {
+            let frame = frame(&ServerMessage::Ack {
+                id: key.1,
+                match_id: self.id,
+                seq,
+            });
+            batch.staged.push(Staged::Reply { conn, frame });
+            return;
+        }
+        if let Some(body) = l.rejected.get(&key) {
+            let frame = frame(&ServerMessage::Error(body.clone()));
+            batch.staged.push(Staged::Reply { conn, frame });
+            return;
+        }
+        if l.game.is_finished() {
+            let frame = error_frame(ErrorCode::Unavailable, Some(key.1), "the match is finished");
+            batch.staged.push(Staged::Reply { conn, frame });
+            return;
+        }
+        let command_json = match serde_json::to_string(&command) {
+            Ok(s) => s,
+            Err(e) => {
+                let frame = error_frame(ErrorCode::Internal, Some(key.1), e.to_string());
+                batch.staged.push(Staged::Reply { conn, frame });
+                return;
+            }
+        };
+        match l.game.apply(seat, command) {
+            Err(e) => {
+                let body = ErrorBody {
+                    id: Some(key.1.clone()),
+                    code: ErrorCode::Rule,
+                    rule_code: Some(e.code().to_string()),
+                    rule: Some(e.rule().to_string()),
+                    message: e.to_string(),
+                };
+                let frame = frame(&ServerMessage::Error(body.clone()));
+                if l.rejected_order.len() >= REJECTED_CACHE {
+                    if let Some(old) = l.rejected_order.pop_front() {
+                        l.rejected.remove(&old);
+                    }
+                }
+                l.rejected_order.push_back(key.clone());
+                l.rejected.insert(key, body);
+                batch.staged.push(Staged::Reply { conn, frame });
+            }
+            Ok(events) => {
+                let seq = l.seq + 1;
+                let new_view = match serde_json::to_value(l.game.view()) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        error!(error = %e, "cannot serialize the view");
+                        serde_json::Value::Null
+                    }
+                };
+                let patch = json_patch::diff(&l.view_json, &new_view);
+                let events_json = serde_json::to_string(&events).unwrap_or_else(|e| {
+                    error!(error = %e, "cannot serialize events");
+                    "[]".into()
+                });
+                l.view_json = new_view;
+                l.seq = seq;
+                l.snapshot = None;
+                batch.records.push(CommandRow {
+                    seq,
+                    seat,
+                    command_id: key.1.clone(),
+                    command: command_json,
+                    events: events_json,
+                    created_at: Utc::now(),
+                });
+                batch.pending.insert(key.clone(), seq);
+                batch.finished |= l.game.is_finished();
+                batch.staged.push(Staged::Accepted {
+                    conn,
+                    id: key.1,
+                    seq,
+                    events,
+                    patch,
+                });
+            }
+        }
+    }
+
+    /// Persist, then broadcast: writes the batch's records in one transaction, and only when that
+    /// succeeded acks and sends the diffs. If the write fails nothing is acknowledged and the
+    /// match is reloaded from the store, which is the truth.
+    async fn commit(&mut self, batch: Batch) {
+        if batch.staged.is_empty() {
+            return;
+        }
+        if !batch.records.is_empty() {
+            let status = batch.finished.then_some(MatchStatus::Finished);
+            if let Err(e) = self.store.append(self.id, &batch.records, status).await {
+                error!(error = %e, commands = batch.records.len(), "store write failed");
+                for s in batch.staged {
+                    let (conn, id) = match s {
+                        Staged::Accepted { conn, id, .. } => (conn, Some(id)),
+                        Staged::Reply { conn, .. } => (conn, None),
+                    };
+                    conn.push(error_frame(
+                        ErrorCode::Internal,
+                        id,
+                        "the store failed; nothing was applied: send the command again",
+                    ));
+                }
+                self.reload().await;
+                return;
+            }
+            if batch.finished {
+                info!(seq = batch.records.last().map(|r| r.seq), "match finished");
+            }
+        }
+        let State::Ready(l) = &mut self.state else {
+            return;
+        };
+        l.accepted.extend(batch.pending);
+        for s in batch.staged {
+            match s {
+                Staged::Reply { conn, frame } => {
+                    conn.push(frame);
+                }
+                Staged::Accepted {
+                    conn,
+                    id,
+                    seq,
+                    events,
+                    patch,
+                } => {
+                    conn.push(frame(&ServerMessage::Ack {
+                        id,
+                        match_id: self.id,
+                        seq,
+                    }));
+                    let patch: Vec<PatchOp> = serde_json::to_value(&patch)
+                        .and_then(serde_json::from_value)
+                        .unwrap_or_else(|e| {
+                            error!(error = %e, "cannot convert a JSON patch");
+                            Vec::new()
+                        });
+                    let diff = frame(&ServerMessage::Diff {
+                        match_id: self.id,
+                        seq,
+                        events,
+                        patch,
+                    });
+                    // Slow subscribers are dropped (and told to resync), never waited for.
+                    self.subscribers.retain(|c| c.push(diff.clone()));
+                    l.window.push_back((seq, diff));
+                    while l.window.len() > self.config.diff_window {
+                        l.window.pop_front();
+                    }
+                }
+            }
+        }
+    }
+
+    async fn reload(&mut self) {
+        let outcome = self.load().await;
+        if let LoadOutcome::Ready { seq, .. } = outcome {
+            warn!(seq, "reloaded from the store after a failed write");
+            // Subscribers may have missed nothing (nothing was broadcast), but their state is
+            // at most our seq; a snapshot sets them straight cheaply.
+            let subs = std::mem::take(&mut self.subscribers);
+            for c in subs {
+                self.subscribe(c, None);
+            }
+        }
+    }
+
+    fn subscribe(&mut self, conn: ConnHandle, since: Option<Seq>) {
+        self.subscribers.retain(|c| c.id != conn.id);
+        let State::Ready(l) = &mut self.state else {
+            return;
+        };
+        let ok = match since {
+            Some(s) if s == l.seq => true,
+            Some(s) if s < l.seq && l.window.front().is_some_and(|(first, _)| *first <= s + 1) => {
+                l.window
+                    .iter()
+                    .filter(|(seq, _)| *seq > s)
+                    .all(|(_, f)| conn.push(f.clone()))
+            }
+            _ => {
+                let snapshot = match &l.snapshot {
+                    Some(f) => f.clone(),
+                    None => {
+                        let f = frame(&ServerMessage::Snapshot {
+                            match_id: self.id,
+                            seq: l.seq,
+                            view: l.game.view(),
+                        });
+                        l.snapshot = Some(f.clone());
+                        f
+                    }
+                };
+                conn.push(snapshot)
+            }
+        };
+        if ok {
+            self.subscribers.push(conn);
+        }
+    }
+
+    /// Frees what only serves active play; the next resume costs a snapshot.
+    fn shrink(&mut self) {
+        if let State::Ready(l) = &mut self.state {
+            if self.subscribers.is_empty() {
+                l.window = VecDeque::new();
+                l.snapshot = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! One task per WebSocket connection (plus a writer task that owns the socket's sending half).
+//!
+//! Everything the client is sent goes through one bounded queue: match actors and this task
+//! `try_send` into it, and when it is full the client is closed with `close::TOO_SLOW` (it
+//! reconnects and subscribes with `since`). A client that does not read therefore costs its own
+//! connection, never its match. Socket writes have a timeout for the same reason.
+//!
+//! Frame size: the socket accepts messages up to [`HARD_LIMIT`] bytes; a text message above
+//! [`protocol::MAX_FRAME_BYTES`] but within that gets an `Error { code: too_large }` and the
+//! connection goes on. Only a message above the hard limit, which tungstenite refuses while
+//! reading, closes the connection with 1009 (message too big).
+
+use crate::actor::{ActorMsg, ConnHandle, MatchHandle, TooSlow, error_frame, frame};
+use crate::{Phase, Shared, token_hash};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use futures_util::stream::SplitSink;
+use futures_util::{SinkExt, StreamExt};
+use protocol::{ClientMessage, ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, ServerMessage, close};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::{Instant, timeout};
+use tracing::{Instrument, debug, info_span, warn};
+use uuid::Uuid;
+
+/// Largest message the socket layer reads at all; between `MAX_FRAME_BYTES` and this, the client
+/// gets a `too_large` error instead of losing its connection.
+pub const HARD_LIMIT: usize = 16 * MAX_FRAME_BYTES;
+
+/// Subscriptions one connection may hold.
+const MAX_SUBSCRIPTIONS: usize = 16;
+
+/// Longest client command id.
+const MAX_COMMAND_ID: usize = 128;
+
+const GOING_AWAY: u16 = 1001;
+const TOO_BIG: u16 = 1009;
+
+enum Ctrl {
+    Ping,
+    /// Close the socket; with `flush`, first send what is queued (graceful shutdown).
+    Close {
+        code: u16,
+        reason: &'static str,
+        flush: bool,
+    },
+}
+
+/// Counts live connections so that shutdown can wait for them.
+struct LiveGuard(Arc<Shared>);
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        self.0.connections.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+pub async fn serve(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr) {
+    let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+    shared.connections.send_modify(|n| *n += 1);
+    let guard = LiveGuard(Arc::clone(&shared));
+    let span = info_span!("conn", id, %peer, seat = tracing::field::Empty);
+    run(socket, shared, id).instrument(span).await;
+    drop(guard);
+}
+
+async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
+    debug!("connected");
+    let config = Arc::clone(&shared.config);
+    let (sink, mut stream) = socket.split();
+    let (out_tx, out_rx) = mpsc::channel::<Utf8Bytes>(config.outgoing_queue.max(4));
+    let (ctrl_tx, ctrl_rx) = mpsc::channel::<Ctrl>(4);
+    let mut writer = tokio::spawn(
+        writer(sink, out_rx, ctrl_rx, config.write_timeout()).instrument(tracing::Span::current()),
+    );
+    let too_slow = Arc::new(TooSlow::default());
+    let mut conn = Connection {
+        shared: Arc::clone(&shared),
+        handle: ConnHandle::new(id, out_tx, Arc::clone(&too_slow)),
+        seat: None,
+        seat_handle: None,
+        subscriptions: HashMap::new(),
+    };
+    conn.reply(frame(&ServerMessage::Welcome {
+        protocol_version: PROTOCOL_VERSION,
+        rules_version: rules::RULES_VERSION.to_string(),
+        server_version: env!("CARGO_PKG_VERSION").to_string(),
+    }));
+
+    let mut phase = shared.phase.clone();
+    let mut ping = tokio::time::interval_at(
+        Instant::now() + config.heartbeat_interval(),
+        config.heartbeat_interval(),
+    );
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_pong = Instant::now();
+
+    let close: Option<(u16, &'static str, bool)> = loop {
+        tokio::select! {
+            msg = stream.next() => match msg {
+                None | Some(Ok(Message::Close(_))) => break None,
+                Some(Err(e)) => {
+                    let text = e.to_string();
+                    if text.contains("too long") || text.contains("Space limit") {
+                        debug!(error = %text, "message above the hard limit");
+                        break Some((TOO_BIG, "message too big", false));
+                    }
+                    debug!(error = %text, "read failed");
+                    break None;
+                }
+                Some(Ok(Message::Text(text))) => conn.on_text(text).await,
+                Some(Ok(Message::Binary(_))) => conn.reply(error_frame(
+                    ErrorCode::Binary,
+                    None,
+                    "binary frames are not part of the protocol: send JSON text",
+                )),
+                Some(Ok(Message::Pong(_))) => last_pong = Instant::now(),
+                Some(Ok(Message::Ping(_))) => {} // answered by the socket layer
+            },
+            _ = ping.tick() => {
+                if last_pong.elapsed() > config.heartbeat_timeout() {
+                    break Some((close::HEARTBEAT_TIMEOUT, "no pong within the heartbeat timeout", false));
+                }
+                let _ = ctrl_tx.try_send(Ctrl::Ping);
+            }
+            () = too_slow.wait() => {}
+            res = phase.changed() => {
+                let closing = res.is_err() || *phase.borrow_and_update() == Phase::Closing;
+                if closing {
+                    break Some((GOING_AWAY, "server shutting down", true));
+                }
+            }
+            _ = &mut writer => break None,
+        }
+        if too_slow.is_raised() {
+            break Some((
+                close::TOO_SLOW,
+                "too slow: reconnect and subscribe with since",
+                false,
+            ));
+        }
+    };
+
+    if let Some((code, reason, flush)) = close {
+        debug!(code, reason, "closing");
+        let _ = timeout(
+            Duration::from_secs(1),
+            ctrl_tx.send(Ctrl::Close {
+                code,
+                reason,
+                flush,
+            }),
+        )
+        .await;
+    }
+    conn.leave();
+    drop(conn);
+    drop(ctrl_tx);
+    if !writer.is_finished() && timeout(config.write_timeout(), &mut writer).await.is_err() {
+        writer.abort();
+    }
+    debug!("disconnected");
+}
+
+/// Owns the sending half: drains control messages first, then the outgoing queue.
+async fn writer(
+    mut sink: SplitSink<WebSocket, Message>,
+    mut out: mpsc::Receiver<Utf8Bytes>,
+    mut ctrl: mpsc::Receiver<Ctrl>,
+    write_timeout: Duration,
+) {
+    async fn send(
+        sink: &mut SplitSink<WebSocket, Message>,
+        msg: Message,
+        t: Duration,
+    ) -> Result<(), ()> {
+        match timeout(t, sink.send(msg)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                debug!(error = %e, "write failed");
+                Err(())
+            }
+            Err(_) => {
+                warn!("write timed out: client too slow");
+                Err(())
+            }
+        }
+    }
+    loop {
+        tokio::select! {
+            biased;
+            c = ctrl.recv() => match c {
+                Some(Ctrl::Ping) => {
+                    if send(&mut sink, Message::Ping(Default::default()), write_timeout).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Ctrl::Close { code, reason, flush }) => {
+                    if flush {
+                        while let Ok(f) = out.try_recv() {
+                            if send(&mut sink, Message::Text(f), write_timeout).await.is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    let frame = CloseFrame { code, reason: Utf8Bytes::from_static(reason) };
+                    let _ = send(&mut sink, Message::Close(Some(frame)), write_timeout).await;
+                    break;
+                }
+                None => break,
+            },
+            f = out.recv() => match f {
+                Some(f) => {
+                    if send(&mut sink, Message::Text(f), write_timeout).await.is_err() {
+                        break;
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    let _ = timeout(Duration::from_secs(1), sink.close()).await;
+}
+
+struct Connection {
+    shared: Arc<Shared>,
+    handle: ConnHandle,
+    /// The seat this connection holds: (match, seat).
+    seat: Option<(Uuid, u8)>,
+    seat_handle: Option<MatchHandle>,
+    subscriptions: HashMap<Uuid, MatchHandle>,
+}
+
+impl Connection {
+    /// Queues a frame for this client; an overflow raises `too_slow`, which closes the socket.
+    fn reply(&self, frame: Utf8Bytes) {
+        self.handle.push(frame);
+    }
+
+    async fn on_text(&mut self, text: Utf8Bytes) {
+        if text.len() > MAX_FRAME_BYTES {
+            self.reply(error_frame(
+                ErrorCode::TooLarge,
+                None,
+                format!(
+                    "message of {} bytes; the limit is {MAX_FRAME_BYTES}",
+                    text.len()
+                ),
+            ));
+            return;
+        }
+        let msg: ClientMessage = match serde_json::from_str(text.as_str()) {
+            Ok(m) => m,
+            Err(e) => {
+                // Name the command id when there is one, so the client knows what failed.
+                let id = serde_json::from_str::<serde_json::Value>(text.as_str())
+                    .ok()
+                    .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_owned));
+                self.reply(error_frame(
+                    ErrorCode::Malformed,
+                    id,
+                    format!("not a client message: {e}"),
+                ));
+                return;
+            }
+        };
+        match msg {
+            ClientMessage::Auth { token } => self.auth(token).await,
+            ClientMessage::Subscribe { match_id, since } => self.subscribe(match_id, since),
+            ClientMessage::Unsubscribe { match_id } => {
+                if let Some(h) = self.subscriptions.remove(&match_id) {
+                    let _ = h.tx.try_send(ActorMsg::Unsubscribe {
+                        conn_id: self.handle.id,
+                    });
+                }
+            }
+            ClientMessage::Command { id, command } => self.command(id, command),
+        }
+    }
+
+    async fn auth(&mut self, token: String) {
+        if self.seat.is_some() {
+            self.reply(error_frame(
+                ErrorCode::AlreadyAuthenticated,
+                None,
+                "this connection already holds a seat",
+            ));
+            return;
+        }
+        if token.is_empty() || token.len() > 256 {
+            self.reply(error_frame(ErrorCode::BadToken, None, "no seat has this token"));
+            return;
+        }
+        match self.shared.store.seat_for_token(&token_hash(&token)).await {
+            Ok(Some((match_id, seat))) => {
+                self.seat = Some((match_id, seat));
+                tracing::Span::current().record("seat", seat);
+                debug!(%match_id, seat, "authenticated");
+                self.reply(frame(&ServerMessage::Authenticated { match_id, seat }));
+            }
+            Ok(None) => {
+                self.reply(error_frame(ErrorCode::BadToken, None, "no seat has this token"))
+            }
+            Err(e) => {
+                warn!(error = %e, "token lookup failed");
+                self.reply(error_frame(ErrorCode::Internal, None, "the store failed"));
+            }
+        }
+    }
+
+    fn subscribe(&mut self, match_id: Uuid, since: Option<u64>) {
+        if !self.subscriptions.contains_key(&match_id)
+            && self.subscriptions.len() >= MAX_SUBSCRIPTIONS
+        {
+            self.reply(error_frame(
+                ErrorCode::Unavailable,
+                None,
+                format!("at most {MAX_SUBSCRIPTIONS} subscriptions per connection"),
+            ));
+            return;
+        }
+        let cached = self.subscriptions.remove(&match_id);
+        let msg = ActorMsg::Subscribe {
+            conn: self.handle.clone(),
+            since,
+        };
+        match self.send_to(match_id, cached, msg) {
+            Ok(h) => {
+                self.subscriptions.insert(match_id, h);
+            }
+            Err(code) => self.reply(error_frame(code, None, busy_message(code))),
+        }
+    }
+
+    fn command(&mut self, id: String, command: rules::Command) {
+        let Some((match_id, seat)) = self.seat else {
+            self.reply(error_frame(
+                ErrorCode::Unauthenticated,
+                Some(id),
+                "authenticate with a seat token first",
+            ));
+            return;
+        };
+        if id.is_empty() || id.len() > MAX_COMMAND_ID {
+            self.reply(error_frame(
+                ErrorCode::Malformed,
+                Some(id),
+                format!("a command id has 1 to {MAX_COMMAND_ID} bytes"),
+            ));
+            return;
+        }
+        if *self.shared.phase.borrow() != Phase::Running {
+            self.reply(error_frame(
+                ErrorCode::Unavailable,
+                Some(id),
+                "the server is shutting down",
+            ));
+            return;
+        }
+        let cached = self.seat_handle.take();
+        let msg = ActorMsg::Command {
+            conn: self.handle.clone(),
+            seat,
+            id: id.clone(),
+            command,
+        };
+        match self.send_to(match_id, cached, msg) {
+            Ok(h) => self.seat_handle = Some(h),
+            Err(code) => self.reply(error_frame(code, Some(id), busy_message(code))),
+        }
+    }
+
+    /// Queues a message for a match actor without waiting: a full inbox is `busy`. A retired
+    /// actor (closed inbox) is replaced once through the registry.
+    fn send_to(
+        &self,
+        match_id: Uuid,
+        cached: Option<MatchHandle>,
+        mut msg: ActorMsg,
+    ) -> Result<MatchHandle, ErrorCode> {
+        let mut handle = cached;
+        for _ in 0..2 {
+            let h = match handle.take() {
+                Some(h) if !h.tx.is_closed() => h,
+                _ => self
+                    .shared
+                    .registry
+                    .get_or_load(match_id)
+                    .map_err(|_| ErrorCode::Unavailable)?,
+            };
+            match h.tx.try_send(msg) {
+                Ok(()) => return Ok(h),
+                Err(mpsc::error::TrySendError::Full(_)) => return Err(ErrorCode::Busy),
+                Err(mpsc::error::TrySendError::Closed(m)) => msg = m,
+            }
+        }
+        Err(ErrorCode::Unavailable)
+    }
+
+    /// Tells the actors this connection followed that it is gone.
+    fn leave(&mut self) {
+        for (_, h) in self.subscriptions.drain() {
+            let _ = h.tx.try_send(ActorMsg::Unsubscribe {
+                conn_id: self.handle.id,
+            });
+        }
+    }
+}
+
+fn busy_message(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::Busy => "the match is busy; try again",
+        _ => "the match is not available now",
+    }
+}

@@ -1,0 +1,230 @@
+//! HTTP routes: match creation, health, the admin log, and the WebSocket upgrade.
+
+use crate::conn::{self, HARD_LIMIT};
+use crate::store::{MatchRow, MatchStatus, SeatRow};
+use crate::{Phase, Shared, token_hash};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chrono::Utc;
+use protocol::{CreateMatch, ErrorBody, ErrorCode, MatchCreated, SeatToken};
+use rules::{Game, RULES_VERSION, Setup};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tracing::{error, info};
+use uuid::Uuid;
+
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/api/matches", post(create_match))
+        .route("/api/admin/matches/{id}/log", get(admin_log))
+        .route("/ws", get(ws_upgrade))
+        .with_state(shared)
+}
+
+fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
+    let body = ErrorBody {
+        id: None,
+        code,
+        rule_code: None,
+        rule: None,
+        message: message.into(),
+    };
+    (status, axum::Json(body)).into_response()
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+async fn ws_upgrade(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    if *shared.phase.borrow() != Phase::Running {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "the server is shutting down",
+        );
+    }
+    ws.max_message_size(HARD_LIMIT)
+        .max_frame_size(HARD_LIMIT)
+        .on_upgrade(move |socket| conn::serve(socket, shared, peer))
+}
+
+/// 32 bytes from the OS, hex: unguessable seat tokens.
+fn new_token() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let req: CreateMatch = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::Malformed,
+                format!("not a match request: {e}"),
+            );
+        }
+    };
+    if req.draw_order.is_some() && !shared.config.allow_test_setups {
+        return error(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::Malformed,
+            "draw_order is for tests and scenarios; this server does not allow test setups",
+        );
+    }
+    // The seed decides the pile: it comes from the OS and never leaves the server.
+    let seed = match getrandom::u64() {
+        Ok(s) => s,
+        Err(e) => {
+            error!(error = %e, "no OS randomness");
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::Internal,
+                "no randomness",
+            );
+        }
+    };
+    let setup = Setup {
+        players: req.players.clone(),
+        meeples: req.meeples.unwrap_or(rules::setup::default_meeples()),
+        seed,
+        modules: req.modules.clone(),
+        draw_order: req.draw_order.clone(),
+    };
+    if let Err(e) = Game::start(setup.clone()) {
+        return error(StatusCode::BAD_REQUEST, ErrorCode::Malformed, e.to_string());
+    }
+    let setup_json = match serde_json::to_string(&setup) {
+        Ok(s) => s,
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, e.to_string()),
+    };
+    let id = Uuid::new_v4();
+    let mut seats = Vec::new();
+    let mut tokens = Vec::new();
+    for (i, colour) in req.players.iter().enumerate() {
+        let token = match new_token() {
+            Ok(t) => t,
+            Err(e) => {
+                error!(error = %e, "no OS randomness");
+                return error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    ErrorCode::Internal,
+                    "no randomness",
+                );
+            }
+        };
+        let seat = u8::try_from(i).unwrap_or(u8::MAX);
+        let colour_name = serde_json::to_value(colour)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        seats.push(SeatRow {
+            seat,
+            colour: colour_name,
+            token_hash: token_hash(&token),
+        });
+        tokens.push(SeatToken {
+            seat,
+            colour: *colour,
+            token,
+        });
+    }
+    let row = MatchRow {
+        id,
+        setup: setup_json,
+        status: MatchStatus::Active,
+        rules_version: RULES_VERSION.to_string(),
+        created_at: Utc::now(),
+    };
+    if let Err(e) = shared.store.create_match(&row, &seats).await {
+        error!(error = %e, "cannot store a new match");
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Internal,
+            "the store failed",
+        );
+    }
+    info!(match_id = %id, players = seats.len(), "match created");
+    (
+        StatusCode::CREATED,
+        axum::Json(MatchCreated {
+            match_id: id,
+            seats: tokens,
+        }),
+    )
+        .into_response()
+}
+
+/// The stored command log of a match, with events: for operators, behind the admin token. The
+/// setup (and its seed) is left out even here.
+async fn admin_log(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(expected) = shared.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            ErrorCode::Unavailable,
+            "the admin API is off (no admin token configured)",
+        );
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    // Compare hashes so that the comparison time says nothing about the token.
+    if given.map(token_hash) != Some(token_hash(expected)) {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::BadToken,
+            "admin token required",
+        );
+    }
+    let Ok(id) = Uuid::parse_str(&id) else {
+        return error(StatusCode::BAD_REQUEST, ErrorCode::Malformed, "not a match id");
+    };
+    let row = match shared.store.load_match(id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return error(StatusCode::NOT_FOUND, ErrorCode::UnknownMatch, "no such match"),
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, e.to_string()),
+    };
+    let commands = match shared.store.commands(id, 0).await {
+        Ok(c) => c,
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, e.to_string()),
+    };
+    let parse = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
+    let commands: Vec<serde_json::Value> = commands
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "seq": c.seq,
+                "seat": c.seat,
+                "command_id": c.command_id,
+                "command": parse(&c.command),
+                "events": parse(&c.events),
+                "created_at": c.created_at,
+            })
+        })
+        .collect();
+    axum::Json(serde_json::json!({
+        "match_id": id,
+        "status": row.status.as_str(),
+        "rules_version": row.rules_version,
+        "created_at": row.created_at,
+        "commands": commands,
+    }))
+    .into_response()
+}

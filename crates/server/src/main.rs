@@ -1,0 +1,51 @@
+//! `server`: runs the Carcassonne server until SIGTERM or ctrl-c.
+
+use clap::Parser;
+use server::{Config, init_tracing, run};
+use std::process::ExitCode;
+use tokio::net::TcpListener;
+use tracing::error;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let config = Config::parse();
+    init_tracing(config.log_format);
+    let listener = match TcpListener::bind(config.bind).await {
+        Ok(l) => l,
+        Err(e) => {
+            error!(bind = %config.bind, error = %e, "cannot listen");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(listener, config, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            error!(error = %e, "server failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Resolves on ctrl-c or, on Unix, SIGTERM (what `docker stop` and systemd send).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
