@@ -133,7 +133,8 @@ impl Connection {
             .await_reply(|m| {
                 matches!(
                     m,
-                    ServerMessage::Authenticated { .. } | ServerMessage::Error(ErrorBody { id: None, .. })
+                    ServerMessage::Authenticated { .. }
+                        | ServerMessage::Error(ErrorBody { id: None, .. })
                 )
             })
             .await?;
@@ -150,8 +151,13 @@ impl Connection {
     /// Asks for `match_id`'s messages. `since`: the last seq already applied; `None` asks for a
     /// snapshot. Does not wait: the snapshot or diffs come through [`Connection::next_message`]
     /// (and nothing comes when `since` is already the latest seq).
-    pub async fn subscribe(&mut self, match_id: Uuid, since: Option<Seq>) -> Result<(), ClientError> {
-        self.send(&ClientMessage::Subscribe { match_id, since }).await
+    pub async fn subscribe(
+        &mut self,
+        match_id: Uuid,
+        since: Option<Seq>,
+    ) -> Result<(), ClientError> {
+        self.send(&ClientMessage::Subscribe { match_id, since })
+            .await
     }
 
     pub async fn unsubscribe(&mut self, match_id: Uuid) -> Result<(), ClientError> {
@@ -209,10 +215,10 @@ impl Connection {
         &mut self,
         mut wanted: impl FnMut(&ServerMessage) -> bool,
     ) -> Result<ServerMessage, ClientError> {
-        if let Some(i) = self.pending.iter().position(&mut wanted) {
-            if let Some(m) = self.pending.remove(i) {
-                return Ok(m);
-            }
+        if let Some(i) = self.pending.iter().position(&mut wanted)
+            && let Some(m) = self.pending.remove(i)
+        {
+            return Ok(m);
         }
         self.await_reply(wanted).await
     }
@@ -233,7 +239,8 @@ impl Connection {
     /// in flight are dropped).
     pub async fn close(&mut self) -> Result<(), ClientError> {
         match self.ws.close(None).await {
-            Ok(()) | Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {}
+            Ok(())
+            | Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {}
             Err(e) => return Err(e.into()),
         }
         while self.read_message().await?.is_some() {}

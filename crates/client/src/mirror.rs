@@ -96,7 +96,10 @@ impl Mirror {
             return Err(MirrorError::NoSnapshot { got: seq });
         };
         if have.checked_add(1) != Some(seq) {
-            return Err(MirrorError::Gap { have: *have, got: seq });
+            return Err(MirrorError::Gap {
+                have: *have,
+                got: seq,
+            });
         }
         // protocol::PatchOp has json-patch's serialization, so serde converts one to the other.
         let ops: Vec<json_patch::PatchOperation> =
@@ -104,6 +107,171 @@ impl Mirror {
         // json_patch::patch undoes the operations already applied when a later one fails.
         json_patch::patch(view, &ops).map_err(|source| MirrorError::Patch { seq, source })?;
         *have = seq;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::PatchOp;
+    use rules::view::{PlayerView, TileView};
+    use rules::{Colour, Modules, Rotation, View};
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn view() -> View {
+        let player = |colour| PlayerView {
+            colour,
+            score: 0,
+            meeples: 7,
+            tollhouse: None,
+        };
+        View {
+            modules: Modules::default(),
+            players: vec![player(Colour::Red), player(Colour::Blue)],
+            board: BTreeMap::from([(
+                "0,0".to_owned(),
+                TileView {
+                    tile: "D".to_owned(),
+                    rotation: Rotation::default(),
+                },
+            )]),
+            meeples: BTreeMap::new(),
+            pile: BTreeMap::from([("D".to_owned(), 3)]),
+            pile_size: 3,
+            discarded: Vec::new(),
+            turn: 1,
+            active: 0,
+            drawn: Some("D".to_owned()),
+            decisions: Vec::new(),
+            finished: false,
+        }
+    }
+
+    fn snapshot(match_id: Uuid, seq: Seq) -> ServerMessage {
+        ServerMessage::Snapshot {
+            match_id,
+            seq,
+            view: view(),
+        }
+    }
+
+    fn diff(match_id: Uuid, seq: Seq, patch: Vec<PatchOp>) -> ServerMessage {
+        ServerMessage::Diff {
+            match_id,
+            seq,
+            events: Vec::new(),
+            patch,
+        }
+    }
+
+    fn place_tile_patch() -> Vec<PatchOp> {
+        vec![
+            PatchOp::Add {
+                path: "/board/1,0".to_owned(),
+                value: json!({"tile": "D", "rotation": 90}),
+            },
+            PatchOp::Replace {
+                path: "/active".to_owned(),
+                value: json!(1),
+            },
+            PatchOp::Replace {
+                path: "/pile/D".to_owned(),
+                value: json!(2),
+            },
+        ]
+    }
+
+    #[test]
+    fn a_diff_needs_a_snapshot_first() {
+        let id = Uuid::new_v4();
+        let mut m = Mirror::new(id);
+        let err = m.apply(&diff(id, 1, Vec::new())).err();
+        assert!(
+            matches!(err, Some(MirrorError::NoSnapshot { got: 1 })),
+            "{err:?}"
+        );
+        assert_eq!(m.seq(), None);
+    }
+
+    #[test]
+    fn the_next_diff_patches_the_view() -> Result<(), MirrorError> {
+        let id = Uuid::new_v4();
+        let mut m = Mirror::new(id);
+        assert!(m.apply(&snapshot(id, 4))?);
+        assert!(m.apply(&diff(id, 5, place_tile_patch()))?);
+        assert_eq!(m.seq(), Some(5));
+        let typed = m.view_typed()?.ok_or(MirrorError::NoSnapshot { got: 5 })?;
+        assert_eq!(typed.active, 1);
+        assert_eq!(typed.pile.get("D"), Some(&2));
+        assert_eq!(
+            typed.board.get("1,0").map(|t| t.rotation),
+            Some(Rotation::from_quarters(1))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_skipped_or_repeated_diff_is_a_gap_and_changes_nothing() -> Result<(), MirrorError> {
+        let id = Uuid::new_v4();
+        let mut m = Mirror::new(id);
+        m.apply(&snapshot(id, 4))?;
+        let before = m.clone();
+        for seq in [6, 4, 3] {
+            let err = m.apply(&diff(id, seq, place_tile_patch())).err();
+            assert!(
+                matches!(err, Some(MirrorError::Gap { have: 4, got }) if got == seq),
+                "{err:?}"
+            );
+            assert_eq!(m, before);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_failing_patch_is_undone_whole() -> Result<(), MirrorError> {
+        let id = Uuid::new_v4();
+        let mut m = Mirror::new(id);
+        m.apply(&snapshot(id, 0))?;
+        let before = m.clone();
+        let mut patch = place_tile_patch();
+        patch.push(PatchOp::Remove {
+            path: "/meeples/0,0 road:E".to_owned(),
+        });
+        let err = m.apply(&diff(id, 1, patch)).err();
+        assert!(
+            matches!(err, Some(MirrorError::Patch { seq: 1, .. })),
+            "{err:?}"
+        );
+        assert_eq!(m, before);
+        Ok(())
+    }
+
+    #[test]
+    fn a_new_snapshot_replaces_the_view() -> Result<(), MirrorError> {
+        let id = Uuid::new_v4();
+        let mut m = Mirror::new(id);
+        m.apply(&snapshot(id, 0))?;
+        m.apply(&diff(id, 1, place_tile_patch()))?;
+        m.apply(&snapshot(id, 9))?;
+        assert_eq!(m.seq(), Some(9));
+        assert_eq!(m.view_typed()?, Some(view()));
+        Ok(())
+    }
+
+    #[test]
+    fn other_matches_and_messages_are_ignored() -> Result<(), MirrorError> {
+        let id = Uuid::new_v4();
+        let mut m = Mirror::new(id);
+        assert!(!m.apply(&snapshot(Uuid::new_v4(), 3))?);
+        let ack = ServerMessage::Ack {
+            id: "c1".to_owned(),
+            match_id: id,
+            seq: 1,
+        };
+        assert!(!m.apply(&ack)?);
+        assert_eq!(m.seq(), None);
         Ok(())
     }
 }

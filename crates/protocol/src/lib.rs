@@ -23,7 +23,9 @@ pub type Seq = u64;
 pub enum ClientMessage {
     /// Claim a seat with the token received when the match was created. A connection holds at
     /// most one seat; without one it may only spectate.
-    Auth { token: String },
+    Auth {
+        token: String,
+    },
     /// Follow a match. `since`: the last seq the client has applied; the server sends the diffs
     /// after it, or a snapshot when that is cheaper or `since` is absent.
     Subscribe {
@@ -31,10 +33,15 @@ pub enum ClientMessage {
         #[serde(default)]
         since: Option<Seq>,
     },
-    Unsubscribe { match_id: Uuid },
+    Unsubscribe {
+        match_id: Uuid,
+    },
     /// A move for the match of the authenticated seat. `id` is chosen by the client and unique per
     /// seat; sending the same id again returns the first answer and applies nothing twice.
-    Command { id: String, command: Command },
+    Command {
+        id: String,
+        command: Command,
+    },
 }
 
 /// Server to client.
@@ -47,7 +54,10 @@ pub enum ServerMessage {
         rules_version: String,
         server_version: String,
     },
-    Authenticated { match_id: Uuid, seat: u8 },
+    Authenticated {
+        match_id: Uuid,
+        seat: u8,
+    },
     /// The whole public view at `seq`.
     Snapshot {
         match_id: Uuid,
@@ -63,7 +73,11 @@ pub enum ServerMessage {
         patch: Vec<PatchOp>,
     },
     /// The command `id` was accepted, stored, and became `seq`.
-    Ack { id: String, match_id: Uuid, seq: Seq },
+    Ack {
+        id: String,
+        match_id: Uuid,
+        seq: Seq,
+    },
     /// Something the client sent was refused. Sent to that client only; the connection and the
     /// match go on.
     Error(ErrorBody),
@@ -115,12 +129,29 @@ pub enum ErrorCode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum PatchOp {
-    Add { path: String, value: serde_json::Value },
-    Remove { path: String },
-    Replace { path: String, value: serde_json::Value },
-    Move { from: String, path: String },
-    Copy { from: String, path: String },
-    Test { path: String, value: serde_json::Value },
+    Add {
+        path: String,
+        value: serde_json::Value,
+    },
+    Remove {
+        path: String,
+    },
+    Replace {
+        path: String,
+        value: serde_json::Value,
+    },
+    Move {
+        from: String,
+        path: String,
+    },
+    Copy {
+        from: String,
+        path: String,
+    },
+    Test {
+        path: String,
+        value: serde_json::Value,
+    },
 }
 
 /// `POST /api/matches`: create a match with one seat per colour.
@@ -165,7 +196,10 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
             "server-message.schema.json",
             schemars::schema_for!(ServerMessage),
         ),
-        ("create-match.schema.json", schemars::schema_for!(CreateMatch)),
+        (
+            "create-match.schema.json",
+            schemars::schema_for!(CreateMatch),
+        ),
         (
             "match-created.schema.json",
             schemars::schema_for!(MatchCreated),

@@ -117,7 +117,10 @@ fn malformed_client_messages_are_refused() {
         "type": "command", "id": "c1",
         "command": {"type": "place_meeple", "target": "road:X"}
     }));
-    assert!(target.contains("road:X") || target.contains("`X`"), "{target}");
+    assert!(
+        target.contains("road:X") || target.contains("`X`"),
+        "{target}"
+    );
     client_refused(json!({
         "type": "command", "id": "c1",
         "command": {"type": "place_tollhouse", "pos": {"x": 0, "y": 1}, "why": "toll"}
@@ -167,7 +170,10 @@ fn error_codes_are_snake_case() {
 fn create_match_defaults_and_refusals() {
     let create: CreateMatch =
         serde_json::from_value(json!({"players": ["red", "blue"]})).expect("minimal request");
-    assert_eq!(create.players, vec![rules::Colour::Red, rules::Colour::Blue]);
+    assert_eq!(
+        create.players,
+        vec![rules::Colour::Red, rules::Colour::Blue]
+    );
     assert_eq!(create.meeples, None);
     assert!(!create.modules.tollkeepers);
     assert!(serde_json::from_value::<CreateMatch>(json!({"players": ["red"], "seed": 3})).is_err());
@@ -178,4 +184,26 @@ fn create_match_defaults_and_refusals() {
                                    {"seat": 1, "colour": "blue", "token": "b"}]});
     let parsed: MatchCreated = serde_json::from_value(created.clone()).expect("parses");
     assert_eq!(serde_json::to_value(&parsed).expect("serializes"), created);
+}
+
+/// Every line of the README's example transcript is a message of the right direction.
+#[test]
+fn readme_transcript_parses() {
+    let readme = std::fs::read_to_string(proto_dir().join("README.md")).expect("proto/README.md");
+    let (mut client, mut server) = (0, 0);
+    for line in readme.lines() {
+        if let Some(json) = line.strip_prefix("→ ") {
+            serde_json::from_str::<ClientMessage>(json)
+                .unwrap_or_else(|e| panic!("README client line {json}: {e}"));
+            client += 1;
+        } else if let Some(json) = line.strip_prefix("← ") {
+            serde_json::from_str::<ServerMessage>(json)
+                .unwrap_or_else(|e| panic!("README server line {json}: {e}"));
+            server += 1;
+        }
+    }
+    assert!(
+        client >= 5 && server >= 8,
+        "the transcript lost lines: {client} → and {server} ←"
+    );
 }
