@@ -37,6 +37,9 @@ const MAX_SUBSCRIPTIONS: usize = 16;
 const MAX_COMMAND_ID: usize = 128;
 
 const GOING_AWAY: u16 = 1001;
+
+/// How long a closing connection waits for the client's close frame.
+const LINGER: Duration = Duration::from_secs(2);
 const TOO_BIG: u16 = 1009;
 
 enum Ctrl {
@@ -154,6 +157,17 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
                 flush,
             }),
         )
+        .await;
+        // Closing handshake: wait a little for the client's close (reading what it still
+        // sends). Dropping the socket at once would make the client's kernel answer its next
+        // write with a reset, which discards our close frame before the client reads it.
+        let _ = timeout(LINGER, async {
+            while let Some(Ok(msg)) = stream.next().await {
+                if let Message::Close(_) = msg {
+                    break;
+                }
+            }
+        })
         .await;
     }
     conn.leave();

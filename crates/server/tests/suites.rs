@@ -1,0 +1,552 @@
+//! End-to-end suites: real servers, real sockets on 127.0.0.1, real stores. Every scenario runs
+//! once on a SQLite file and once on a fresh Postgres database (see `common::TestDb`).
+
+mod common;
+
+use client::{CommandOutcome, Connection};
+use common::*;
+use protocol::{ErrorCode, MAX_FRAME_BYTES, ServerMessage, close};
+use rules::{Command, Decision, Event, Pos, Rotation};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Runs each scenario on both stores: `sqlite::name` and `postgres::name`.
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let db = super::TestDb::sqlite();
+                    super::$name(&db).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some(db) = super::TestDb::postgres().await else { return };
+                    super::$name(&db).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_stores!(
+    whole_game_patches_match_server_views,
+    bad_input_gets_typed_errors_and_the_match_goes_on,
+    dropped_client_resumes_without_gap_or_repeat,
+    restart_graceful_and_abrupt_loses_no_acknowledged_move,
+    slow_and_silent_clients_are_dropped_without_slowing_the_match,
+    http_api,
+);
+
+fn expect_error(out: &CommandOutcome, code: ErrorCode) -> protocol::ErrorBody {
+    match out {
+        CommandOutcome::Rejected(body) if body.code == code => body.clone(),
+        other => panic!("expected error {code:?}, got {other:?}"),
+    }
+}
+
+/// Reads until an error frame arrives (skipping diffs and snapshots, which the follower absorbs).
+async fn next_error(f: &mut Follower) -> protocol::ErrorBody {
+    loop {
+        let msg = f.conn.next_message().await.expect("read").expect("open");
+        match msg {
+            ServerMessage::Error(body) => return body,
+            other => f.absorb(&other),
+        }
+    }
+}
+
+/// Two seats play a whole random base game; a spectator follows. After every move a fresh
+/// snapshot from the server equals the view built by applying every patch to the first snapshot.
+async fn whole_game_patches_match_server_views(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let mut seats = vec![
+        Follower::join(&server, id, Some(&created.seats[0].token), None).await,
+        Follower::join(&server, id, Some(&created.seats[1].token), None).await,
+    ];
+    let mut watchers = vec![Follower::join(&server, id, None, None).await];
+    let mut checker = Connection::connect(&server.ws()).await.expect("connect");
+    checker.set_read_timeout(Some(READ_TIMEOUT));
+    let mut rng = Rng::new(0x5eed_0001);
+    let mut steps = 0;
+    loop {
+        let moved = play(&mut seats, &mut watchers, &mut rng, 1).await;
+        let seq = seats[0].seq().expect("seq");
+        // The server's view at this seq, from a snapshot.
+        checker.subscribe(id, None).await.expect("subscribe");
+        let snap = checker
+            .wait_for(|m| matches!(m, ServerMessage::Snapshot { .. }))
+            .await
+            .expect("snapshot");
+        checker.unsubscribe(id).await.expect("unsubscribe");
+        let ServerMessage::Snapshot { seq: s, view, .. } = snap else {
+            unreachable!()
+        };
+        assert_eq!(s, seq, "snapshot seq");
+        let server_json = serde_json::to_value(&view).expect("json");
+        for f in seats.iter().chain(watchers.iter()) {
+            assert_eq!(f.mirror.view(), Some(&server_json), "mirror differs at seq {seq}");
+        }
+        steps += 1;
+        if moved == 0 {
+            break;
+        }
+        assert!(steps < 1000, "the game does not end");
+    }
+    let view = seats[0].view();
+    assert!(view.finished, "the game ended");
+    let last = seats[0].seq().expect("seq");
+    assert!(last > 72, "a base game takes more than 72 commands, got {last}");
+    let spectator = &watchers[0];
+    assert_eq!(spectator.snapshots, 1);
+    assert_eq!(spectator.diff_seqs, (1..=last).collect::<Vec<_>>(), "no gap, no repeat");
+    // Events tell the whole story: their awards add up to the scores, and the game ended.
+    let mut totals = vec![0u32; view.players.len()];
+    for e in &spectator.events {
+        for (p, pts) in e.awards() {
+            totals[usize::from(p)] += pts;
+        }
+    }
+    let scores: Vec<u32> = view.players.iter().map(|p| p.score).collect();
+    assert_eq!(totals, scores);
+    assert!(matches!(spectator.events.last(), Some(Event::GameEnded { scores: s }) if *s == scores));
+    // Every command of the finished match answers `unavailable` now.
+    let out = seats[0].command("after-the-end", Command::Pass).await;
+    expect_error(&out, ErrorCode::Unavailable);
+    // A late spectator gets the same final view.
+    let (seq, late) = server_view(&server, id).await;
+    assert_eq!(seq, last);
+    assert_eq!(Some(&late), spectator.mirror.view());
+    server.stop().await;
+}
+
+/// A square next to the board where nothing fits or that is taken: (0,0) always holds the start
+/// tile.
+fn occupied_square() -> Command {
+    Command::PlaceTile {
+        pos: Pos { x: 0, y: 0 },
+        rotation: Rotation::default(),
+    }
+}
+
+async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let mut a = Follower::join(&server, id, Some(&created.seats[0].token), None).await;
+    let mut b = Follower::join(&server, id, Some(&created.seats[1].token), None).await;
+    let mut spectator = Follower::join(&server, id, None, None).await;
+    for f in [&mut a, &mut b, &mut spectator] {
+        f.sync_first().await;
+    }
+    assert_eq!(a.seat, Some(0));
+
+    // Malformed JSON, an unknown type, an unknown field (the error names the command id).
+    a.conn.send_raw_text("{nope".into()).await.expect("send");
+    assert_eq!(next_error(&mut a).await.code, ErrorCode::Malformed);
+    a.conn.send_raw_text(r#"{"type":"dance"}"#.into()).await.expect("send");
+    assert_eq!(next_error(&mut a).await.code, ErrorCode::Malformed);
+    a.conn
+        .send_raw_text(r#"{"type":"command","id":"x1","command":{"type":"pass"},"extra":1}"#.into())
+        .await
+        .expect("send");
+    let e = next_error(&mut a).await;
+    assert_eq!((e.code, e.id.as_deref()), (ErrorCode::Malformed, Some("x1")));
+    // Binary frames.
+    a.conn.send_raw_binary(vec![1, 2, 3]).await.expect("send");
+    assert_eq!(next_error(&mut a).await.code, ErrorCode::Binary);
+    // Oversized (over MAX_FRAME_BYTES, under the hard limit): an error, the connection stays.
+    let big = format!(
+        r#"{{"type":"auth","token":"{}"}}"#,
+        "x".repeat(MAX_FRAME_BYTES)
+    );
+    a.conn.send_raw_text(big).await.expect("send");
+    assert_eq!(next_error(&mut a).await.code, ErrorCode::TooLarge);
+    // Empty command id.
+    let out = a.command("", Command::Pass).await;
+    expect_error(&out, ErrorCode::Malformed);
+    // Auth twice; a wrong token; a command without a seat; an unknown match.
+    a.conn.send(&protocol::ClientMessage::Auth { token: created.seats[1].token.clone() })
+        .await
+        .expect("send");
+    assert_eq!(next_error(&mut a).await.code, ErrorCode::AlreadyAuthenticated);
+    let mut stranger = Connection::connect(&server.ws()).await.expect("connect");
+    stranger.set_read_timeout(Some(READ_TIMEOUT));
+    match stranger.auth("not-a-token").await {
+        Err(client::ClientError::Refused(body)) => assert_eq!(body.code, ErrorCode::BadToken),
+        other => panic!("expected bad_token, got {other:?}"),
+    }
+    let out = stranger.command("s1", Command::Pass).await.expect("answer");
+    expect_error(&out, ErrorCode::Unauthenticated);
+    stranger.subscribe(uuid::Uuid::new_v4(), None).await.expect("send");
+    let msg = stranger
+        .wait_for(|m| matches!(m, ServerMessage::Error(_)))
+        .await
+        .expect("error");
+    assert!(matches!(msg, ServerMessage::Error(ref b) if b.code == ErrorCode::UnknownMatch), "{msg:?}");
+
+    // Out of turn: seat 1 moves while seat 0 must.
+    let view = a.view();
+    assert!(matches!(view.decisions.first(), Some(Decision::PlaceTile { player: 0, .. })));
+    let mut rng = Rng::new(7);
+    let (_, legal) = pick_move(&view, &mut rng).expect("a move");
+    let out = b.command("b1", legal.clone()).await;
+    let e = expect_error(&out, ErrorCode::Rule);
+    assert_eq!(
+        (e.rule_code.as_deref(), e.rule.as_deref(), e.id.as_deref()),
+        (Some("not_your_turn"), Some("B4"), Some("b1"))
+    );
+    // Illegal: a taken square. Repeating the refused id gives the same refusal.
+    let out = a.command("a1", occupied_square()).await;
+    let first = expect_error(&out, ErrorCode::Rule);
+    assert_eq!(first.rule_code.as_deref(), Some("occupied"));
+    let again = a.command("a1", occupied_square()).await;
+    assert_eq!(again, CommandOutcome::Rejected(first));
+    // A legal move is accepted as seq 1; repeating its id answers seq 1 again, applies nothing.
+    let out = a.command("a2", legal.clone()).await;
+    assert!(matches!(out, CommandOutcome::Accepted { seq: 1, .. }), "{out:?}");
+    let again = a.command("a2", legal).await;
+    assert!(matches!(again, CommandOutcome::Accepted { seq: 1, .. }), "{again:?}");
+    // Even with another command under the same id.
+    let again = a.command("a2", Command::Pass).await;
+    assert!(matches!(again, CommandOutcome::Accepted { seq: 1, .. }), "{again:?}");
+
+    // The match goes on, and nobody saw anything twice.
+    for f in [&mut a, &mut b, &mut spectator] {
+        f.sync_to(1).await;
+    }
+    let mut seats = vec![a, b];
+    let mut watchers = vec![spectator];
+    let moves = play(&mut seats, &mut watchers, &mut Rng::new(8), 10).await;
+    assert_eq!(moves, 10);
+    let last = seats[0].seq().expect("seq");
+    assert_eq!(last, 11);
+    assert_eq!(watchers[0].diff_seqs, (1..=last).collect::<Vec<_>>());
+
+    // A frame over the hard limit closes the connection with 1009.
+    let mut huge = Connection::connect(&server.ws()).await.expect("connect");
+    huge.set_read_timeout(Some(READ_TIMEOUT));
+    let _ = huge.send_raw_text("y".repeat(17 * MAX_FRAME_BYTES)).await;
+    while let Ok(Some(_)) = huge.next_message().await {}
+    assert_eq!(huge.close_frame().map(|c| c.code), Some(1009));
+    server.stop().await;
+}
+
+async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
+    let mut config = db.config();
+    config.diff_window = 8;
+    let server = TestServer::start(config);
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let tokens: Vec<String> = created.seats.iter().map(|s| s.token.clone()).collect();
+    let mut seats = vec![
+        Follower::join(&server, id, Some(&tokens[0]), None).await,
+        Follower::join(&server, id, Some(&tokens[1]), None).await,
+    ];
+    let mut watchers = vec![Follower::join(&server, id, None, None).await];
+    let mut rng = Rng::new(0x5eed_0003);
+    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 6).await, 6);
+
+    // The spectator's connection drops (no closing handshake); 5 moves happen; it comes back
+    // with `since`: the 5 diffs come from the window, in order, and no snapshot.
+    let mut spectator = watchers.pop().expect("spectator");
+    spectator.drop_and_connect(&server, None).await;
+    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 5).await, 5);
+    spectator.resubscribe().await;
+    spectator.sync_to(11).await;
+    assert_eq!(spectator.snapshots, 1);
+    assert_eq!(spectator.diff_seqs, (1..=11).collect::<Vec<_>>());
+    assert_eq!(spectator.mirror.view(), seats[0].mirror.view());
+
+    // Gone longer than the window holds: a snapshot instead, then diffs again.
+    spectator.drop_and_connect(&server, None).await;
+    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 12).await, 12);
+    spectator.resubscribe().await;
+    spectator.sync_to(23).await;
+    assert_eq!(spectator.snapshots, 2);
+    assert_eq!(spectator.diff_seqs, (1..=11).collect::<Vec<_>>());
+    watchers.push(spectator);
+
+    // A seat drops right after sending a command, before its answer. It reconnects and sends
+    // the same id again: the first answer comes back and the move is applied once.
+    let view = seats[0].view();
+    let (player, cmd) = pick_move(&view, &mut rng).expect("a move");
+    let p = usize::from(player);
+    let before = seats[p].seq().expect("seq");
+    let cid = seats[p].new_id();
+    seats[p].conn.send_command(&cid, cmd.clone()).await.expect("send");
+    seats[p].reconnect(&server, Some(&tokens[p])).await;
+    let out = seats[p].command(&cid, cmd).await;
+    assert!(
+        matches!(out, CommandOutcome::Accepted { seq, .. } if seq == before + 1),
+        "{out:?}"
+    );
+    for f in seats.iter_mut().chain(watchers.iter_mut()) {
+        f.sync_to(before + 1).await;
+    }
+
+    // The game finishes; nobody saw a diff twice or missed one while connected.
+    play(&mut seats, &mut watchers, &mut rng, usize::MAX).await;
+    let last = seats[0].seq().expect("seq");
+    assert!(seats[0].view().finished);
+    let expected: Vec<u64> = (1..=11).chain(24..=last).collect();
+    assert_eq!(watchers[0].diff_seqs, expected);
+    let repeated_seat = &seats[p];
+    let mut sorted = repeated_seat.diff_seqs.clone();
+    sorted.dedup();
+    assert_eq!(sorted, repeated_seat.diff_seqs, "no repeat for the reconnected seat");
+    let (seq, view) = server_view(&server, id).await;
+    assert_eq!(seq, last);
+    for f in seats.iter().chain(watchers.iter()) {
+        assert_eq!(f.mirror.view(), Some(&view));
+    }
+    server.stop().await;
+}
+
+async fn admin_log(server: &TestServer, id: uuid::Uuid) -> serde_json::Value {
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    let (status, body) = http(
+        server,
+        "GET",
+        &format!("/api/admin/matches/{id}/log"),
+        &[("Authorization", &auth)],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).expect("log JSON")
+}
+
+async fn restart_graceful_and_abrupt_loses_no_acknowledged_move(db: &TestDb) {
+    let config = db.config();
+    let server = TestServer::start(config.clone());
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let tokens: Vec<String> = created.seats.iter().map(|s| s.token.clone()).collect();
+    let mut seats = vec![
+        Follower::join(&server, id, Some(&tokens[0]), None).await,
+        Follower::join(&server, id, Some(&tokens[1]), None).await,
+    ];
+    let mut watchers = vec![Follower::join(&server, id, None, None).await];
+    let mut rng = Rng::new(0x5eed_0004);
+    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 15).await, 15);
+
+    // Graceful stop: every socket is closed with 1001 (going away).
+    server.stop().await;
+    for f in seats.iter_mut().chain(watchers.iter_mut()) {
+        assert_eq!(f.read_to_close().await, Some(1001));
+    }
+
+    // Started again on the same store: the match is resumed where it was.
+    let server = TestServer::start(config.clone());
+    for (i, f) in seats.iter_mut().enumerate() {
+        f.reconnect(&server, Some(&tokens[i])).await;
+    }
+    watchers[0].reconnect(&server, None).await;
+    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 15).await, 15);
+    assert_eq!(seats[0].seq(), Some(30));
+
+    // Abrupt stop while a command is in flight: the runtime is dropped, nothing graceful runs.
+    let view = seats[0].view();
+    let (player, cmd) = pick_move(&view, &mut rng).expect("a move");
+    let p = usize::from(player);
+    let cid = seats[p].new_id();
+    seats[p].conn.send_command(&cid, cmd.clone()).await.expect("send");
+    server.kill().await;
+
+    let server = TestServer::start(config.clone());
+    for (i, f) in seats.iter_mut().enumerate() {
+        f.reconnect(&server, Some(&tokens[i])).await;
+    }
+    watchers[0].reconnect(&server, None).await;
+    // Whether or not it was stored before the crash, resending the id applies it exactly once.
+    let out = seats[p].command(&cid, cmd).await;
+    assert!(matches!(out, CommandOutcome::Accepted { seq: 31, .. }), "{out:?}");
+    for f in seats.iter_mut().chain(watchers.iter_mut()) {
+        f.sync_to(31).await;
+    }
+    play(&mut seats, &mut watchers, &mut rng, usize::MAX).await;
+    assert!(seats[0].view().finished, "the game finished");
+    let last = seats[0].seq().expect("seq");
+
+    // One more restart: a finished match is not resumed but still served.
+    server.stop().await;
+    let server = TestServer::start(config);
+    let (seq, view) = server_view(&server, id).await;
+    assert_eq!(seq, last);
+    assert_eq!(Some(&view), seats[0].mirror.view());
+
+    // Every acknowledged move is in the log, with its seq; the log has no hole.
+    let log = admin_log(&server, id).await;
+    assert_eq!(log["status"], "finished");
+    let commands = log["commands"].as_array().expect("commands");
+    let seqs: Vec<u64> = commands.iter().filter_map(|c| c["seq"].as_u64()).collect();
+    assert_eq!(seqs, (1..=last).collect::<Vec<_>>());
+    let stored: BTreeMap<(u64, String), u64> = commands
+        .iter()
+        .map(|c| {
+            let seat = c["seat"].as_u64().expect("seat");
+            let cid = c["command_id"].as_str().expect("id").to_string();
+            ((seat, cid), c["seq"].as_u64().expect("seq"))
+        })
+        .collect();
+    let mut acked = 0;
+    for (seat, f) in seats.iter().enumerate() {
+        for (cid, seq) in &f.acks {
+            assert_eq!(stored.get(&(seat as u64, cid.clone())), Some(seq), "ack {cid}");
+            acked += 1;
+        }
+    }
+    assert_eq!(acked, last as usize, "every stored command was acknowledged to someone");
+    server.stop().await;
+}
+
+/// A raw socket with a tiny receive buffer (so that the kernel cannot absorb what the server
+/// sends), which asks for snapshot after snapshot and reads none of them.
+async fn hostile_reader(
+    server: &TestServer,
+) -> tokio_tungstenite::WebSocketStream<tokio::net::TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("rcvbuf");
+    let stream = socket.connect(server.addr).await.expect("connect");
+    let (ws, _) = tokio_tungstenite::client_async(server.ws(), stream)
+        .await
+        .expect("handshake");
+    ws
+}
+
+async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &TestDb) {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let mut config = db.config();
+    config.outgoing_queue = 8;
+    config.write_timeout_ms = 10_000;
+    let server = TestServer::start(config);
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let mut seats = vec![
+        Follower::join(&server, id, Some(&created.seats[0].token), None).await,
+        Follower::join(&server, id, Some(&created.seats[1].token), None).await,
+    ];
+    let mut rng = Rng::new(0x5eed_0005);
+    play(&mut seats, &mut [], &mut rng, 4).await;
+
+    let mut slow = hostile_reader(&server).await;
+    let subscribe = serde_json::to_string(&protocol::ClientMessage::Subscribe {
+        match_id: id,
+        since: None,
+    })
+    .expect("json");
+    let flood = async {
+        for _ in 0..6000 {
+            if slow.feed(Message::text(subscribe.clone())).await.is_err() {
+                break;
+            }
+        }
+        let _ = slow.flush().await;
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(20), flood).await;
+
+    // Meanwhile and after, the match runs at full speed for everyone else.
+    let started = Instant::now();
+    for _ in 0..10 {
+        let t = Instant::now();
+        assert_eq!(play(&mut seats, &mut [], &mut rng, 1).await, 1);
+        assert!(t.elapsed() < Duration::from_secs(2), "a move took {:?}", t.elapsed());
+    }
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // The flooder was closed as too slow (it finds the close frame after what was queued).
+    let mut code = None;
+    let read_all = async {
+        while let Some(Ok(msg)) = slow.next().await {
+            if let Message::Close(Some(frame)) = msg {
+                code = Some(u16::from(frame.code));
+            }
+        }
+    };
+    tokio::time::timeout(READ_TIMEOUT, read_all)
+        .await
+        .expect("the slow connection ends");
+    assert_eq!(code, Some(close::TOO_SLOW));
+
+    // A client that stops answering pings is closed with 4000 (short heartbeat on this server).
+    let mut config = db.config();
+    config.heartbeat_interval_ms = 100;
+    config.heartbeat_timeout_ms = 400;
+    let quick = TestServer::start(config);
+    let mut silent = Connection::connect(&quick.ws()).await.expect("connect");
+    silent.set_read_timeout(Some(READ_TIMEOUT));
+    let mut alive = Connection::connect(&quick.ws()).await.expect("connect");
+    alive.set_read_timeout(Some(Duration::from_millis(50)));
+    // `alive` keeps reading (and so answering pings); `silent` does not read at all.
+    let until = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < until {
+        match alive.next_message().await {
+            Err(client::ClientError::Timeout(_)) => {}
+            other => panic!("the reading client was disturbed: {other:?}"),
+        }
+    }
+    while let Ok(Some(_)) = silent.next_message().await {}
+    assert_eq!(silent.close_frame().map(|c| c.code), Some(close::HEARTBEAT_TIMEOUT));
+    quick.stop().await;
+    server.stop().await;
+}
+
+async fn http_api(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    assert_eq!(http(&server, "GET", "/healthz", &[], "").await.0, 200);
+    let (status, body) = http(&server, "POST", "/api/matches", &[], "{not json").await;
+    assert_eq!(status, 400);
+    assert!(body.contains("\"code\":\"malformed\""), "{body}");
+    let (status, body) = http(&server, "POST", "/api/matches", &[], r#"{"players":["red"]}"#).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = http(
+        &server,
+        "POST",
+        "/api/matches",
+        &[],
+        r#"{"players":["red","blue"],"draw_order":["nope"]}"#,
+    )
+    .await;
+    assert_eq!(status, 400, "an unknown tile: {body}");
+    let created = create(&server, 3).await;
+    assert_eq!(created.seats.len(), 3);
+    let tokens: std::collections::HashSet<_> = created.seats.iter().map(|s| &s.token).collect();
+    assert_eq!(tokens.len(), 3, "tokens differ");
+    // Admin log: refused without or with a wrong token; answers with the right one.
+    let path = format!("/api/admin/matches/{}/log", created.match_id);
+    assert_eq!(http(&server, "GET", &path, &[], "").await.0, 401);
+    assert_eq!(
+        http(&server, "GET", &path, &[("Authorization", "Bearer wrong")], "").await.0,
+        401
+    );
+    let log = admin_log(&server, created.match_id).await;
+    assert_eq!(log["status"], "active");
+    assert_eq!(log["commands"].as_array().map(Vec::len), Some(0));
+    assert!(log.get("setup").is_none(), "the setup (and its seed) stays secret");
+    server.stop().await;
+
+    // Without `allow_test_setups`, a forced pile is refused.
+    let mut config = db.config();
+    config.allow_test_setups = false;
+    let server = TestServer::start(config);
+    let (status, body) = http(
+        &server,
+        "POST",
+        "/api/matches",
+        &[],
+        r#"{"players":["red","blue"],"draw_order":["base/A"]}"#,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("draw_order"), "{body}");
+    server.stop().await;
+}
