@@ -17,7 +17,7 @@ pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(Player
         return None;
     }
     let player = game.active();
-    let mut placements = Vec::new();
+    let mut placements = Vec::with_capacity(256);
     game.placements_into(&mut placements);
     if !placements.is_empty() {
         let (pos, rotation) = placements[pick(next(), placements.len())];

@@ -87,6 +87,8 @@ pub enum SetupError {
     DuplicateColour(crate::setup::Colour),
     #[error("meeples per player must be 1 to 30, not {0}")]
     Meeples(u8),
+    #[error("a pile of {0} tiles is more than the rules allow (500)")]
+    PileTooLarge(usize),
     #[error("draw order names tile `{0}`, which this match does not use")]
     UnknownTile(String),
 }

@@ -16,6 +16,7 @@ use crate::tollkeepers;
 use crate::view::{MeepleView, PlayerView, TileView, TollhouseView, View};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
+use smallvec::{SmallVec, smallvec};
 use std::collections::BTreeMap;
 
 /// Index of a placed tile in [`Game::placed`].
@@ -43,15 +44,14 @@ pub(crate) struct Feature {
     size: u32,
     /// Road and city ends that face no tile yet; 0 means closed (B6).
     open: u32,
-    /// Distinct tiles of the feature.
-    pub(crate) tiles: Vec<TileRef>,
+    /// Distinct tiles of the feature. (Inline vectors: most features stay small, and a random
+    /// game creates hundreds of them.)
+    pub(crate) tiles: SmallVec<[TileRef; 4]>,
     coats: u32,
     /// Meeples on the feature: owner and the segment it stands on.
-    pub(crate) meeples: Vec<(PlayerId, SegRef)>,
-    /// Fields: city segments touched (resolved to features at final scoring).
-    touches: Vec<SegRef>,
+    pub(crate) meeples: SmallVec<[(PlayerId, SegRef); 1]>,
     /// Roads: the crossroads tiles where this road ends, once per ending segment (T3, T8).
-    pub(crate) crossroads: Vec<TileRef>,
+    pub(crate) crossroads: SmallVec<[TileRef; 2]>,
     /// Roads: pictures beside its segments, by [`PictureKind`] (T7).
     pub(crate) pictures: [u32; PictureKind::COUNT],
     /// Completed and scored: never scored again.
@@ -67,6 +67,22 @@ pub(crate) struct PlayerState {
     /// T9: the tollhouse raised a toll from travellers this turn.
     pub(crate) turn_over: bool,
 }
+
+/// An empty square next to the board.
+#[derive(Debug, Clone, Copy)]
+struct Frontier {
+    pos: Pos,
+    /// Edge codes the neighbours demand (two bits a side, as in [`TileKind`]).
+    code: u8,
+    /// Which sides are constrained (0b11 per constrained side).
+    mask: u8,
+}
+
+/// The largest pile a setup may ask for: the grid is sized for a line of every tile.
+pub const MAX_PILE: usize = 500;
+
+/// A grid cell holds 0 (empty), a placed index + 1, or `FRONTIER | slot in frontier`.
+const FRONTIER: u16 = 0x8000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -91,11 +107,15 @@ pub struct Game {
     /// Grid side length and offset of (0, 0).
     dim: i32,
     off: i32,
-    /// Per square: 0 empty, else placed index + 1.
-    cells: Vec<u32>,
-    /// Empty squares next to a tile, in the order they appeared.
-    frontier: Vec<Pos>,
+    /// Per square: 0 empty, a placed index + 1, or `FRONTIER | index in frontier` (two bytes a
+    /// square keeps the grid of a whole game small enough to clear cheaply).
+    cells: Vec<u16>,
+    /// Empty squares next to a tile, in the order they appeared, each with the edges a tile
+    /// must show there (kept up to date as neighbours arrive, so placement checks are a mask).
+    frontier: Vec<Frontier>,
     pub(crate) placed: Vec<Placed>,
+    /// Placed tiles showing a crossroads (T3), in placement order.
+    pub(crate) crossroads: Vec<TileRef>,
     parent: Vec<SegRef>,
     seg_tile: Vec<TileRef>,
     seg_local: Vec<u8>,
@@ -156,9 +176,14 @@ impl Game {
                 pile
             }
         };
+        if pile.len() > MAX_PILE {
+            return Err(SetupError::PileTooLarge(pile.len()));
+        }
         pile.shrink_to_fit();
         let total = pile.len() as i32 + 1;
-        let dim = 2 * total + 3;
+        // Most games stay within a dozen squares of the start; the grid grows when one does not.
+        let off = total.clamp(2, 12) + 1;
+        let dim = 2 * off + 1;
         let players = (0..n)
             .map(|_| PlayerState {
                 score: 0,
@@ -174,10 +199,11 @@ impl Game {
             pile,
             discarded: Vec::new(),
             dim,
-            off: total + 1,
+            off,
             cells: vec![0; (dim * dim) as usize],
             frontier: Vec::with_capacity(64),
             placed: Vec::with_capacity(total as usize),
+            crossroads: Vec::new(),
             parent: Vec::with_capacity(total as usize * 6),
             seg_tile: Vec::with_capacity(total as usize * 6),
             seg_local: Vec::with_capacity(total as usize * 6),
@@ -301,8 +327,7 @@ impl Game {
         let mut out: Vec<Placement> = self
             .frontier
             .iter()
-            .filter_map(|&pos| {
-                let (code, mask) = self.requirement(pos);
+            .filter_map(|&Frontier { pos, code, mask }| {
                 let rotations: Vec<Rotation> = Rotation::ALL
                     .into_iter()
                     .filter(|r| (kind.edge_code_rotated(r.quarters()) ^ code) & mask == 0)
@@ -322,14 +347,22 @@ impl Game {
             return;
         };
         let kind = self.cat.get(tile);
-        for &pos in &self.frontier {
-            let (code, mask) = self.requirement(pos);
-            for r in Rotation::ALL {
-                if (kind.edge_code_rotated(r.quarters()) ^ code) & mask == 0 {
-                    out.push((pos, r));
+        let codes = kind.edge_codes();
+        for f in &self.frontier {
+            for (r, c) in Rotation::ALL.into_iter().zip(codes) {
+                if (c ^ f.code) & f.mask == 0 {
+                    out.push((f.pos, r));
                 }
             }
         }
+    }
+
+    /// Whether the drawn tile fits anywhere (B4).
+    fn fits_somewhere(&self, tile: TileIdx) -> bool {
+        let codes = self.cat.get(tile).edge_codes();
+        self.frontier
+            .iter()
+            .any(|f| codes.iter().any(|c| (c ^ f.code) & f.mask == 0))
     }
 
     /// Features of the tile just placed that may take a meeple now (B5); empty outside phase 2
@@ -488,6 +521,29 @@ impl Game {
 
     // ---- board ----
 
+    /// Doubles the grid around (0, 0) when `pos` or a square next to it falls outside it.
+    fn make_room(&mut self, pos: Pos) {
+        let lo = -self.off;
+        let hi = self.dim - self.off - 1;
+        if pos.x > lo && pos.x < hi && pos.y > lo && pos.y < hi {
+            return;
+        }
+        let off = self.off * 2 + pos.x.abs().max(pos.y.abs());
+        self.off = off;
+        self.dim = 2 * off + 1;
+        self.cells = vec![0; (self.dim * self.dim) as usize];
+        for t in 0..self.placed.len() {
+            if let Some(c) = self.cell(self.placed[t].pos) {
+                self.cells[c] = (t + 1) as u16;
+            }
+        }
+        for slot in 0..self.frontier.len() {
+            if let Some(c) = self.cell(self.frontier[slot].pos) {
+                self.cells[c] = FRONTIER | slot as u16;
+            }
+        }
+    }
+
     fn cell(&self, pos: Pos) -> Option<usize> {
         let (x, y) = (pos.x + self.off, pos.y + self.off);
         (x >= 0 && y >= 0 && x < self.dim && y < self.dim).then(|| (y * self.dim + x) as usize)
@@ -495,23 +551,36 @@ impl Game {
 
     pub(crate) fn tile_at(&self, pos: Pos) -> Option<TileRef> {
         match self.cell(pos).map(|c| self.cells[c]) {
-            Some(0) | None => None,
-            Some(v) => Some(v - 1),
+            Some(v) if v != 0 && v & FRONTIER == 0 => Some(TileRef::from(v) - 1),
+            _ => None,
         }
     }
 
     /// The edges a tile on `pos` must show: a code and a mask of the constrained sides.
     fn requirement(&self, pos: Pos) -> (u8, u8) {
-        let mut code = 0u8;
-        let mut mask = 0u8;
-        for side in Side::ALL {
-            if let Some(n) = self.tile_at(pos.step(side)) {
-                let e = (self.placed[n as usize].edges >> (2 * side.opposite().index())) & 3;
-                code |= e << (2 * side.index());
-                mask |= 3 << (2 * side.index());
+        match self.cell(pos).map(|c| self.cells[c]) {
+            Some(v) if v & FRONTIER != 0 => {
+                let f = &self.frontier[usize::from(v & !FRONTIER)];
+                (f.code, f.mask)
             }
+            _ => (0, 0),
         }
-        (code, mask)
+    }
+
+    /// Takes the square at cell `c` out of the frontier, if it is there.
+    fn frontier_remove(&mut self, c: usize) {
+        let v = self.cells[c];
+        if v & FRONTIER == 0 {
+            return;
+        }
+        self.cells[c] = 0;
+        let slot = v & !FRONTIER;
+        self.frontier.swap_remove(usize::from(slot));
+        if let Some(moved) = self.frontier.get(usize::from(slot)).map(|f| f.pos)
+            && let Some(mc) = self.cell(moved)
+        {
+            self.cells[mc] = FRONTIER | slot;
+        }
     }
 
     fn check_placement(&self, tile: TileIdx, pos: Pos, rot: Rotation) -> Result<(), RuleError> {
@@ -537,6 +606,7 @@ impl Game {
     fn place(&mut self, tile: TileIdx, pos: Pos, rot: Rotation) -> TileRef {
         let cat = self.cat;
         let kind = cat.get(tile);
+        self.make_room(pos);
         let t = self.placed.len() as TileRef;
         let first_seg = self.parent.len() as SegRef;
         let q = rot.quarters();
@@ -548,6 +618,9 @@ impl Game {
             first_seg,
         });
         let crossroads = kind.is_crossroads();
+        if crossroads {
+            self.crossroads.push(t);
+        }
         for (i, seg) in kind.segments.iter().enumerate() {
             let id = first_seg + i as SegRef;
             self.parent.push(id);
@@ -561,33 +634,44 @@ impl Game {
                 kind: seg.kind,
                 size: 1,
                 open: seg.side_count(),
-                tiles: vec![t],
+                tiles: smallvec![t],
                 coats: u32::from(seg.coat),
-                meeples: Vec::new(),
-                touches: seg
-                    .touches
-                    .iter()
-                    .map(|&c| first_seg + SegRef::from(c))
-                    .collect(),
+                meeples: SmallVec::new(),
                 crossroads: if crossroads && seg.end == Some(RoadEnd::Village) {
-                    vec![t]
+                    smallvec![t]
                 } else {
-                    Vec::new()
+                    SmallVec::new()
                 },
                 pictures,
                 done: false,
             });
         }
         let c = self.cell(pos).unwrap_or(0);
-        self.cells[c] = t + 1;
-        if let Some(i) = self.frontier.iter().position(|&p| p == pos) {
-            self.frontier.swap_remove(i);
-        }
+        self.frontier_remove(c);
+        self.cells[c] = (t + 1) as u16;
+        let edges = self.placed[t as usize].edges;
         for side in Side::ALL {
             let npos = pos.step(side);
             let Some(n) = self.tile_at(npos) else {
-                if !self.frontier.contains(&npos) && self.cell(npos).is_some() {
-                    self.frontier.push(npos);
+                // The empty square across this side must now match this side.
+                if let Some(nc) = self.cell(npos) {
+                    let opp = side.opposite().index() * 2;
+                    let e = (edges >> (2 * side.index())) & 3;
+                    let slot = match self.cells[nc] {
+                        v if v & FRONTIER != 0 => usize::from(v & !FRONTIER),
+                        _ => {
+                            self.cells[nc] = FRONTIER | self.frontier.len() as u16;
+                            self.frontier.push(Frontier {
+                                pos: npos,
+                                code: 0,
+                                mask: 0,
+                            });
+                            self.frontier.len() - 1
+                        }
+                    };
+                    let f = &mut self.frontier[slot];
+                    f.code |= e << opp;
+                    f.mask |= 3 << opp;
                 }
                 continue;
             };
@@ -747,11 +831,10 @@ impl Game {
                 kind,
                 size: 0,
                 open: 0,
-                tiles: Vec::new(),
+                tiles: SmallVec::new(),
                 coats: 0,
-                meeples: Vec::new(),
-                touches: Vec::new(),
-                crossroads: Vec::new(),
+                meeples: SmallVec::new(),
+                crossroads: SmallVec::new(),
                 pictures: [0; PictureKind::COUNT],
                 done: false,
             },
@@ -766,7 +849,6 @@ impl Game {
         }
         f.coats += s.coats;
         f.meeples.extend(s.meeples);
-        f.touches.extend(s.touches);
         f.crossroads.extend(s.crossroads);
         for (k, c) in s.pictures.iter().enumerate() {
             f.pictures[k] += c;
@@ -787,7 +869,6 @@ impl Game {
 
     /// Draws until a tile fits somewhere (B4); ends the game when the pile runs out (B7).
     fn draw(&mut self, events: &mut Vec<Event>) {
-        let mut scratch = Vec::new();
         while let Some(tile) = self.pile.pop() {
             let id = self.cat.get(tile).id.clone();
             events.push(Event::TileDrawn {
@@ -795,8 +876,7 @@ impl Game {
                 tile: id.clone(),
             });
             self.phase = Phase::Tile(tile);
-            self.placements_into(&mut scratch);
-            if !scratch.is_empty() {
+            if self.fits_somewhere(tile) {
                 return;
             }
             self.discarded.push(tile);
@@ -811,7 +891,7 @@ impl Game {
     /// Phase 3 and the end of the turn: score what this tile completed (B6, B11), turn
     /// tollhouses (T9), pass to the next player.
     fn finish_turn(&mut self, t: TileRef, events: &mut Vec<Event>) {
-        let mut completed: Vec<(u8, Pos, SegRef)> = Vec::new();
+        let mut completed: SmallVec<[(u8, Pos, SegRef); 8]> = SmallVec::new();
         let p = self.placed[t as usize].clone();
         let nsegs = self.cat.get(p.tile).segments.len() as SegRef;
         for s in p.first_seg..p.first_seg + nsegs {
@@ -946,45 +1026,67 @@ impl Game {
         }
     }
 
-    /// Feature roots of one kind, not yet scored, in canonical order (B11).
-    pub(crate) fn open_features(&self, kind: FeatureKind) -> Vec<SegRef> {
-        let mut roots: Vec<(Pos, SegRef)> = (0..self.parent.len() as SegRef)
-            .filter(|&s| self.parent[s as usize] == s)
-            .filter(|&s| {
-                let f = &self.features[s as usize];
-                f.kind == kind && !f.done
-            })
-            .map(|s| (self.min_pos(s), s))
-            .collect();
-        roots.sort_unstable();
-        roots.into_iter().map(|(_, s)| s).collect()
+    /// Feature roots not yet scored that final scoring must look at, per kind (roads, cities,
+    /// monasteries, fields), each in canonical order (B11): those with meeples, and roads that end
+    /// at a crossroads while The Tollkeepers is on (T10).
+    fn final_candidates(&self) -> [Vec<SegRef>; 4] {
+        let tolls = self.setup.modules.tollkeepers;
+        let mut by_kind: [Vec<(Pos, SegRef)>; 4] = Default::default();
+        for s in 0..self.parent.len() as SegRef {
+            if self.parent[s as usize] != s {
+                continue;
+            }
+            let f = &self.features[s as usize];
+            let wanted = !f.done && (!f.meeples.is_empty() || (tolls && !f.crossroads.is_empty()));
+            if wanted {
+                let k = match f.kind {
+                    FeatureKind::Road => 0,
+                    FeatureKind::City => 1,
+                    FeatureKind::Monastery => 2,
+                    FeatureKind::Field => 3,
+                };
+                by_kind[k].push((self.min_pos(s), s));
+            }
+        }
+        by_kind.map(|mut v| {
+            v.sort_unstable();
+            v.into_iter().map(|(_, s)| s).collect()
+        })
     }
 
     /// B7: incomplete roads, cities, monasteries, then fields; then the game ends.
     fn final_scoring(&mut self, events: &mut Vec<Event>) {
         self.phase = Phase::Over;
-        for root in self.open_features(FeatureKind::Road) {
+        let [roads, cities, monasteries, fields] = self.final_candidates();
+        for root in roads {
             self.score_feature(root, false, events);
             tollkeepers::road_final(self, root, events);
         }
-        for kind in [FeatureKind::City, FeatureKind::Monastery] {
-            for root in self.open_features(kind) {
-                self.score_feature(root, false, events);
-            }
+        for root in cities.into_iter().chain(monasteries) {
+            self.score_feature(root, false, events);
         }
-        for root in self.open_features(FeatureKind::Field) {
-            if self.features[root as usize].meeples.is_empty() {
-                continue;
+        // Which completed cities each field touches, from the tiles' data (B7).
+        let mut touched: Vec<(SegRef, SegRef)> = Vec::new();
+        if !fields.is_empty() {
+            for p in &self.placed {
+                for (local, seg) in self.cat.get(p.tile).segments.iter().enumerate() {
+                    if seg.touches.is_empty() {
+                        continue;
+                    }
+                    let field = self.find(p.first_seg + local as SegRef);
+                    for &c in &seg.touches {
+                        let city = self.find(p.first_seg + SegRef::from(c));
+                        if self.features[city as usize].done {
+                            touched.push((field, city));
+                        }
+                    }
+                }
             }
-            let mut cities: Vec<SegRef> = self.features[root as usize]
-                .touches
-                .iter()
-                .map(|&c| self.find(c))
-                .filter(|&c| self.features[c as usize].done)
-                .collect();
-            cities.sort_unstable();
-            cities.dedup();
-            let n = cities.len() as u32;
+            touched.sort_unstable();
+            touched.dedup();
+        }
+        for root in fields {
+            let n = touched.iter().filter(|&&(f, _)| f == root).count() as u32;
             let (meeples, winners) = self.majority(root);
             let points = 3 * n;
             for &w in &winners {

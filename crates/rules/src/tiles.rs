@@ -139,6 +139,8 @@ pub struct TileKind {
     pub pictures: Vec<Picture>,
     /// Edges packed two bits a side, N in the low bits, for fast matching.
     pub(crate) edge_code: u8,
+    /// Cached [`TileKind::village_roads`] >= 2.
+    crossroads: bool,
 }
 
 impl TileKind {
@@ -155,13 +157,18 @@ impl TileKind {
 
     /// A village where 2, 3 or 4 roads end is a crossroads (T3).
     pub fn is_crossroads(&self) -> bool {
-        self.village_roads() >= 2
+        self.crossroads
     }
 
     pub fn has_monastery(&self) -> bool {
         self.segments
             .iter()
             .any(|s| s.kind == FeatureKind::Monastery)
+    }
+
+    /// Edge codes at rotations 0, 90, 180 and 270.
+    pub(crate) fn edge_codes(&self) -> [u8; 4] {
+        [0, 1, 2, 3].map(|q| self.edge_code_rotated(q))
     }
 
     /// Edge code turned clockwise by `quarters`.
@@ -499,7 +506,14 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
         .iter()
         .enumerate()
         .fold(0u8, |acc, (i, e)| acc | ((*e as u8) << (2 * i)));
+    let crossroads = def.village
+        && segments
+            .iter()
+            .filter(|s| s.kind == FeatureKind::Road && s.end == Some(RoadEnd::Village))
+            .count()
+            >= 2;
     Ok(TileKind {
+        crossroads,
         id: def.id,
         letter: def.letter,
         set,

@@ -20,25 +20,24 @@ fn on(game: &Game) -> bool {
 }
 
 /// Crossroads where `player` may put or move their tollhouse now (T3–T5): every crossroads on the
-/// board with no tollhouse on it (their own current one excluded: staying is not a move).
+/// board with no tollhouse on it (their own current one excluded: staying is not a move), in the
+/// order they were placed.
 pub(crate) fn targets(game: &Game, _player: PlayerId) -> Vec<Pos> {
     if !on(game) {
         return Vec::new();
     }
-    let mut out: Vec<Pos> = game
-        .placed
+    let taken: smallvec::SmallVec<[_; 6]> = game
+        .players
         .iter()
-        .enumerate()
-        .filter(|(_, p)| crate::tiles::catalogue().get(p.tile).is_crossroads())
-        .filter(|(t, _)| {
-            !game
-                .players
-                .iter()
-                .any(|pl| matches!(pl.tollhouse, Some((h, _)) if h as usize == *t))
-        })
-        .map(|(_, p)| p.pos)
+        .filter_map(|p| p.tollhouse.map(|(t, _)| t))
         .collect();
-    out.sort_unstable();
+    let mut out = Vec::with_capacity(game.crossroads.len());
+    out.extend(
+        game.crossroads
+            .iter()
+            .filter(|t| !taken.contains(t))
+            .map(|&t| game.placed[t as usize].pos),
+    );
     out
 }
 
@@ -55,11 +54,7 @@ pub(crate) fn place(
     }
     let t = game
         .tile_at(pos)
-        .filter(|&t| {
-            crate::tiles::catalogue()
-                .get(game.placed[t as usize].tile)
-                .is_crossroads()
-        })
+        .filter(|t| game.crossroads.contains(t))
         .ok_or(RuleError::NotACrossroads(pos))?;
     let own = game.players[player as usize].tollhouse;
     if matches!(own, Some((h, _)) if h == t) {

@@ -1,0 +1,60 @@
+//! Plays N random games and prints games per second: a quick figure outside criterion, and a
+//! fixed workload for instruction counts (`valgrind --tool=callgrind`).
+//!
+//! Usage: `cargo run --release -p rules --example random_games -- [games] [players] [tollkeepers]`
+
+use rules::{Colour, Game, Modules, Setup, bot};
+use std::time::Instant;
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let games: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(10_000);
+    let players: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(2);
+    let tollkeepers = args.get(2).is_some_and(|a| a == "tollkeepers");
+    let colours = [
+        Colour::Red,
+        Colour::Green,
+        Colour::Blue,
+        Colour::Yellow,
+        Colour::Black,
+        Colour::Pink,
+    ];
+    let start = Instant::now();
+    let (mut turns, mut points) = (0u64, 0u64);
+    let mut events = Vec::new();
+    for seed in 0..games {
+        let setup = Setup {
+            modules: Modules { tollkeepers },
+            ..Setup::new(colours[..players.clamp(2, 6)].to_vec(), seed)
+        };
+        let Ok((mut game, _)) = Game::start(setup) else {
+            eprintln!("bad setup");
+            return;
+        };
+        let mut rng = seed;
+        while let Some((p, cmd)) = bot::random_move(&game, || splitmix(&mut rng)) {
+            events.clear();
+            if let Err(e) = game.apply_into(p, cmd, &mut events) {
+                eprintln!("illegal bot move: {e}");
+                return;
+            }
+            turns += 1;
+        }
+        points += game.scores().iter().map(|&s| u64::from(s)).sum::<u64>();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{games} games ({players} players, tollkeepers: {tollkeepers}) in {secs:.3} s: {:.0} games/s, {:.0} commands/game, {:.1} points/game",
+        games as f64 / secs,
+        turns as f64 / games as f64,
+        points as f64 / games as f64
+    );
+}
