@@ -27,7 +27,7 @@ pub use event::{Event, MeepleCount};
 pub use game::Game;
 pub use geometry::{Half, Pos, Rotation, Side};
 pub use setup::{Colour, Modules, PlayerId, Setup};
-pub use tiles::{FeatureKind, PictureKind, catalogue};
+pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileKind, catalogue};
 pub use view::View;
 
 /// Version of the rules implementation. Stored with every match: a match replays only on the

@@ -90,7 +90,8 @@ pub struct Picture {
     pub kind: PictureKind,
     /// Segment index (into [`TileKind::segments`]) of the field it stands in, if it stands in one.
     pub field: Option<u8>,
-    /// Segment index of the road segment it stands beside, if any (T7).
+    /// Segment index of the road segment it stands beside, if any (T7). Roads come first in
+    /// [`TileKind::segments`], so this is also the index into the file's `road` list.
     pub road: Option<u8>,
 }
 
@@ -344,13 +345,10 @@ pub fn parse(files: &[(&str, &str)]) -> Result<Catalogue, DataError> {
 
 fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
     let err = |m: String| DataError(format!("{ctx}: {m}"));
-    let letters: Vec<&str> = def.edges.split_whitespace().collect();
-    let letters: Vec<char> = if letters.len() == 4 {
-        letters.iter().filter_map(|l| l.chars().next()).collect()
-    } else {
-        def.edges.chars().filter(|c| !c.is_whitespace()).collect()
-    };
-    if letters.len() != 4 {
+    // "C R F R" or "CRFR": four one-letter words, or one four-letter word.
+    let letters: Vec<char> = def.edges.chars().filter(|c| !c.is_whitespace()).collect();
+    let words = def.edges.split_whitespace().count();
+    if letters.len() != 4 || (words != 1 && words != 4) {
         return Err(err(format!("edges `{}` must name 4 sides", def.edges)));
     }
     let mut edges = [Edge::Field; 4];
@@ -362,11 +360,20 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
             _ => return Err(err(format!("edge letter `{c}` is not C, R or F"))),
         };
     }
-    let set = def
+    let (set, rest) = def
         .id
         .split_once('/')
-        .map(|(s, _)| s.to_string())
-        .ok_or_else(|| err("id must be `set/letter`".into()))?;
+        .ok_or_else(|| err("id must be `set/LETTER` or `set/LETTER+picture`".into()))?;
+    let set = set.to_string();
+    if rest.split('+').next() != Some(def.letter.as_str()) {
+        return Err(err(format!(
+            "letter `{}` does not match the id",
+            def.letter
+        )));
+    }
+    if def.count == 0 {
+        return Err(err("count must be at least 1".into()));
+    }
 
     let mut segments = Vec::new();
     for r in &def.road {
@@ -380,8 +387,18 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
                 )));
             }
         }
-        if r.end == Some(RoadEnd::Village) && !def.village {
-            return Err(err("a road ends at a village but the tile has none".into()));
+        let missing = match r.end {
+            Some(RoadEnd::Village) => !def.village,
+            Some(RoadEnd::Monastery) => !def.monastery,
+            Some(RoadEnd::City) => def.city.is_empty(),
+            None => false,
+        };
+        if missing {
+            return Err(err(format!(
+                "road `{}` ends at a {:?} the tile does not show",
+                r.sides,
+                r.end.unwrap_or(RoadEnd::Village)
+            )));
         }
         segments.push(Segment {
             kind: FeatureKind::Road,
@@ -524,4 +541,59 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
         pictures,
         edge_code,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(tile: &str) -> Result<Catalogue, DataError> {
+        let text = format!("start = \"base/X\"\n[[tile]]\n{tile}");
+        parse(&[("test.toml", &text)])
+    }
+
+    const X: &str = "id = \"base/X\"\nletter = \"X\"\ncount = 1\nvillage = true\n\
+        road = [{ sides = \"N\", end = \"village\" }, { sides = \"E\", end = \"village\" }, \
+        { sides = \"S\", end = \"village\" }, { sides = \"W\", end = \"village\" }]\n\
+        field = [{ halves = \"Ne En\" }, { halves = \"Es Se\" }, { halves = \"Sw Ws\" }, { halves = \"Wn Nw\" }]\n";
+
+    #[test]
+    fn a_well_formed_tile_loads() {
+        let cat = one(&format!("edges = \"R R R R\"\n{X}"));
+        let Ok(cat) = cat else {
+            panic!("{:?}", cat.err());
+        };
+        assert!(cat.get(0).is_crossroads());
+        assert_eq!(cat.get(0).village_roads(), 4);
+    }
+
+    #[test]
+    fn malformed_tiles_are_refused_with_the_reason() {
+        // A typo in the edges, a side that disagrees with the segments, a letter that does not
+        // match the id, a road ending at a monastery that is not there.
+        let cases = [
+            (format!("edges = \"RR R R R\"\n{X}"), "must name 4 sides"),
+            (format!("edges = \"R R R F\"\n{X}"), "side W is Field"),
+            (
+                format!(
+                    "edges = \"RRRR\"\n{}",
+                    X.replace("letter = \"X\"", "letter = \"W\"")
+                ),
+                "does not match",
+            ),
+            (
+                format!(
+                    "edges = \"RRRR\"\n{}",
+                    X.replacen("end = \"village\"", "end = \"monastery\"", 1)
+                ),
+                "does not show",
+            ),
+        ];
+        for (text, why) in cases {
+            match one(&text) {
+                Ok(_) => panic!("accepted: {text}"),
+                Err(e) => assert!(e.0.contains(why), "{e} should say {why}"),
+            }
+        }
+    }
 }
