@@ -148,6 +148,10 @@ fn raise(game: &mut Game, root: SegRef, last: bool, events: &mut Vec<Event>) {
             let v = u32::from(value);
             (value, v * along.pictures() + 3 * v * along.travellers)
         };
+        // Nothing along the road: no toll, and no event (T6).
+        if points == 0 {
+            continue;
+        }
         let state = &mut game.players[player as usize];
         state.score += points;
         // T9: a toll from travellers turns the tollhouse at the end of this turn.
