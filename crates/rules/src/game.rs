@@ -276,10 +276,12 @@ impl Game {
                 self.features[root as usize].meeples.push((player, seg));
                 self.on_board.push((player, seg));
                 self.players[player as usize].supply -= 1;
+                // Named canonically (first side or half in board order), as the view and
+                // `meeple_returned` name it, whichever side the player wrote.
                 events.push(Event::MeeplePlaced {
                     player,
                     pos: self.placed[t as usize].pos,
-                    target,
+                    target: self.target_of(seg),
                 });
                 self.finish_turn(t, events);
             }
@@ -859,6 +861,10 @@ impl Game {
     // ---- turn flow ----
 
     fn begin_turn(&mut self, events: &mut Vec<Event>) {
+        if self.pile.is_empty() {
+            self.final_scoring(events);
+            return;
+        }
         self.turn += 1;
         events.push(Event::TurnStarted {
             player: self.active,
