@@ -23,6 +23,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/healthz", get(healthz))
         .route("/api/matches", post(create_match))
         .route("/api/admin/matches/{id}/log", get(admin_log))
+        .route("/api/admin/stats", get(admin_stats))
         .route("/ws", get(ws_upgrade))
         .with_state(shared)
 }
@@ -174,24 +175,8 @@ async fn admin_log(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(expected) = shared.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
-        return error(
-            StatusCode::NOT_FOUND,
-            ErrorCode::Unavailable,
-            "the admin API is off (no admin token configured)",
-        );
-    };
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    // Compare hashes so that the comparison time says nothing about the token.
-    if given.map(token_hash) != Some(token_hash(expected)) {
-        return error(
-            StatusCode::UNAUTHORIZED,
-            ErrorCode::BadToken,
-            "admin token required",
-        );
+    if let Err(refusal) = check_admin(&shared, &headers) {
+        return refusal;
     }
     let Ok(id) = Uuid::parse_str(&id) else {
         return error(StatusCode::BAD_REQUEST, ErrorCode::Malformed, "not a match id");
@@ -225,6 +210,45 @@ async fn admin_log(
         "rules_version": row.rules_version,
         "created_at": row.created_at,
         "commands": commands,
+    }))
+    .into_response()
+}
+
+/// The admin API needs `Authorization: Bearer <admin token>`, and is off without a configured
+/// token.
+#[allow(clippy::result_large_err)]
+fn check_admin(shared: &Shared, headers: &HeaderMap) -> Result<(), Response> {
+    let Some(expected) = shared.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
+        return Err(error(
+            StatusCode::NOT_FOUND,
+            ErrorCode::Unavailable,
+            "the admin API is off (no admin token configured)",
+        ));
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    // Compare hashes so that the comparison time says nothing about the token.
+    if given.map(token_hash) != Some(token_hash(expected)) {
+        return Err(error(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::BadToken,
+            "admin token required",
+        ));
+    }
+    Ok(())
+}
+
+/// What is in memory: match actors and WebSocket connections.
+async fn admin_stats(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if let Err(refusal) = check_admin(&shared, &headers) {
+        return refusal;
+    }
+    axum::Json(serde_json::json!({
+        "matches_in_memory": shared.registry.len(),
+        "connections": *shared.connections.borrow(),
+        "store": shared.store.kind(),
     }))
     .into_response()
 }

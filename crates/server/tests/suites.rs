@@ -41,6 +41,10 @@ on_both_stores!(
     restart_graceful_and_abrupt_loses_no_acknowledged_move,
     slow_and_silent_clients_are_dropped_without_slowing_the_match,
     http_api,
+    pipelined_commands_are_answered_in_order,
+    idle_match_leaves_memory_and_comes_back,
+    diverging_replay_marks_the_match_broken,
+    store_batches_are_atomic,
 );
 
 fn expect_error(out: &CommandOutcome, code: ErrorCode) -> protocol::ErrorBody {
@@ -549,4 +553,164 @@ async fn http_api(db: &TestDb) {
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("draw_order"), "{body}");
     server.stop().await;
+}
+
+/// Commands sent back to back, without waiting, are likely drained and stored as one batch: the
+/// answers still come in order, a repeated id in the same batch gets the same seq.
+async fn pipelined_commands_are_answered_in_order(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let mut a = Follower::join(&server, id, Some(&created.seats[0].token), None).await;
+    a.sync_first().await;
+    let (_, tile) = pick_move(&a.view(), &mut Rng::new(11)).expect("a move");
+    a.conn.send_command("p1", tile.clone()).await.expect("send");
+    a.conn.send_command("p1", tile).await.expect("send");
+    a.conn.send_command("p2", occupied_square()).await.expect("send");
+    a.conn.send_command("p3", Command::Pass).await.expect("send");
+    let mut answers = Vec::new();
+    while answers.len() < 4 {
+        match a.conn.next_message().await.expect("read").expect("open") {
+            ServerMessage::Ack { id, seq, .. } => answers.push(format!("ack {id} {seq}")),
+            ServerMessage::Error(e) => answers.push(format!(
+                "error {} {:?}",
+                e.id.unwrap_or_default(),
+                e.code
+            )),
+            other => a.absorb(&other),
+        }
+    }
+    assert_eq!(answers, ["ack p1 1", "ack p1 1", "error p2 Rule", "ack p3 2"]);
+    a.sync_to(2).await;
+    assert_eq!(a.diff_seqs, [1, 2]);
+    server.stop().await;
+}
+
+async fn stats(server: &TestServer) -> serde_json::Value {
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    let (status, body) = http(server, "GET", "/api/admin/stats", &[("Authorization", &auth)], "").await;
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).expect("stats JSON")
+}
+
+/// A match nobody holds leaves memory after the idle time and is reloaded from the store on
+/// demand, with its command ids remembered.
+async fn idle_match_leaves_memory_and_comes_back(db: &TestDb) {
+    let mut config = db.config();
+    config.match_idle_ms = 200;
+    let server = TestServer::start(config);
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let tokens: Vec<String> = created.seats.iter().map(|s| s.token.clone()).collect();
+    let mut seats = vec![
+        Follower::join(&server, id, Some(&tokens[0]), None).await,
+        Follower::join(&server, id, Some(&tokens[1]), None).await,
+    ];
+    let mut rng = Rng::new(0x5eed_0006);
+    assert_eq!(play(&mut seats, &mut [], &mut rng, 5).await, 5);
+    assert_eq!(stats(&server).await["matches_in_memory"], 1);
+    for f in seats.iter_mut() {
+        f.conn.close().await.expect("close");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stats(&server).await["matches_in_memory"] != 0 {
+        assert!(Instant::now() < deadline, "the idle match stays in memory");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Back: a snapshot at seq 5 (the diff window left with the actor), then play goes on.
+    for (i, f) in seats.iter_mut().enumerate() {
+        f.reconnect(&server, Some(&tokens[i])).await;
+    }
+    assert_eq!(play(&mut seats, &mut [], &mut rng, 3).await, 3);
+    assert_eq!(seats[0].seq(), Some(8));
+    // A command id acknowledged before the actor left still answers with its first seq.
+    let (first_id, first_seq) = seats[0].acks[0].clone();
+    let out = seats[0].command(&first_id, Command::Pass).await;
+    assert!(matches!(out, CommandOutcome::Accepted { seq, .. } if seq == first_seq), "{out:?}");
+    server.stop().await;
+}
+
+/// A stored history that the rules no longer reproduce is not resumed: the match is marked
+/// broken and refuses service, and the other matches are unaffected.
+async fn diverging_replay_marks_the_match_broken(db: &TestDb) {
+    let config = db.config();
+    let server = TestServer::start(config.clone());
+    let bad = create(&server, 2).await;
+    let good = create(&server, 2).await;
+    for m in [&bad, &good] {
+        let mut seats = vec![
+            Follower::join(&server, m.match_id, Some(&m.seats[0].token), None).await,
+            Follower::join(&server, m.match_id, Some(&m.seats[1].token), None).await,
+        ];
+        assert_eq!(play(&mut seats, &mut [], &mut Rng::new(3), 4).await, 4);
+    }
+    server.stop().await;
+    let n = db
+        .execute(&format!(
+            "UPDATE commands SET events = '[]' WHERE seq = 2 AND match_id = '{}'",
+            bad.match_id
+        ))
+        .await;
+    assert_eq!(n, 1);
+
+    let server = TestServer::start(config);
+    let mut f = Follower::join(&server, bad.match_id, Some(&bad.seats[0].token), None).await;
+    let e = next_error(&mut f).await;
+    assert_eq!(e.code, ErrorCode::Unavailable, "{e:?}");
+    assert_eq!(admin_log(&server, bad.match_id).await["status"], "broken");
+    let (seq, _) = server_view(&server, good.match_id).await;
+    assert_eq!(seq, 4);
+    server.stop().await;
+}
+
+/// The store writes a batch in one transaction: a batch with one bad record stores nothing.
+async fn store_batches_are_atomic(db: &TestDb) {
+    use server::store::{CommandRow, MatchRow, MatchStatus, SeatRow, Store};
+    let config = db.config();
+    let store = Store::open(config.database_url.as_deref(), &config.data_dir)
+        .await
+        .expect("open");
+    let id = uuid::Uuid::new_v4();
+    let row = MatchRow {
+        id,
+        setup: r#"{"players":["red","blue"],"seed":18446744073709551615}"#.into(),
+        status: MatchStatus::Active,
+        rules_version: rules::RULES_VERSION.into(),
+        created_at: chrono::Utc::now(),
+    };
+    let seat = |seat: u8, hash: &str| SeatRow {
+        seat,
+        colour: "red".into(),
+        token_hash: hash.into(),
+    };
+    store
+        .create_match(&row, &[seat(0, "h0"), seat(1, "h1")])
+        .await
+        .expect("create");
+    assert_eq!(store.seat_for_token("h1").await.expect("lookup"), Some((id, 1)));
+    assert_eq!(store.seat_for_token("nope").await.expect("lookup"), None);
+    let loaded = store.load_match(id).await.expect("load").expect("found");
+    let setup: serde_json::Value = serde_json::from_str(&loaded.setup).expect("json");
+    assert_eq!(setup["seed"].as_u64(), Some(u64::MAX), "the seed survives the store exactly");
+    let rec = |seq: u64, cid: &str| CommandRow {
+        seq,
+        seat: 0,
+        command_id: cid.into(),
+        command: r#"{"type":"pass"}"#.into(),
+        events: "[]".into(),
+        created_at: chrono::Utc::now(),
+    };
+    // Same (match, seat, command id) twice: the whole batch fails.
+    assert!(store.append(id, &[rec(1, "a"), rec(2, "a")], None).await.is_err());
+    assert!(store.commands(id, 0).await.expect("read").is_empty());
+    store
+        .append(id, &[rec(1, "a"), rec(2, "b")], Some(MatchStatus::Finished))
+        .await
+        .expect("append");
+    // The same seq twice is refused.
+    assert!(store.append(id, &[rec(2, "c")], None).await.is_err());
+    let got = store.commands(id, 1).await.expect("read");
+    assert_eq!(got.iter().map(|r| r.seq).collect::<Vec<_>>(), [2]);
+    assert!(store.unfinished().await.expect("list").iter().all(|m| *m != id));
+    store.close().await;
 }

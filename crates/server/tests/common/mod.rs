@@ -61,6 +61,27 @@ impl TestDb {
         })
     }
 
+    /// Runs one SQL statement on the store directly (to tamper with it in tests).
+    pub async fn execute(&self, sql: &str) -> u64 {
+        match self {
+            TestDb::Sqlite(dir) => {
+                let path = dir.path().join("data").join("server.db");
+                let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+                    .await
+                    .expect("sqlite");
+                let n = sqlx::query(sql).execute(&mut conn).await.expect("sql").rows_affected();
+                let _ = conn.close().await;
+                n
+            }
+            TestDb::Postgres { url, .. } => {
+                let mut conn = sqlx::PgConnection::connect(url).await.expect("postgres");
+                let n = sqlx::query(sql).execute(&mut conn).await.expect("sql").rows_affected();
+                let _ = conn.close().await;
+                n
+            }
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             TestDb::Sqlite(_) => "sqlite",
