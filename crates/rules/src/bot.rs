@@ -23,18 +23,26 @@ pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(Player
         let (pos, rotation) = placements[pick(next(), placements.len())];
         return Some((player, Command::PlaceTile { pos, rotation }));
     }
+    // First the kind of move, uniformly among those open (meeple, tollhouse, pass), then the
+    // move: a uniform pick over all moves would mostly shuffle tollhouses between crossroads.
     let meeples = game.meeple_targets();
-    let tolls = game.tollhouse_targets();
-    // Passing is one choice among the others, so supplies do not run dry at once.
-    let i = pick(next(), meeples.len() + tolls.len() + 1);
-    let cmd = if i < meeples.len() {
-        Command::PlaceMeeple { target: meeples[i] }
-    } else if i < meeples.len() + tolls.len() {
-        Command::PlaceTollhouse {
-            pos: tolls[i - meeples.len()],
-        }
-    } else {
-        Command::Pass
+    let tolls = game.tollhouse_target_count();
+    let kinds = [!meeples.is_empty(), tolls > 0, true];
+    let open = kinds.iter().filter(|&&k| k).count();
+    let kind = kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k)
+        .nth(pick(next(), open))
+        .map_or(2, |(i, _)| i);
+    let cmd = match kind {
+        0 => Command::PlaceMeeple {
+            target: meeples[pick(next(), meeples.len())],
+        },
+        1 => Command::PlaceTollhouse {
+            pos: game.tollhouse_targets()[pick(next(), tolls)],
+        },
+        _ => Command::Pass,
     };
     Some((player, cmd))
 }

@@ -393,6 +393,14 @@ impl Game {
         }
     }
 
+    /// How many crossroads [`Game::tollhouse_targets`] would list, without listing them (bots).
+    pub fn tollhouse_target_count(&self) -> usize {
+        match self.phase {
+            Phase::Follower(_) => tollkeepers::target_count(self),
+            _ => 0,
+        }
+    }
+
     /// The public view (B9).
     pub fn view(&self) -> View {
         let players = self

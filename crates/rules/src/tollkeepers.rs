@@ -41,6 +41,20 @@ pub(crate) fn targets(game: &Game, _player: PlayerId) -> Vec<Pos> {
     out
 }
 
+/// The length of [`targets`]: every crossroads but those holding a tollhouse (each tollhouse
+/// stands on a distinct crossroads).
+pub(crate) fn target_count(game: &Game) -> usize {
+    if !on(game) {
+        return 0;
+    }
+    let placed = game
+        .players
+        .iter()
+        .filter(|p| p.tollhouse.is_some())
+        .count();
+    game.crossroads.len() - placed
+}
+
 /// T2: put the tollhouse into play on `pos`, or move it there. Checks everything before changing
 /// anything.
 pub(crate) fn place(
