@@ -191,25 +191,21 @@ impl Registry {
         let Some(alive) = inner.alive.clone() else {
             return Err(Closed);
         };
-        if let Some(h) = inner.map.get(&id) {
-            if !h.tx.is_closed() {
-                if let Some(reply) = on_loaded {
-                    // Already running: ask it how it loaded through the queue, in order.
-                    let _ = h.tx.try_send(ActorMsg::Inspect {
-                        reply: forward_load(reply),
-                    });
-                }
-                return Ok(h.clone());
+        if let Some(h) = inner.map.get(&id)
+            && !h.tx.is_closed()
+        {
+            if let Some(reply) = on_loaded {
+                // Already running: ask it how it loaded through the queue, in order.
+                let _ = h.tx.try_send(ActorMsg::Inspect {
+                    reply: forward_load(reply),
+                });
             }
+            return Ok(h.clone());
         }
         let generation = inner.next_generation;
         inner.next_generation += 1;
         let (tx, rx) = mpsc::channel(self.config.match_inbox.max(1));
-        let handle = MatchHandle {
-            id,
-            generation,
-            tx,
-        };
+        let handle = MatchHandle { id, generation, tx };
         inner.map.insert(id, handle.clone());
         let actor = Actor {
             id,
@@ -250,7 +246,10 @@ impl Registry {
     /// lookup starts a fresh actor from the store.
     fn retire(&self, id: Uuid, generation: u64, rx: &mpsc::Receiver<ActorMsg>) -> bool {
         let mut inner = self.lock();
-        let ours = inner.map.get(&id).is_some_and(|h| h.generation == generation);
+        let ours = inner
+            .map
+            .get(&id)
+            .is_some_and(|h| h.generation == generation);
         if !ours {
             return true; // replaced or removed already: nobody new can reach us
         }
@@ -263,7 +262,11 @@ impl Registry {
 
     fn forget(&self, id: Uuid, generation: u64) {
         let mut inner = self.lock();
-        if inner.map.get(&id).is_some_and(|h| h.generation == generation) {
+        if inner
+            .map
+            .get(&id)
+            .is_some_and(|h| h.generation == generation)
+        {
             inner.map.remove(&id);
         }
     }
@@ -297,7 +300,9 @@ impl Registry {
 
 /// Turns an `Inspect` answer into a load outcome for a caller of [`Registry::load`] that found the
 /// actor already running.
-fn forward_load(reply: oneshot::Sender<LoadOutcome>) -> oneshot::Sender<Option<(Seq, rules::View)>> {
+fn forward_load(
+    reply: oneshot::Sender<LoadOutcome>,
+) -> oneshot::Sender<Option<(Seq, rules::View)>> {
     let (tx, rx) = oneshot::channel::<Option<(Seq, rules::View)>>();
     tokio::spawn(async move {
         let outcome = match rx.await {
@@ -570,10 +575,7 @@ impl Actor {
         let mut seq: Seq = 0;
         for rec in self.store.commands(self.id, 0).await? {
             if rec.seq != seq + 1 {
-                return Err(LoadError::Corrupt(format!(
-                    "seq {} follows {seq}",
-                    rec.seq
-                )));
+                return Err(LoadError::Corrupt(format!("seq {} follows {seq}", rec.seq)));
             }
             let command: Command = serde_json::from_str(&rec.command)
                 .map_err(|e| LoadError::Corrupt(format!("command {}: {e}", rec.seq)))?;
@@ -609,7 +611,14 @@ impl Actor {
     }
 
     /// Applies one command in memory and stages its answer.
-    fn stage(&mut self, batch: &mut Batch, conn: ConnHandle, seat: u8, id: String, command: Command) {
+    fn stage(
+        &mut self,
+        batch: &mut Batch,
+        conn: ConnHandle,
+        seat: u8,
+        id: String,
+        command: Command,
+    ) {
         let State::Ready(l) = &mut self.state else {
             self.handle_failed(ActorMsg::Command {
                 conn,
@@ -658,10 +667,10 @@ impl Actor {
                     message: e.to_string(),
                 };
                 let frame = frame(&ServerMessage::Error(body.clone()));
-                if l.rejected_order.len() >= REJECTED_CACHE {
-                    if let Some(old) = l.rejected_order.pop_front() {
-                        l.rejected.remove(&old);
-                    }
+                if l.rejected_order.len() >= REJECTED_CACHE
+                    && let Some(old) = l.rejected_order.pop_front()
+                {
+                    l.rejected.remove(&old);
                 }
                 l.rejected_order.push_back(key.clone());
                 l.rejected.insert(key, body);
@@ -798,12 +807,11 @@ impl Actor {
         };
         let ok = match since {
             Some(s) if s == l.seq => true,
-            Some(s) if s < l.seq && l.window.front().is_some_and(|(first, _)| *first <= s + 1) => {
-                l.window
-                    .iter()
-                    .filter(|(seq, _)| *seq > s)
-                    .all(|(_, f)| conn.push(f.clone()))
-            }
+            Some(s) if s < l.seq && l.window.front().is_some_and(|(first, _)| *first <= s + 1) => l
+                .window
+                .iter()
+                .filter(|(seq, _)| *seq > s)
+                .all(|(_, f)| conn.push(f.clone())),
             _ => {
                 let snapshot = match &l.snapshot {
                     Some(f) => f.clone(),
@@ -827,11 +835,11 @@ impl Actor {
 
     /// Frees what only serves active play; the next resume costs a snapshot.
     fn shrink(&mut self) {
-        if let State::Ready(l) = &mut self.state {
-            if self.subscribers.is_empty() {
-                l.window = VecDeque::new();
-                l.snapshot = None;
-            }
+        if let State::Ready(l) = &mut self.state
+            && self.subscribers.is_empty()
+        {
+            l.window = VecDeque::new();
+            l.snapshot = None;
         }
     }
 }

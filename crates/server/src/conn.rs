@@ -305,7 +305,11 @@ impl Connection {
             return;
         }
         if token.is_empty() || token.len() > 256 {
-            self.reply(error_frame(ErrorCode::BadToken, None, "no seat has this token"));
+            self.reply(error_frame(
+                ErrorCode::BadToken,
+                None,
+                "no seat has this token",
+            ));
             return;
         }
         match self.shared.store.seat_for_token(&token_hash(&token)).await {
@@ -315,9 +319,11 @@ impl Connection {
                 debug!(%match_id, seat, "authenticated");
                 self.reply(frame(&ServerMessage::Authenticated { match_id, seat }));
             }
-            Ok(None) => {
-                self.reply(error_frame(ErrorCode::BadToken, None, "no seat has this token"))
-            }
+            Ok(None) => self.reply(error_frame(
+                ErrorCode::BadToken,
+                None,
+                "no seat has this token",
+            )),
             Err(e) => {
                 warn!(error = %e, "token lookup failed");
                 self.reply(error_frame(ErrorCode::Internal, None, "the store failed"));

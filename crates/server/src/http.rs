@@ -109,7 +109,13 @@ async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
     }
     let setup_json = match serde_json::to_string(&setup) {
         Ok(s) => s,
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, e.to_string()),
+        Err(e) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::Internal,
+                e.to_string(),
+            );
+        }
     };
     let id = Uuid::new_v4();
     let mut seats = Vec::new();
@@ -179,16 +185,38 @@ async fn admin_log(
         return refusal;
     }
     let Ok(id) = Uuid::parse_str(&id) else {
-        return error(StatusCode::BAD_REQUEST, ErrorCode::Malformed, "not a match id");
+        return error(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::Malformed,
+            "not a match id",
+        );
     };
     let row = match shared.store.load_match(id).await {
         Ok(Some(r)) => r,
-        Ok(None) => return error(StatusCode::NOT_FOUND, ErrorCode::UnknownMatch, "no such match"),
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, e.to_string()),
+        Ok(None) => {
+            return error(
+                StatusCode::NOT_FOUND,
+                ErrorCode::UnknownMatch,
+                "no such match",
+            );
+        }
+        Err(e) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::Internal,
+                e.to_string(),
+            );
+        }
     };
     let commands = match shared.store.commands(id, 0).await {
         Ok(c) => c,
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, e.to_string()),
+        Err(e) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::Internal,
+                e.to_string(),
+            );
+        }
     };
     let parse = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
     let commands: Vec<serde_json::Value> = commands
@@ -218,7 +246,12 @@ async fn admin_log(
 /// token.
 #[allow(clippy::result_large_err)]
 fn check_admin(shared: &Shared, headers: &HeaderMap) -> Result<(), Response> {
-    let Some(expected) = shared.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
+    let Some(expected) = shared
+        .config
+        .admin_token
+        .as_deref()
+        .filter(|t| !t.is_empty())
+    else {
         return Err(error(
             StatusCode::NOT_FOUND,
             ErrorCode::Unavailable,

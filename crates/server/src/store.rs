@@ -8,11 +8,11 @@
 //! needs to know the rules' types.
 
 use chrono::{DateTime, Utc};
+use sqlx::Row;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::Row;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
@@ -57,7 +57,9 @@ impl MatchStatus {
             "active" => Ok(MatchStatus::Active),
             "finished" => Ok(MatchStatus::Finished),
             "broken" => Ok(MatchStatus::Broken),
-            other => Err(StoreError::Corrupt(format!("unknown match status `{other}`"))),
+            other => Err(StoreError::Corrupt(format!(
+                "unknown match status `{other}`"
+            ))),
         }
     }
 }
@@ -249,7 +251,8 @@ impl Store {
                     .await?;
                 row.map(|r| {
                     let id: String = r.try_get("match_id")?;
-                    let id = Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                    let id =
+                        Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
                     Ok((id, seat_from_db(r.try_get("seat")?)?))
                 })
                 .transpose()
@@ -313,28 +316,26 @@ impl Store {
     /// The commands of a match after `after` (exclusive), in seq order.
     pub async fn commands(&self, id: Uuid, after: u64) -> Result<Vec<CommandRow>, StoreError> {
         let rows = match self {
-            Store::Sqlite(pool) => {
-                sqlx::query(
-                    "SELECT seq, seat, command_id, command, events, created_at FROM commands \
+            Store::Sqlite(pool) => sqlx::query(
+                "SELECT seq, seat, command_id, command, events, created_at FROM commands \
                      WHERE match_id = ?1 AND seq > ?2 ORDER BY seq",
-                )
-                .bind(id.to_string())
-                .bind(seq_to_db(after))
-                .fetch_all(pool)
-                .await?
-                .into_iter()
-                .map(|r| {
-                    Ok(CommandRow {
-                        seq: seq_from_db(r.try_get("seq")?)?,
-                        seat: seat_from_db(r.try_get("seat")?)?,
-                        command_id: r.try_get("command_id")?,
-                        command: r.try_get("command")?,
-                        events: r.try_get("events")?,
-                        created_at: r.try_get("created_at")?,
-                    })
+            )
+            .bind(id.to_string())
+            .bind(seq_to_db(after))
+            .fetch_all(pool)
+            .await?
+            .into_iter()
+            .map(|r| {
+                Ok(CommandRow {
+                    seq: seq_from_db(r.try_get("seq")?)?,
+                    seat: seat_from_db(r.try_get("seat")?)?,
+                    command_id: r.try_get("command_id")?,
+                    command: r.try_get("command")?,
+                    events: r.try_get("events")?,
+                    created_at: r.try_get("created_at")?,
                 })
-                .collect::<Result<Vec<_>, StoreError>>()?
-            }
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?,
             Store::Postgres(pool) => sqlx::query(
                 "SELECT seq, seat, command_id, command::text AS command, events::text AS events, \
                  created_at FROM commands WHERE match_id = $1 AND seq > $2 ORDER BY seq",
@@ -436,25 +437,25 @@ impl Store {
     /// Every match that is neither finished nor broken: what a restart resumes.
     pub async fn unfinished(&self) -> Result<Vec<Uuid>, StoreError> {
         match self {
-            Store::Sqlite(pool) => sqlx::query(
-                "SELECT id FROM matches WHERE status = 'active' ORDER BY created_at",
-            )
-            .fetch_all(pool)
-            .await?
-            .into_iter()
-            .map(|r| {
-                let id: String = r.try_get("id")?;
-                Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(e.to_string()))
-            })
-            .collect(),
-            Store::Postgres(pool) => sqlx::query(
-                "SELECT id FROM matches WHERE status = 'active' ORDER BY created_at",
-            )
-            .fetch_all(pool)
-            .await?
-            .into_iter()
-            .map(|r| Ok(r.try_get("id")?))
-            .collect(),
+            Store::Sqlite(pool) => {
+                sqlx::query("SELECT id FROM matches WHERE status = 'active' ORDER BY created_at")
+                    .fetch_all(pool)
+                    .await?
+                    .into_iter()
+                    .map(|r| {
+                        let id: String = r.try_get("id")?;
+                        Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(e.to_string()))
+                    })
+                    .collect()
+            }
+            Store::Postgres(pool) => {
+                sqlx::query("SELECT id FROM matches WHERE status = 'active' ORDER BY created_at")
+                    .fetch_all(pool)
+                    .await?
+                    .into_iter()
+                    .map(|r| Ok(r.try_get("id")?))
+                    .collect()
+            }
         }
     }
 }

@@ -96,7 +96,11 @@ async fn whole_game_patches_match_server_views(db: &TestDb) {
         assert_eq!(s, seq, "snapshot seq");
         let server_json = serde_json::to_value(&view).expect("json");
         for f in seats.iter().chain(watchers.iter()) {
-            assert_eq!(f.mirror.view(), Some(&server_json), "mirror differs at seq {seq}");
+            assert_eq!(
+                f.mirror.view(),
+                Some(&server_json),
+                "mirror differs at seq {seq}"
+            );
         }
         steps += 1;
         if moved == 0 {
@@ -107,10 +111,17 @@ async fn whole_game_patches_match_server_views(db: &TestDb) {
     let view = seats[0].view();
     assert!(view.finished, "the game ended");
     let last = seats[0].seq().expect("seq");
-    assert!(last > 72, "a base game takes more than 72 commands, got {last}");
+    assert!(
+        last > 72,
+        "a base game takes more than 72 commands, got {last}"
+    );
     let spectator = &watchers[0];
     assert_eq!(spectator.snapshots, 1);
-    assert_eq!(spectator.diff_seqs, (1..=last).collect::<Vec<_>>(), "no gap, no repeat");
+    assert_eq!(
+        spectator.diff_seqs,
+        (1..=last).collect::<Vec<_>>(),
+        "no gap, no repeat"
+    );
     // Events tell the whole story: their awards add up to the scores, and the game ended.
     let mut totals = vec![0u32; view.players.len()];
     for e in &spectator.events {
@@ -120,7 +131,9 @@ async fn whole_game_patches_match_server_views(db: &TestDb) {
     }
     let scores: Vec<u32> = view.players.iter().map(|p| p.score).collect();
     assert_eq!(totals, scores);
-    assert!(matches!(spectator.events.last(), Some(Event::GameEnded { scores: s }) if *s == scores));
+    assert!(
+        matches!(spectator.events.last(), Some(Event::GameEnded { scores: s }) if *s == scores)
+    );
     // Every command of the finished match answers `unavailable` now.
     let out = seats[0].command("after-the-end", Command::Pass).await;
     expect_error(&out, ErrorCode::Unavailable);
@@ -155,14 +168,20 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
     // Malformed JSON, an unknown type, an unknown field (the error names the command id).
     a.conn.send_raw_text("{nope".into()).await.expect("send");
     assert_eq!(next_error(&mut a).await.code, ErrorCode::Malformed);
-    a.conn.send_raw_text(r#"{"type":"dance"}"#.into()).await.expect("send");
+    a.conn
+        .send_raw_text(r#"{"type":"dance"}"#.into())
+        .await
+        .expect("send");
     assert_eq!(next_error(&mut a).await.code, ErrorCode::Malformed);
     a.conn
         .send_raw_text(r#"{"type":"command","id":"x1","command":{"type":"pass"},"extra":1}"#.into())
         .await
         .expect("send");
     let e = next_error(&mut a).await;
-    assert_eq!((e.code, e.id.as_deref()), (ErrorCode::Malformed, Some("x1")));
+    assert_eq!(
+        (e.code, e.id.as_deref()),
+        (ErrorCode::Malformed, Some("x1"))
+    );
     // Binary frames.
     a.conn.send_raw_binary(vec![1, 2, 3]).await.expect("send");
     assert_eq!(next_error(&mut a).await.code, ErrorCode::Binary);
@@ -177,10 +196,16 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
     let out = a.command("", Command::Pass).await;
     expect_error(&out, ErrorCode::Malformed);
     // Auth twice; a wrong token; a command without a seat; an unknown match.
-    a.conn.send(&protocol::ClientMessage::Auth { token: created.seats[1].token.clone() })
+    a.conn
+        .send(&protocol::ClientMessage::Auth {
+            token: created.seats[1].token.clone(),
+        })
         .await
         .expect("send");
-    assert_eq!(next_error(&mut a).await.code, ErrorCode::AlreadyAuthenticated);
+    assert_eq!(
+        next_error(&mut a).await.code,
+        ErrorCode::AlreadyAuthenticated
+    );
     let mut stranger = Connection::connect(&server.ws()).await.expect("connect");
     stranger.set_read_timeout(Some(READ_TIMEOUT));
     match stranger.auth("not-a-token").await {
@@ -189,16 +214,25 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
     }
     let out = stranger.command("s1", Command::Pass).await.expect("answer");
     expect_error(&out, ErrorCode::Unauthenticated);
-    stranger.subscribe(uuid::Uuid::new_v4(), None).await.expect("send");
+    stranger
+        .subscribe(uuid::Uuid::new_v4(), None)
+        .await
+        .expect("send");
     let msg = stranger
         .wait_for(|m| matches!(m, ServerMessage::Error(_)))
         .await
         .expect("error");
-    assert!(matches!(msg, ServerMessage::Error(ref b) if b.code == ErrorCode::UnknownMatch), "{msg:?}");
+    assert!(
+        matches!(msg, ServerMessage::Error(ref b) if b.code == ErrorCode::UnknownMatch),
+        "{msg:?}"
+    );
 
     // Out of turn: seat 1 moves while seat 0 must.
     let view = a.view();
-    assert!(matches!(view.decisions.first(), Some(Decision::PlaceTile { player: 0, .. })));
+    assert!(matches!(
+        view.decisions.first(),
+        Some(Decision::PlaceTile { player: 0, .. })
+    ));
     let mut rng = Rng::new(7);
     let (_, legal) = pick_move(&view, &mut rng).expect("a move");
     let out = b.command("b1", legal.clone()).await;
@@ -215,12 +249,21 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
     assert_eq!(again, CommandOutcome::Rejected(first));
     // A legal move is accepted as seq 1; repeating its id answers seq 1 again, applies nothing.
     let out = a.command("a2", legal.clone()).await;
-    assert!(matches!(out, CommandOutcome::Accepted { seq: 1, .. }), "{out:?}");
+    assert!(
+        matches!(out, CommandOutcome::Accepted { seq: 1, .. }),
+        "{out:?}"
+    );
     let again = a.command("a2", legal).await;
-    assert!(matches!(again, CommandOutcome::Accepted { seq: 1, .. }), "{again:?}");
+    assert!(
+        matches!(again, CommandOutcome::Accepted { seq: 1, .. }),
+        "{again:?}"
+    );
     // Even with another command under the same id.
     let again = a.command("a2", Command::Pass).await;
-    assert!(matches!(again, CommandOutcome::Accepted { seq: 1, .. }), "{again:?}");
+    assert!(
+        matches!(again, CommandOutcome::Accepted { seq: 1, .. }),
+        "{again:?}"
+    );
 
     // The match goes on, and nobody saw anything twice.
     for f in [&mut a, &mut b, &mut spectator] {
@@ -285,7 +328,11 @@ async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
     let p = usize::from(player);
     let before = seats[p].seq().expect("seq");
     let cid = seats[p].new_id();
-    seats[p].conn.send_command(&cid, cmd.clone()).await.expect("send");
+    seats[p]
+        .conn
+        .send_command(&cid, cmd.clone())
+        .await
+        .expect("send");
     seats[p].reconnect(&server, Some(&tokens[p])).await;
     let out = seats[p].command(&cid, cmd).await;
     assert!(
@@ -305,7 +352,10 @@ async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
     let repeated_seat = &seats[p];
     let mut sorted = repeated_seat.diff_seqs.clone();
     sorted.dedup();
-    assert_eq!(sorted, repeated_seat.diff_seqs, "no repeat for the reconnected seat");
+    assert_eq!(
+        sorted, repeated_seat.diff_seqs,
+        "no repeat for the reconnected seat"
+    );
     let (seq, view) = server_view(&server, id).await;
     assert_eq!(seq, last);
     for f in seats.iter().chain(watchers.iter()) {
@@ -362,7 +412,11 @@ async fn restart_graceful_and_abrupt_loses_no_acknowledged_move(db: &TestDb) {
     let (player, cmd) = pick_move(&view, &mut rng).expect("a move");
     let p = usize::from(player);
     let cid = seats[p].new_id();
-    seats[p].conn.send_command(&cid, cmd.clone()).await.expect("send");
+    seats[p]
+        .conn
+        .send_command(&cid, cmd.clone())
+        .await
+        .expect("send");
     server.kill().await;
 
     let server = TestServer::start(config.clone());
@@ -372,7 +426,10 @@ async fn restart_graceful_and_abrupt_loses_no_acknowledged_move(db: &TestDb) {
     watchers[0].reconnect(&server, None).await;
     // Whether or not it was stored before the crash, resending the id applies it exactly once.
     let out = seats[p].command(&cid, cmd).await;
-    assert!(matches!(out, CommandOutcome::Accepted { seq: 31, .. }), "{out:?}");
+    assert!(
+        matches!(out, CommandOutcome::Accepted { seq: 31, .. }),
+        "{out:?}"
+    );
     for f in seats.iter_mut().chain(watchers.iter_mut()) {
         f.sync_to(31).await;
     }
@@ -404,11 +461,18 @@ async fn restart_graceful_and_abrupt_loses_no_acknowledged_move(db: &TestDb) {
     let mut acked = 0;
     for (seat, f) in seats.iter().enumerate() {
         for (cid, seq) in &f.acks {
-            assert_eq!(stored.get(&(seat as u64, cid.clone())), Some(seq), "ack {cid}");
+            assert_eq!(
+                stored.get(&(seat as u64, cid.clone())),
+                Some(seq),
+                "ack {cid}"
+            );
             acked += 1;
         }
     }
-    assert_eq!(acked, last as usize, "every stored command was acknowledged to someone");
+    assert_eq!(
+        acked, last as usize,
+        "every stored command was acknowledged to someone"
+    );
     server.stop().await;
 }
 
@@ -463,7 +527,11 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
     for _ in 0..10 {
         let t = Instant::now();
         assert_eq!(play(&mut seats, &mut [], &mut rng, 1).await, 1);
-        assert!(t.elapsed() < Duration::from_secs(2), "a move took {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "a move took {:?}",
+            t.elapsed()
+        );
     }
     assert!(started.elapsed() < Duration::from_secs(10));
 
@@ -499,7 +567,10 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
         }
     }
     while let Ok(Some(_)) = silent.next_message().await {}
-    assert_eq!(silent.close_frame().map(|c| c.code), Some(close::HEARTBEAT_TIMEOUT));
+    assert_eq!(
+        silent.close_frame().map(|c| c.code),
+        Some(close::HEARTBEAT_TIMEOUT)
+    );
     quick.stop().await;
     server.stop().await;
 }
@@ -510,7 +581,14 @@ async fn http_api(db: &TestDb) {
     let (status, body) = http(&server, "POST", "/api/matches", &[], "{not json").await;
     assert_eq!(status, 400);
     assert!(body.contains("\"code\":\"malformed\""), "{body}");
-    let (status, body) = http(&server, "POST", "/api/matches", &[], r#"{"players":["red"]}"#).await;
+    let (status, body) = http(
+        &server,
+        "POST",
+        "/api/matches",
+        &[],
+        r#"{"players":["red"]}"#,
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
     let (status, body) = http(
         &server,
@@ -529,13 +607,24 @@ async fn http_api(db: &TestDb) {
     let path = format!("/api/admin/matches/{}/log", created.match_id);
     assert_eq!(http(&server, "GET", &path, &[], "").await.0, 401);
     assert_eq!(
-        http(&server, "GET", &path, &[("Authorization", "Bearer wrong")], "").await.0,
+        http(
+            &server,
+            "GET",
+            &path,
+            &[("Authorization", "Bearer wrong")],
+            ""
+        )
+        .await
+        .0,
         401
     );
     let log = admin_log(&server, created.match_id).await;
     assert_eq!(log["status"], "active");
     assert_eq!(log["commands"].as_array().map(Vec::len), Some(0));
-    assert!(log.get("setup").is_none(), "the setup (and its seed) stays secret");
+    assert!(
+        log.get("setup").is_none(),
+        "the setup (and its seed) stays secret"
+    );
     server.stop().await;
 
     // Without `allow_test_setups`, a forced pile is refused.
@@ -566,21 +655,28 @@ async fn pipelined_commands_are_answered_in_order(db: &TestDb) {
     let (_, tile) = pick_move(&a.view(), &mut Rng::new(11)).expect("a move");
     a.conn.send_command("p1", tile.clone()).await.expect("send");
     a.conn.send_command("p1", tile).await.expect("send");
-    a.conn.send_command("p2", occupied_square()).await.expect("send");
-    a.conn.send_command("p3", Command::Pass).await.expect("send");
+    a.conn
+        .send_command("p2", occupied_square())
+        .await
+        .expect("send");
+    a.conn
+        .send_command("p3", Command::Pass)
+        .await
+        .expect("send");
     let mut answers = Vec::new();
     while answers.len() < 4 {
         match a.conn.next_message().await.expect("read").expect("open") {
             ServerMessage::Ack { id, seq, .. } => answers.push(format!("ack {id} {seq}")),
-            ServerMessage::Error(e) => answers.push(format!(
-                "error {} {:?}",
-                e.id.unwrap_or_default(),
-                e.code
-            )),
+            ServerMessage::Error(e) => {
+                answers.push(format!("error {} {:?}", e.id.unwrap_or_default(), e.code))
+            }
             other => a.absorb(&other),
         }
     }
-    assert_eq!(answers, ["ack p1 1", "ack p1 1", "error p2 Rule", "ack p3 2"]);
+    assert_eq!(
+        answers,
+        ["ack p1 1", "ack p1 1", "error p2 Rule", "ack p3 2"]
+    );
     a.sync_to(2).await;
     assert_eq!(a.diff_seqs, [1, 2]);
     server.stop().await;
@@ -588,7 +684,14 @@ async fn pipelined_commands_are_answered_in_order(db: &TestDb) {
 
 async fn stats(server: &TestServer) -> serde_json::Value {
     let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(server, "GET", "/api/admin/stats", &[("Authorization", &auth)], "").await;
+    let (status, body) = http(
+        server,
+        "GET",
+        "/api/admin/stats",
+        &[("Authorization", &auth)],
+        "",
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     serde_json::from_str(&body).expect("stats JSON")
 }
@@ -626,7 +729,10 @@ async fn idle_match_leaves_memory_and_comes_back(db: &TestDb) {
     // A command id acknowledged before the actor left still answers with its first seq.
     let (first_id, first_seq) = seats[0].acks[0].clone();
     let out = seats[0].command(&first_id, Command::Pass).await;
-    assert!(matches!(out, CommandOutcome::Accepted { seq, .. } if seq == first_seq), "{out:?}");
+    assert!(
+        matches!(out, CommandOutcome::Accepted { seq, .. } if seq == first_seq),
+        "{out:?}"
+    );
     server.stop().await;
 }
 
@@ -687,11 +793,18 @@ async fn store_batches_are_atomic(db: &TestDb) {
         .create_match(&row, &[seat(0, "h0"), seat(1, "h1")])
         .await
         .expect("create");
-    assert_eq!(store.seat_for_token("h1").await.expect("lookup"), Some((id, 1)));
+    assert_eq!(
+        store.seat_for_token("h1").await.expect("lookup"),
+        Some((id, 1))
+    );
     assert_eq!(store.seat_for_token("nope").await.expect("lookup"), None);
     let loaded = store.load_match(id).await.expect("load").expect("found");
     let setup: serde_json::Value = serde_json::from_str(&loaded.setup).expect("json");
-    assert_eq!(setup["seed"].as_u64(), Some(u64::MAX), "the seed survives the store exactly");
+    assert_eq!(
+        setup["seed"].as_u64(),
+        Some(u64::MAX),
+        "the seed survives the store exactly"
+    );
     let rec = |seq: u64, cid: &str| CommandRow {
         seq,
         seat: 0,
@@ -701,7 +814,12 @@ async fn store_batches_are_atomic(db: &TestDb) {
         created_at: chrono::Utc::now(),
     };
     // Same (match, seat, command id) twice: the whole batch fails.
-    assert!(store.append(id, &[rec(1, "a"), rec(2, "a")], None).await.is_err());
+    assert!(
+        store
+            .append(id, &[rec(1, "a"), rec(2, "a")], None)
+            .await
+            .is_err()
+    );
     assert!(store.commands(id, 0).await.expect("read").is_empty());
     store
         .append(id, &[rec(1, "a"), rec(2, "b")], Some(MatchStatus::Finished))
@@ -711,6 +829,13 @@ async fn store_batches_are_atomic(db: &TestDb) {
     assert!(store.append(id, &[rec(2, "c")], None).await.is_err());
     let got = store.commands(id, 1).await.expect("read");
     assert_eq!(got.iter().map(|r| r.seq).collect::<Vec<_>>(), [2]);
-    assert!(store.unfinished().await.expect("list").iter().all(|m| *m != id));
+    assert!(
+        store
+            .unfinished()
+            .await
+            .expect("list")
+            .iter()
+            .all(|m| *m != id)
+    );
     store.close().await;
 }

@@ -20,7 +20,11 @@ pub const READ_TIMEOUT: Duration = Duration::from_secs(20);
 /// A store for one test. Dropping it removes it.
 pub enum TestDb {
     Sqlite(tempfile::TempDir),
-    Postgres { admin_url: String, name: String, url: String },
+    Postgres {
+        admin_url: String,
+        name: String,
+        url: String,
+    },
 }
 
 impl TestDb {
@@ -41,7 +45,9 @@ impl TestDb {
                 if ci {
                     panic!("CI=true but Postgres at {admin_url} is unreachable: {e}");
                 }
-                eprintln!("NOTICE: Postgres at {admin_url} unreachable ({e}); skipping this Postgres suite");
+                eprintln!(
+                    "NOTICE: Postgres at {admin_url} unreachable ({e}); skipping this Postgres suite"
+                );
                 return None;
             }
         };
@@ -66,16 +72,25 @@ impl TestDb {
         match self {
             TestDb::Sqlite(dir) => {
                 let path = dir.path().join("data").join("server.db");
-                let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+                let mut conn =
+                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+                        .await
+                        .expect("sqlite");
+                let n = sqlx::query(sql)
+                    .execute(&mut conn)
                     .await
-                    .expect("sqlite");
-                let n = sqlx::query(sql).execute(&mut conn).await.expect("sql").rows_affected();
+                    .expect("sql")
+                    .rows_affected();
                 let _ = conn.close().await;
                 n
             }
             TestDb::Postgres { url, .. } => {
                 let mut conn = sqlx::PgConnection::connect(url).await.expect("postgres");
-                let n = sqlx::query(sql).execute(&mut conn).await.expect("sql").rows_affected();
+                let n = sqlx::query(sql)
+                    .execute(&mut conn)
+                    .await
+                    .expect("sql")
+                    .rows_affected();
                 let _ = conn.close().await;
                 n
             }
@@ -91,12 +106,14 @@ impl TestDb {
 
     /// A server configuration on this store, with test setups and the admin API on.
     pub fn config(&self) -> Config {
-        let mut c = Config::default();
-        c.allow_test_setups = true;
-        c.admin_token = Some(ADMIN_TOKEN.to_string());
-        c.heartbeat_interval_ms = 1_000;
-        c.heartbeat_timeout_ms = 15_000;
-        c.shutdown_grace_ms = 5_000;
+        let mut c = Config {
+            allow_test_setups: true,
+            admin_token: Some(ADMIN_TOKEN.to_string()),
+            heartbeat_interval_ms: 1_000,
+            heartbeat_timeout_ms: 15_000,
+            shutdown_grace_ms: 5_000,
+            ..Config::default()
+        };
         match self {
             TestDb::Sqlite(dir) => c.data_dir = dir.path().join("data"),
             TestDb::Postgres { url, .. } => c.database_url = Some(url.clone()),
@@ -123,9 +140,11 @@ impl Drop for TestDb {
                 };
                 rt.block_on(async {
                     if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await {
-                        let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                            .execute(&mut conn)
-                            .await;
+                        let _ = sqlx::query(&format!(
+                            "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+                        ))
+                        .execute(&mut conn)
+                        .await;
                         let _ = conn.close().await;
                     }
                 });
@@ -369,7 +388,10 @@ impl Follower {
     /// Reads until the server closes the connection; returns its close code.
     pub async fn read_to_close(&mut self) -> Option<u16> {
         while let Ok(Some(msg)) = self.conn.next_message().await {
-            if matches!(msg, ServerMessage::Snapshot { .. } | ServerMessage::Diff { .. }) {
+            if matches!(
+                msg,
+                ServerMessage::Snapshot { .. } | ServerMessage::Diff { .. }
+            ) {
                 self.absorb(&msg);
             }
         }
@@ -433,11 +455,15 @@ impl Follower {
 
     /// Sends a command and waits for its answer; records acks.
     pub async fn command(&mut self, id: &str, command: Command) -> CommandOutcome {
-        let out = self.conn.command(id, command).await.expect("command answer");
-        if let CommandOutcome::Accepted { seq, .. } = out {
-            if !self.acks.iter().any(|(i, _)| i == id) {
-                self.acks.push((id.to_string(), seq));
-            }
+        let out = self
+            .conn
+            .command(id, command)
+            .await
+            .expect("command answer");
+        if let CommandOutcome::Accepted { seq, .. } = out
+            && !self.acks.iter().any(|(i, _)| i == id)
+        {
+            self.acks.push((id.to_string(), seq));
         }
         out
     }
@@ -495,7 +521,9 @@ pub async fn http(
     body: &str,
 ) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(server.addr).await.expect("connect");
+    let mut s = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
         server.addr,
@@ -522,7 +550,10 @@ pub async fn http(
         .and_then(|c| c.parse().ok())
         .expect("status line");
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(body)
     } else {
         body.to_string()
@@ -533,7 +564,9 @@ pub async fn http(
 fn dechunk(mut s: &str) -> String {
     let mut out = String::new();
     while let Some((size, rest)) = s.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else { break };
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
         if n == 0 || rest.len() < n {
             break;
         }
