@@ -17,10 +17,9 @@ pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(Player
         return None;
     }
     let player = game.active();
-    let mut placements = Vec::with_capacity(256);
-    game.placements_into(&mut placements);
+    let placements = game.placement_options();
     if !placements.is_empty() {
-        let (pos, rotation) = placements[pick(next(), placements.len())];
+        let &(pos, rotation) = placements.get(pick(next(), placements.len()))?;
         return Some((player, Command::PlaceTile { pos, rotation }));
     }
     // First the kind of move, uniformly among those open (meeple, tollhouse, pass), then the
@@ -40,7 +39,7 @@ pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(Player
             target: meeples[pick(next(), meeples.len())],
         },
         1 => Command::PlaceTollhouse {
-            pos: game.tollhouse_targets()[pick(next(), tolls)],
+            pos: game.tollhouse_target(pick(next(), tolls))?,
         },
         _ => Command::Pass,
     };

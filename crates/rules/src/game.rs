@@ -110,6 +110,8 @@ pub struct Game {
     /// Per square: 0 empty, a placed index + 1, or `FRONTIER | index in frontier` (two bytes a
     /// square keeps the grid of a whole game small enough to clear cheaply).
     cells: Vec<u16>,
+    /// Legal (square, rotation) pairs of the drawn tile, filled at the draw.
+    options: Vec<(Pos, Rotation)>,
     /// Empty squares next to a tile, in the order they appeared, each with the edges a tile
     /// must show there (kept up to date as neighbours arrive, so placement checks are a mask).
     frontier: Vec<Frontier>,
@@ -202,6 +204,7 @@ impl Game {
             off,
             cells: vec![0; (dim * dim) as usize],
             frontier: Vec::with_capacity(64),
+            options: Vec::with_capacity(128),
             placed: Vec::with_capacity(total as usize),
             crossroads: Vec::new(),
             parent: Vec::with_capacity(total as usize * 6),
@@ -345,26 +348,29 @@ impl Game {
     /// bots and benchmarks).
     pub fn placements_into(&self, out: &mut Vec<(Pos, Rotation)>) {
         out.clear();
-        let Phase::Tile(tile) = self.phase else {
-            return;
-        };
-        let kind = self.cat.get(tile);
-        let codes = kind.edge_codes();
-        for f in &self.frontier {
-            for (r, c) in Rotation::ALL.into_iter().zip(codes) {
-                if (c ^ f.code) & f.mask == 0 {
-                    out.push((f.pos, r));
-                }
-            }
+        out.extend_from_slice(self.placement_options());
+    }
+
+    /// Every legal (square, rotation) for the drawn tile, computed once when it was drawn;
+    /// empty outside phase 1.
+    pub fn placement_options(&self) -> &[(Pos, Rotation)] {
+        match self.phase {
+            Phase::Tile(_) => &self.options,
+            _ => &[],
         }
     }
 
-    /// Whether the drawn tile fits anywhere (B4).
-    fn fits_somewhere(&self, tile: TileIdx) -> bool {
+    /// Fills `options` for `tile` (B4).
+    fn compute_options(&mut self, tile: TileIdx) {
         let codes = self.cat.get(tile).edge_codes();
-        self.frontier
-            .iter()
-            .any(|f| codes.iter().any(|c| (c ^ f.code) & f.mask == 0))
+        self.options.clear();
+        for f in &self.frontier {
+            for (r, c) in Rotation::ALL.into_iter().zip(codes) {
+                if (c ^ f.code) & f.mask == 0 {
+                    self.options.push((f.pos, r));
+                }
+            }
+        }
     }
 
     /// Features of the tile just placed that may take a meeple now (B5); empty outside phase 2
@@ -390,6 +396,14 @@ impl Game {
         match self.phase {
             Phase::Follower(_) => tollkeepers::targets(self, self.active),
             _ => Vec::new(),
+        }
+    }
+
+    /// The `i`-th of [`Game::tollhouse_targets`], without listing them (bots).
+    pub fn tollhouse_target(&self, i: usize) -> Option<Pos> {
+        match self.phase {
+            Phase::Follower(_) => tollkeepers::target(self, i),
+            _ => None,
         }
     }
 
@@ -498,6 +512,14 @@ impl Game {
 
     pub fn setup(&self) -> &Setup {
         &self.setup
+    }
+
+    /// The tile drawn and waiting to be placed (phase 1), if any.
+    pub fn drawn_tile(&self) -> Option<&'static str> {
+        match self.phase {
+            Phase::Tile(t) => Some(self.cat.get(t).id.as_str()),
+            _ => None,
+        }
     }
 
     /// Whose turn it is.
@@ -890,7 +912,8 @@ impl Game {
                 tile: id.clone(),
             });
             self.phase = Phase::Tile(tile);
-            if self.fits_somewhere(tile) {
+            self.compute_options(tile);
+            if !self.options.is_empty() {
                 return;
             }
             self.discarded.push(tile);

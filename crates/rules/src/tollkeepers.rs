@@ -41,6 +41,23 @@ pub(crate) fn targets(game: &Game, _player: PlayerId) -> Vec<Pos> {
     out
 }
 
+/// The `i`-th of [`targets`], without listing them (bots).
+pub(crate) fn target(game: &Game, i: usize) -> Option<Pos> {
+    if !on(game) {
+        return None;
+    }
+    game.crossroads
+        .iter()
+        .filter(|&&t| {
+            !game
+                .players
+                .iter()
+                .any(|p| matches!(p.tollhouse, Some((h, _)) if h == t))
+        })
+        .nth(i)
+        .map(|&t| game.placed[t as usize].pos)
+}
+
 /// The length of [`targets`]: every crossroads but those holding a tollhouse (each tollhouse
 /// stands on a distinct crossroads).
 pub(crate) fn target_count(game: &Game) -> usize {
@@ -130,31 +147,22 @@ impl Along {
     }
 }
 
-/// The owners of tollhouses at the road's crossroads ends, each once (T8), in seat order.
-fn collectors(game: &Game, root: SegRef) -> Vec<(PlayerId, Pos, u8)> {
-    let ends = &game.features[root as usize].crossroads;
-    game.players
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| {
-            let (t, value) = p.tollhouse?;
-            ends.contains(&t)
-                .then(|| (i as PlayerId, game.placed[t as usize].pos, value))
-        })
-        .collect()
-}
-
 fn raise(game: &mut Game, root: SegRef, last: bool, events: &mut Vec<Event>) {
-    if !on(game) {
+    if !on(game) || game.features[root as usize].crossroads.is_empty() {
         return;
     }
-    let collectors = collectors(game, root);
-    if collectors.is_empty() {
-        return;
-    }
-    let along = Along::of(game, root);
     let road = game.min_pos(root);
-    for (player, pos, value) in collectors {
+    // Each owner of a tollhouse at one of the road's crossroads ends collects once (T8), in seat
+    // order.
+    for player in 0..game.players.len() {
+        let Some((t, value)) = game.players[player].tollhouse else {
+            continue;
+        };
+        if !game.features[root as usize].crossroads.contains(&t) {
+            continue;
+        }
+        let along = Along::of(game, root);
+        let pos = game.placed[t as usize].pos;
         // T10: at the end every picture and group is worth 1, whatever value is up.
         let (value, points) = if last {
             (1, along.pictures() + along.travellers)
@@ -166,14 +174,14 @@ fn raise(game: &mut Game, root: SegRef, last: bool, events: &mut Vec<Event>) {
         if points == 0 {
             continue;
         }
-        let state = &mut game.players[player as usize];
+        let state = &mut game.players[player];
         state.score += points;
         // T9: a toll from travellers turns the tollhouse at the end of this turn.
         if !last && along.travellers > 0 {
             state.turn_over = true;
         }
         events.push(Event::TollRaised {
-            player,
+            player: player as PlayerId,
             pos,
             road,
             value,
