@@ -362,13 +362,34 @@ impl Game {
 
     /// Fills `options` for `tile` (B4).
     fn compute_options(&mut self, tile: TileIdx) {
+        let mut options = std::mem::take(&mut self.options);
+        self.options_for(tile, &mut options);
+        self.options = options;
+    }
+
+    fn options_for(&self, tile: TileIdx, out: &mut Vec<(Pos, Rotation)>) {
         let codes = self.cat.get(tile).edge_codes();
-        self.options.clear();
+        out.clear();
         for f in &self.frontier {
             for (r, c) in Rotation::ALL.into_iter().zip(codes) {
                 if (c ^ f.code) & f.mask == 0 {
-                    self.options.push((f.pos, r));
+                    out.push((f.pos, r));
                 }
+            }
+        }
+    }
+
+    /// Where a tile of design `tile` could go on the board now (for any design, drawn or not:
+    /// clients' hints, bots, benchmarks). Returns false for an unknown id.
+    pub fn placements_of(&self, tile: &str, out: &mut Vec<(Pos, Rotation)>) -> bool {
+        match self.cat.find(tile) {
+            Some(t) => {
+                self.options_for(t, out);
+                true
+            }
+            None => {
+                out.clear();
+                false
             }
         }
     }
