@@ -199,6 +199,16 @@ impl TestServer {
         }
     }
 
+    /// A handle on a server started elsewhere (it does not own or stop it).
+    pub fn attach(addr: SocketAddr) -> TestServer {
+        TestServer {
+            addr,
+            graceful: None,
+            kill: None,
+            thread: None,
+        }
+    }
+
     pub fn http(&self) -> String {
         format!("http://{}", self.addr)
     }

@@ -1,0 +1,65 @@
+//! A load smoke test, run by hand (ignored by default):
+//!
+//! ```sh
+//! MATCHES=200 cargo test --release -p server --test load -- --ignored --nocapture
+//! ```
+//!
+//! `MATCHES` matches are played to the end at once, two seat connections each, against one server
+//! on 127.0.0.1; the clients share the machine's cores with the server, so the numbers are a floor.
+
+mod common;
+
+use common::*;
+use std::time::Instant;
+
+async fn many_matches(db: TestDb) {
+    let n: usize = std::env::var("MATCHES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let server = TestServer::start(db.config());
+    let mut created = Vec::new();
+    for _ in 0..n {
+        created.push(create(&server, 2).await);
+    }
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for (i, m) in created.into_iter().enumerate() {
+        let addr = server.addr;
+        tasks.push(tokio::spawn(async move {
+            let server = TestServer::attach(addr);
+            let mut seats = vec![
+                Follower::join(&server, m.match_id, Some(&m.seats[0].token), None).await,
+                Follower::join(&server, m.match_id, Some(&m.seats[1].token), None).await,
+            ];
+            let moves = play(&mut seats, &mut [], &mut Rng::new(i as u64), usize::MAX).await;
+            assert!(seats[0].view().finished);
+            moves
+        }));
+    }
+    let mut moves = 0;
+    for t in tasks {
+        moves += t.await.expect("game task");
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{}: {n} matches, {moves} moves in {secs:.1} s: {:.0} moves/s",
+        db.kind(),
+        moves as f64 / secs
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "load smoke test; run by hand"]
+async fn many_matches_sqlite() {
+    many_matches(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "load smoke test; run by hand"]
+async fn many_matches_postgres() {
+    if let Some(db) = TestDb::postgres().await {
+        many_matches(db).await;
+    }
+}
