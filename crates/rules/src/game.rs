@@ -44,9 +44,11 @@ pub(crate) struct Feature {
     size: u32,
     /// Road and city ends that face no tile yet; 0 means closed (B6).
     open: u32,
-    /// Distinct tiles of the feature. (Inline vectors: most features stay small, and a random
-    /// game creates hundreds of them.)
+    /// Distinct tiles of a road, city or monastery (fields keep only their first). (Inline
+    /// vectors: most features stay small, and a random game creates hundreds of them.)
     pub(crate) tiles: SmallVec<[TileRef; 4]>,
+    /// The feature's square with the smallest (x, y): its canonical position (B11).
+    min: Pos,
     coats: u32,
     /// Meeples on the feature: owner and the segment it stands on.
     pub(crate) meeples: SmallVec<[(PlayerId, SegRef); 1]>,
@@ -688,6 +690,7 @@ impl Game {
                 size: 1,
                 open: seg.side_count(),
                 tiles: smallvec![t],
+                min: pos,
                 coats: u32::from(seg.coat),
                 meeples: SmallVec::new(),
                 crossroads: if crossroads && seg.end == Some(RoadEnd::Village) {
@@ -885,6 +888,7 @@ impl Game {
                 size: 0,
                 open: 0,
                 tiles: SmallVec::new(),
+                min: Pos::default(),
                 coats: 0,
                 meeples: SmallVec::new(),
                 crossroads: SmallVec::new(),
@@ -895,9 +899,13 @@ impl Game {
         let f = &mut self.features[big as usize];
         f.size += s.size;
         f.open += s.open;
-        for t in s.tiles {
-            if !f.tiles.contains(&t) {
-                f.tiles.push(t);
+        f.min = f.min.min(s.min);
+        // Fields never count their tiles (B7), and a large field is merged into often.
+        if f.kind != FeatureKind::Field {
+            for t in s.tiles {
+                if !f.tiles.contains(&t) {
+                    f.tiles.push(t);
+                }
             }
         }
         f.coats += s.coats;
@@ -1000,12 +1008,7 @@ impl Game {
 
     /// The feature's tile with the smallest (x, y): its canonical position (B11).
     pub(crate) fn min_pos(&self, root: SegRef) -> Pos {
-        self.features[root as usize]
-            .tiles
-            .iter()
-            .map(|&t| self.placed[t as usize].pos)
-            .min()
-            .unwrap_or_default()
+        self.features[root as usize].min
     }
 
     /// Meeples per player on a feature, and the players with the most (B6: ties all win).
