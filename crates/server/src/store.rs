@@ -16,6 +16,7 @@ use sqlx::sqlite::{
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
 /// Why the store failed.
@@ -32,6 +33,10 @@ pub enum StoreError {
     },
     #[error("corrupt row: {0}")]
     Corrupt(String),
+    #[error("the commit failed: {0}")]
+    Commit(String),
+    #[error("the store is closed")]
+    Closed,
 }
 
 /// Where a match stands. `Broken` marks a match whose replay did not reproduce its stored events:
@@ -95,9 +100,33 @@ pub struct CommandRow {
 
 #[derive(Debug, Clone)]
 pub enum Store {
-    Sqlite(SqlitePool),
+    Sqlite(SqliteStore),
     Postgres(PgPool),
 }
+
+/// SQLite takes one writer at a time. Rather than let connections fight over the lock (SQLite's
+/// busy handler sleeps up to 100 ms between tries), every write goes through one connection, and
+/// appends go through one writer task that commits the appends of all matches queued at that
+/// moment in ONE transaction: one fsync for many matches (group commit). Reads use their own
+/// pool; with WAL they never wait for the writer.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    read: SqlitePool,
+    write: SqlitePool,
+    writer: mpsc::Sender<WriteReq>,
+}
+
+/// One match's append, waiting for the group it is committed with.
+#[derive(Debug)]
+struct WriteReq {
+    id: Uuid,
+    records: Vec<CommandRow>,
+    status: Option<MatchStatus>,
+    reply: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// Most appends committed in one group.
+const MAX_GROUP: usize = 256;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -142,11 +171,21 @@ impl Store {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
+            .await?;
+        let read = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
             .await?;
-        Ok(Store::Sqlite(pool))
+        let (writer, rx) = mpsc::channel(4096);
+        tokio::spawn(sqlite_writer(write.clone(), rx));
+        Ok(Store::Sqlite(SqliteStore {
+            read,
+            write,
+            writer,
+        }))
     }
 
     pub async fn open_postgres(url: &str) -> Result<Store, StoreError> {
@@ -161,7 +200,7 @@ impl Store {
 
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match self {
-            Store::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
+            Store::Sqlite(s) => SQLITE_MIGRATIONS.run(&s.write).await?,
             Store::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
         }
         Ok(())
@@ -176,7 +215,10 @@ impl Store {
 
     pub async fn close(&self) {
         match self {
-            Store::Sqlite(pool) => pool.close().await,
+            Store::Sqlite(s) => {
+                s.read.close().await;
+                s.write.close().await;
+            }
             Store::Postgres(pool) => pool.close().await,
         }
     }
@@ -185,7 +227,8 @@ impl Store {
     pub async fn create_match(&self, m: &MatchRow, seats: &[SeatRow]) -> Result<(), StoreError> {
         let now = m.created_at;
         match self {
-            Store::Sqlite(pool) => {
+            Store::Sqlite(s) => {
+                let pool = &s.write;
                 let mut tx = pool.begin().await?;
                 sqlx::query(
                     "INSERT INTO matches (id, setup, status, rules_version, created_at, updated_at) \
@@ -244,7 +287,8 @@ impl Store {
     /// The match and seat a token hash opens.
     pub async fn seat_for_token(&self, token_hash: &str) -> Result<Option<(Uuid, u8)>, StoreError> {
         match self {
-            Store::Sqlite(pool) => {
+            Store::Sqlite(s) => {
+                let pool = &s.read;
                 let row = sqlx::query("SELECT match_id, seat FROM seats WHERE token_hash = ?1")
                     .bind(token_hash)
                     .fetch_optional(pool)
@@ -273,7 +317,8 @@ impl Store {
 
     pub async fn load_match(&self, id: Uuid) -> Result<Option<MatchRow>, StoreError> {
         match self {
-            Store::Sqlite(pool) => {
+            Store::Sqlite(s) => {
+                let pool = &s.read;
                 let row = sqlx::query(
                     "SELECT setup, status, rules_version, created_at FROM matches WHERE id = ?1",
                 )
@@ -316,26 +361,29 @@ impl Store {
     /// The commands of a match after `after` (exclusive), in seq order.
     pub async fn commands(&self, id: Uuid, after: u64) -> Result<Vec<CommandRow>, StoreError> {
         let rows = match self {
-            Store::Sqlite(pool) => sqlx::query(
-                "SELECT seq, seat, command_id, command, events, created_at FROM commands \
+            Store::Sqlite(s) => {
+                let pool = &s.read;
+                sqlx::query(
+                    "SELECT seq, seat, command_id, command, events, created_at FROM commands \
                      WHERE match_id = ?1 AND seq > ?2 ORDER BY seq",
-            )
-            .bind(id.to_string())
-            .bind(seq_to_db(after))
-            .fetch_all(pool)
-            .await?
-            .into_iter()
-            .map(|r| {
-                Ok(CommandRow {
-                    seq: seq_from_db(r.try_get("seq")?)?,
-                    seat: seat_from_db(r.try_get("seat")?)?,
-                    command_id: r.try_get("command_id")?,
-                    command: r.try_get("command")?,
-                    events: r.try_get("events")?,
-                    created_at: r.try_get("created_at")?,
+                )
+                .bind(id.to_string())
+                .bind(seq_to_db(after))
+                .fetch_all(pool)
+                .await?
+                .into_iter()
+                .map(|r| {
+                    Ok(CommandRow {
+                        seq: seq_from_db(r.try_get("seq")?)?,
+                        seat: seat_from_db(r.try_get("seat")?)?,
+                        command_id: r.try_get("command_id")?,
+                        command: r.try_get("command")?,
+                        events: r.try_get("events")?,
+                        created_at: r.try_get("created_at")?,
+                    })
                 })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?,
+                .collect::<Result<Vec<_>, StoreError>>()?
+            }
             Store::Postgres(pool) => sqlx::query(
                 "SELECT seq, seat, command_id, command::text AS command, events::text AS events, \
                  created_at FROM commands WHERE match_id = $1 AND seq > $2 ORDER BY seq",
@@ -372,32 +420,16 @@ impl Store {
     ) -> Result<(), StoreError> {
         let now = Utc::now();
         match self {
-            Store::Sqlite(pool) => {
-                let mut tx = pool.begin().await?;
-                for r in records {
-                    sqlx::query(
-                        "INSERT INTO commands (match_id, seq, seat, command_id, command, events, created_at) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    )
-                    .bind(id.to_string())
-                    .bind(seq_to_db(r.seq))
-                    .bind(i64::from(r.seat))
-                    .bind(&r.command_id)
-                    .bind(&r.command)
-                    .bind(&r.events)
-                    .bind(r.created_at)
-                    .execute(&mut *tx)
-                    .await?;
-                }
-                if let Some(status) = status {
-                    sqlx::query("UPDATE matches SET status = ?1, updated_at = ?2 WHERE id = ?3")
-                        .bind(status.as_str())
-                        .bind(now)
-                        .bind(id.to_string())
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                tx.commit().await?;
+            Store::Sqlite(s) => {
+                let (reply, answer) = oneshot::channel();
+                let req = WriteReq {
+                    id,
+                    records: records.to_vec(),
+                    status,
+                    reply,
+                };
+                s.writer.send(req).await.map_err(|_| StoreError::Closed)?;
+                answer.await.map_err(|_| StoreError::Closed)??;
             }
             Store::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
@@ -437,7 +469,8 @@ impl Store {
     /// Every match that is neither finished nor broken: what a restart resumes.
     pub async fn unfinished(&self) -> Result<Vec<Uuid>, StoreError> {
         match self {
-            Store::Sqlite(pool) => {
+            Store::Sqlite(s) => {
+                let pool = &s.read;
                 sqlx::query("SELECT id FROM matches WHERE status = 'active' ORDER BY created_at")
                     .fetch_all(pool)
                     .await?
@@ -458,4 +491,88 @@ impl Store {
             }
         }
     }
+}
+
+/// The SQLite writer: takes every append queued now, writes each inside its own savepoint (a bad
+/// one fails alone), commits them together, then answers each. Nothing is answered before the
+/// commit returned, so "persist, then broadcast" holds for every match in the group.
+async fn sqlite_writer(pool: SqlitePool, mut rx: mpsc::Receiver<WriteReq>) {
+    while let Some(first) = rx.recv().await {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(r) => group.push(r),
+                Err(_) => break,
+            }
+        }
+        match write_group(&pool, &group).await {
+            Ok(results) => {
+                for (req, result) in group.into_iter().zip(results) {
+                    let _ = req.reply.send(result);
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                for req in group {
+                    let _ = req.reply.send(Err(StoreError::Commit(message.clone())));
+                }
+            }
+        }
+    }
+}
+
+async fn write_group(
+    pool: &SqlitePool,
+    group: &[WriteReq],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let now = Utc::now();
+    let mut tx = pool.begin().await?;
+    let mut results = Vec::with_capacity(group.len());
+    for req in group {
+        sqlx::query("SAVEPOINT append").execute(&mut *tx).await?;
+        match sqlite_append(&mut tx, req, now).await {
+            Ok(()) => {
+                sqlx::query("RELEASE append").execute(&mut *tx).await?;
+                results.push(Ok(()));
+            }
+            Err(e) => {
+                sqlx::query("ROLLBACK TO append").execute(&mut *tx).await?;
+                sqlx::query("RELEASE append").execute(&mut *tx).await?;
+                results.push(Err(e));
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(results)
+}
+
+async fn sqlite_append(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    req: &WriteReq,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    for r in &req.records {
+        sqlx::query(
+            "INSERT INTO commands (match_id, seq, seat, command_id, command, events, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .bind(req.id.to_string())
+        .bind(seq_to_db(r.seq))
+        .bind(i64::from(r.seat))
+        .bind(&r.command_id)
+        .bind(&r.command)
+        .bind(&r.events)
+        .bind(r.created_at)
+        .execute(&mut **tx)
+        .await?;
+    }
+    if let Some(status) = req.status {
+        sqlx::query("UPDATE matches SET status = ?1, updated_at = ?2 WHERE id = ?3")
+            .bind(status.as_str())
+            .bind(now)
+            .bind(req.id.to_string())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
 }

@@ -837,5 +837,38 @@ async fn store_batches_are_atomic(db: &TestDb) {
             .iter()
             .all(|m| *m != id)
     );
+
+    // Many matches appending at once (on SQLite: committed as groups): a bad append fails
+    // alone, the others are stored.
+    let mut ids = Vec::new();
+    for i in 0..20u8 {
+        let mid = uuid::Uuid::new_v4();
+        let m = MatchRow {
+            id: mid,
+            ..row.clone()
+        };
+        store
+            .create_match(&m, &[seat(0, &format!("g{i}-{mid}"))])
+            .await
+            .expect("create");
+        ids.push(mid);
+    }
+    let mut tasks = Vec::new();
+    for (i, mid) in ids.iter().copied().enumerate() {
+        let store = store.clone();
+        let records = if i == 7 {
+            vec![rec(1, "dup"), rec(2, "dup")]
+        } else {
+            vec![rec(1, "x"), rec(2, "y")]
+        };
+        tasks.push(tokio::spawn(async move {
+            store.append(mid, &records, None).await.is_ok()
+        }));
+    }
+    for (i, t) in tasks.into_iter().enumerate() {
+        assert_eq!(t.await.expect("task"), i != 7, "append {i}");
+        let stored = store.commands(ids[i], 0).await.expect("read").len();
+        assert_eq!(stored, if i == 7 { 0 } else { 2 }, "match {i}");
+    }
     store.close().await;
 }
