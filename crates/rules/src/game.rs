@@ -16,6 +16,7 @@ use crate::tollkeepers;
 use crate::view::{MeepleView, PlayerView, TileView, TollhouseView, View};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
+use serde::{Deserialize, Serialize};
 use smallvec::{SmallVec, smallvec};
 use std::collections::BTreeMap;
 
@@ -25,7 +26,7 @@ pub(crate) type TileRef = u32;
 pub(crate) type SegRef = u32;
 
 /// One tile on the board.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Placed {
     pub(crate) tile: TileIdx,
     pub(crate) pos: Pos,
@@ -37,7 +38,7 @@ pub(crate) struct Placed {
 }
 
 /// What a feature root knows. Entries of non-root segments keep only their `kind`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Feature {
     pub(crate) kind: FeatureKind,
     /// Union-find size, for union by size.
@@ -60,7 +61,7 @@ pub(crate) struct Feature {
     pub(crate) done: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct PlayerState {
     pub(crate) score: u32,
     supply: u8,
@@ -71,7 +72,7 @@ pub(crate) struct PlayerState {
 }
 
 /// An empty square next to the board.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Frontier {
     pos: Pos,
     /// Edge codes the neighbours demand (two bits a side, as in [`TileKind`]).
@@ -86,7 +87,7 @@ pub const MAX_PILE: usize = 500;
 /// A grid cell holds 0 (empty), a placed index + 1, or `FRONTIER | slot in frontier`.
 const FRONTIER: u16 = 0x8000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum Phase {
     /// Phase 1: the active player must place this tile.
     Tile(TileIdx),
@@ -96,9 +97,14 @@ enum Phase {
 }
 
 /// One match: the whole state, secret parts included. Owned by one match actor on the server.
-#[derive(Debug, Clone)]
+///
+/// It serializes (for snapshots kept on the server side only: it holds the pile order and the
+/// random generator); a snapshot is valid only for the same [`crate::RULES_VERSION`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Game {
     setup: Setup,
+    /// The catalogue is static data of this build, not state.
+    #[serde(skip, default = "catalogue")]
     cat: &'static Catalogue,
     /// Kept in the state for rules that will draw at random later (dispatches, chips).
     #[allow(dead_code)]

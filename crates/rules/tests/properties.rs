@@ -125,3 +125,26 @@ fn the_same_seed_gives_the_same_pile_and_another_seed_another() {
     let drawn: std::collections::HashSet<_> = (0..20).map(|s| first(s).0).collect();
     assert!(drawn.len() > 3, "seeds shuffle the pile");
 }
+
+#[test]
+fn a_serialized_game_continues_exactly_like_the_original() {
+    let (mut game, _) = Game::start(setup(3, 99, true)).expect("valid");
+    let mut rng = 5u64;
+    for _ in 0..60 {
+        let (p, c) = bot::random_move(&game, || splitmix(&mut rng)).expect("not over");
+        game.apply(p, c).expect("legal");
+    }
+    let json = serde_json::to_string(&game).expect("serializes");
+    let mut copy: Game = serde_json::from_str(&json).expect("deserializes");
+    assert_eq!(copy.view(), game.view());
+    let mut rng_copy = rng;
+    loop {
+        let a = bot::random_move(&game, || splitmix(&mut rng));
+        let b = bot::random_move(&copy, || splitmix(&mut rng_copy));
+        assert_eq!(a, b);
+        let Some((p, c)) = a else { break };
+        assert_eq!(game.apply(p, c.clone()), copy.apply(p, c));
+    }
+    assert!(copy.is_finished());
+    assert_eq!(copy.scores(), game.scores());
+}
