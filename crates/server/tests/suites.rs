@@ -496,6 +496,9 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
     let mut config = db.config();
     config.outgoing_queue = 8;
     config.write_timeout_ms = 10_000;
+    // Room for the whole flood in the match's inbox, so that every request costs a snapshot
+    // (rather than a short `busy`) and the kernel's socket buffers surely overflow.
+    config.match_inbox = 10_000;
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
     let id = created.match_id;
@@ -537,8 +540,10 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
 
     // The flooder was closed as too slow (it finds the close frame after what was queued).
     let mut code = None;
+    let mut frames = 0;
     let read_all = async {
         while let Some(Ok(msg)) = slow.next().await {
+            frames += 1;
             if let Message::Close(Some(frame)) = msg {
                 code = Some(u16::from(frame.code));
             }
@@ -547,7 +552,11 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
     tokio::time::timeout(READ_TIMEOUT, read_all)
         .await
         .expect("the slow connection ends");
-    assert_eq!(code, Some(close::TOO_SLOW));
+    assert_eq!(code, Some(close::TOO_SLOW), "after {frames} frames");
+    assert!(
+        frames < 6000,
+        "the server stopped sending to it early ({frames} frames)"
+    );
 
     // A client that stops answering pings is closed with 4000 (short heartbeat on this server).
     let mut config = db.config();
