@@ -530,13 +530,14 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
     for _ in 0..10 {
         let t = Instant::now();
         assert_eq!(play(&mut seats, &mut [], &mut rng, 1).await, 1);
+        // Far below the 10 s write timeout that a match blocked on the flooder would show.
         assert!(
-            t.elapsed() < Duration::from_secs(2),
+            t.elapsed() < Duration::from_secs(5),
             "a move took {:?}",
             t.elapsed()
         );
     }
-    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(started.elapsed() < Duration::from_secs(20));
 
     // The flooder was closed as too slow (it finds the close frame after what was queued).
     let mut code = None;
@@ -560,15 +561,15 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
 
     // A client that stops answering pings is closed with 4000 (short heartbeat on this server).
     let mut config = db.config();
-    config.heartbeat_interval_ms = 100;
-    config.heartbeat_timeout_ms = 400;
+    config.heartbeat_interval_ms = 200;
+    config.heartbeat_timeout_ms = 1_000;
     let quick = TestServer::start(config);
     let mut silent = Connection::connect(&quick.ws()).await.expect("connect");
     silent.set_read_timeout(Some(READ_TIMEOUT));
     let mut alive = Connection::connect(&quick.ws()).await.expect("connect");
     alive.set_read_timeout(Some(Duration::from_millis(50)));
     // `alive` keeps reading (and so answering pings); `silent` does not read at all.
-    let until = Instant::now() + Duration::from_millis(1500);
+    let until = Instant::now() + Duration::from_millis(2_500);
     while Instant::now() < until {
         match alive.next_message().await {
             Err(client::ClientError::Timeout(_)) => {}
