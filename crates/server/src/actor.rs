@@ -25,6 +25,10 @@ use uuid::Uuid;
 /// How many refused command ids each match remembers, to answer a repeated id with the same error.
 const REJECTED_CACHE: usize = 256;
 
+/// Live diffs held for a subscriber while its older diffs are read from the store; beyond this
+/// it is dropped as too slow.
+const MAX_CATCH_UP_BUFFER: usize = 1024;
+
 /// The sending side of one client connection, as seen by match actors.
 #[derive(Debug, Clone)]
 pub struct ConnHandle {
@@ -57,6 +61,11 @@ impl TooSlow {
 impl ConnHandle {
     pub fn new(id: u64, tx: mpsc::Sender<Utf8Bytes>, too_slow: Arc<TooSlow>) -> Self {
         ConnHandle { id, tx, too_slow }
+    }
+
+    /// Tells the connection to close as too slow.
+    pub fn push_too_slow(&self) {
+        self.too_slow.raise();
     }
 
     /// Queues a frame without waiting. False when the connection is gone or too slow (then it is
@@ -114,6 +123,12 @@ pub enum ActorMsg {
     },
     /// Finish what is queued before this message, then stop.
     Shutdown,
+    /// The diffs a resume read from the store (in a task of its own, off the actor's path).
+    CaughtUp {
+        conn_id: u64,
+        token: u64,
+        frames: Result<Vec<Utf8Bytes>, String>,
+    },
     /// For the admin API and tests: the current seq and view.
     Inspect {
         reply: oneshot::Sender<Option<(Seq, rules::View)>>,
@@ -218,6 +233,8 @@ impl Registry {
                 message: "loading".into(),
             },
             subscribers: Vec::new(),
+            inbox: handle.tx.downgrade(),
+            next_token: 0,
             stopping: false,
             _alive: alive,
         };
@@ -320,6 +337,68 @@ fn forward_load(
     tx
 }
 
+/// The snapshot frame at the current seq, built once per seq.
+fn snapshot_frame(match_id: Uuid, l: &mut Loaded) -> Utf8Bytes {
+    if let Some(f) = &l.snapshot {
+        return f.clone();
+    }
+    let f = frame(&ServerMessage::Snapshot {
+        match_id,
+        seq: l.seq,
+        view: l.game.view(),
+    });
+    l.snapshot = Some(f.clone());
+    f
+}
+
+/// Reads the diffs `after < seq <= upto` from the store and hands them to the actor as frames.
+async fn read_diffs(
+    store: Store,
+    match_id: Uuid,
+    after: Seq,
+    upto: Seq,
+    conn_id: u64,
+    token: u64,
+    inbox: mpsc::Sender<ActorMsg>,
+) {
+    let frames = async {
+        let rows = store
+            .commands_between(match_id, after, upto)
+            .await
+            .map_err(|e| e.to_string())?;
+        if rows.len() as u64 != upto - after {
+            return Err(format!(
+                "{} stored diffs, expected {}",
+                rows.len(),
+                upto - after
+            ));
+        }
+        rows.into_iter()
+            .map(|row| {
+                let patch = row.patch.ok_or("a command stored without its patch")?;
+                let events: Vec<Event> =
+                    serde_json::from_str(&row.events).map_err(|e| e.to_string())?;
+                let patch: Vec<PatchOp> =
+                    serde_json::from_str(&patch).map_err(|e| e.to_string())?;
+                Ok(frame(&ServerMessage::Diff {
+                    match_id,
+                    seq: row.seq,
+                    events,
+                    patch,
+                }))
+            })
+            .collect::<Result<Vec<_>, String>>()
+    }
+    .await;
+    let _ = inbox
+        .send(ActorMsg::CaughtUp {
+            conn_id,
+            token,
+            frames,
+        })
+        .await;
+}
+
 /// The loaded match.
 struct Loaded {
     game: Game,
@@ -349,9 +428,36 @@ struct Actor {
     store: Store,
     config: Arc<Config>,
     state: State,
-    subscribers: Vec<ConnHandle>,
+    subscribers: Vec<Subscriber>,
+    /// To hand to resume tasks; weak, so that the actor alone does not keep itself reachable.
+    inbox: mpsc::WeakSender<ActorMsg>,
+    next_token: u64,
     stopping: bool,
     _alive: mpsc::Sender<()>,
+}
+
+struct Subscriber {
+    conn: ConnHandle,
+    /// While its older diffs are read from the store: the resume's token and the live diffs
+    /// that arrived meanwhile, sent after them.
+    catch_up: Option<(u64, Vec<Utf8Bytes>)>,
+}
+
+impl Subscriber {
+    /// Delivers a live diff, or holds it during a catch-up. False: drop this subscriber.
+    fn deliver(&mut self, diff: &Utf8Bytes) -> bool {
+        match &mut self.catch_up {
+            None => self.conn.push(diff.clone()),
+            Some((_, held)) if held.len() < MAX_CATCH_UP_BUFFER => {
+                held.push(diff.clone());
+                true
+            }
+            Some(_) => {
+                self.conn.push_too_slow();
+                false
+            }
+        }
+    }
 }
 
 /// A command applied in memory and waiting for its batch to be written.
@@ -360,8 +466,8 @@ enum Staged {
         conn: ConnHandle,
         id: String,
         seq: Seq,
-        events: Vec<Event>,
-        patch: json_patch::Patch,
+        /// The `Diff` frame, serialized once for every subscriber.
+        diff: Utf8Bytes,
     },
     /// An answer that needs no write (a refusal or a repeated id); sent after the batch so that a
     /// client's answers keep the order of its commands.
@@ -480,7 +586,14 @@ impl Actor {
         match msg {
             ActorMsg::Command { .. } => {} // handled by `stage`
             ActorMsg::Subscribe { conn, since } => self.subscribe(conn, since),
-            ActorMsg::Unsubscribe { conn_id } => self.subscribers.retain(|c| c.id != conn_id),
+            ActorMsg::Unsubscribe { conn_id } => {
+                self.subscribers.retain(|sub| sub.conn.id != conn_id);
+            }
+            ActorMsg::CaughtUp {
+                conn_id,
+                token,
+                frames,
+            } => self.caught_up(conn_id, token, frames),
             ActorMsg::Shutdown => self.stopping = true,
             ActorMsg::Inspect { reply } => {
                 let answer = match &self.state {
@@ -508,7 +621,7 @@ impl Actor {
             ActorMsg::Inspect { reply } => {
                 let _ = reply.send(None);
             }
-            ActorMsg::Unsubscribe { .. } | ActorMsg::Shutdown => {}
+            ActorMsg::Unsubscribe { .. } | ActorMsg::Shutdown | ActorMsg::CaughtUp { .. } => {}
         }
     }
 
@@ -685,10 +798,23 @@ impl Actor {
                         serde_json::Value::Null
                     }
                 };
-                let patch = json_patch::diff(&l.view_json, &new_view);
+                let patch: Vec<PatchOp> =
+                    serde_json::to_value(json_patch::diff(&l.view_json, &new_view))
+                        .and_then(serde_json::from_value)
+                        .unwrap_or_else(|e| {
+                            error!(error = %e, "cannot convert a JSON patch");
+                            Vec::new()
+                        });
                 let events_json = serde_json::to_string(&events).unwrap_or_else(|e| {
                     error!(error = %e, "cannot serialize events");
                     "[]".into()
+                });
+                let patch_json = serde_json::to_string(&patch).ok();
+                let diff = frame(&ServerMessage::Diff {
+                    match_id: self.id,
+                    seq,
+                    events,
+                    patch,
                 });
                 l.view_json = new_view;
                 l.seq = seq;
@@ -699,6 +825,7 @@ impl Actor {
                     command_id: key.1.clone(),
                     command: command_json,
                     events: events_json,
+                    patch: patch_json,
                     created_at: Utc::now(),
                 });
                 batch.pending.insert(key.clone(), seq);
@@ -707,8 +834,7 @@ impl Actor {
                     conn,
                     id: key.1,
                     seq,
-                    events,
-                    patch,
+                    diff,
                 });
             }
         }
@@ -756,28 +882,15 @@ impl Actor {
                     conn,
                     id,
                     seq,
-                    events,
-                    patch,
+                    diff,
                 } => {
                     conn.push(frame(&ServerMessage::Ack {
                         id,
                         match_id: self.id,
                         seq,
                     }));
-                    let patch: Vec<PatchOp> = serde_json::to_value(&patch)
-                        .and_then(serde_json::from_value)
-                        .unwrap_or_else(|e| {
-                            error!(error = %e, "cannot convert a JSON patch");
-                            Vec::new()
-                        });
-                    let diff = frame(&ServerMessage::Diff {
-                        match_id: self.id,
-                        seq,
-                        events,
-                        patch,
-                    });
                     // Slow subscribers are dropped (and told to resync), never waited for.
-                    self.subscribers.retain(|c| c.push(diff.clone()));
+                    self.subscribers.retain_mut(|sub| sub.deliver(&diff));
                     l.window.push_back((seq, diff));
                     while l.window.len() > self.config.diff_window {
                         l.window.pop_front();
@@ -794,42 +907,85 @@ impl Actor {
             // Subscribers may have missed nothing (nothing was broadcast), but their state is
             // at most our seq; a snapshot sets them straight cheaply.
             let subs = std::mem::take(&mut self.subscribers);
-            for c in subs {
-                self.subscribe(c, None);
+            for sub in subs {
+                self.subscribe(sub.conn, None);
             }
         }
     }
 
+    /// Sends what a subscriber lacks: nothing when it is up to date, the diffs after `since`
+    /// from memory or (further back) from the store, or a snapshot when `since` is absent, ahead
+    /// of us, or so old that a snapshot is cheaper.
     fn subscribe(&mut self, conn: ConnHandle, since: Option<Seq>) {
-        self.subscribers.retain(|c| c.id != conn.id);
+        self.subscribers.retain(|sub| sub.conn.id != conn.id);
         let State::Ready(l) = &mut self.state else {
             return;
         };
+        let in_window = |s: Seq| l.window.front().is_some_and(|(first, _)| *first <= s + 1);
         let ok = match since {
             Some(s) if s == l.seq => true,
-            Some(s) if s < l.seq && l.window.front().is_some_and(|(first, _)| *first <= s + 1) => l
+            Some(s) if s < l.seq && in_window(s) => l
                 .window
                 .iter()
                 .filter(|(seq, _)| *seq > s)
                 .all(|(_, f)| conn.push(f.clone())),
-            _ => {
-                let snapshot = match &l.snapshot {
-                    Some(f) => f.clone(),
-                    None => {
-                        let f = frame(&ServerMessage::Snapshot {
-                            match_id: self.id,
-                            seq: l.seq,
-                            view: l.game.view(),
-                        });
-                        l.snapshot = Some(f.clone());
-                        f
-                    }
-                };
-                conn.push(snapshot)
+            Some(s) if s < l.seq && l.seq - s <= self.config.max_store_resume => {
+                if let Some(inbox) = self.inbox.upgrade() {
+                    // The store read and the frames' serialization happen in a task of their
+                    // own; live diffs are held meanwhile and follow the stored ones.
+                    self.next_token += 1;
+                    let token = self.next_token;
+                    tokio::spawn(
+                        read_diffs(self.store.clone(), self.id, s, l.seq, conn.id, token, inbox)
+                            .in_current_span(),
+                    );
+                    self.subscribers.push(Subscriber {
+                        conn,
+                        catch_up: Some((token, Vec::new())),
+                    });
+                    return;
+                }
+                conn.push(snapshot_frame(self.id, l))
+            }
+            _ => conn.push(snapshot_frame(self.id, l)),
+        };
+        if ok {
+            self.subscribers.push(Subscriber {
+                conn,
+                catch_up: None,
+            });
+        }
+    }
+
+    /// Ends a resume from the store: the stored diffs, then the live ones held meanwhile. If the
+    /// store could not serve it, a snapshot instead.
+    fn caught_up(&mut self, conn_id: u64, token: u64, frames: Result<Vec<Utf8Bytes>, String>) {
+        let Some(pos) = self.subscribers.iter().position(|sub| {
+            sub.conn.id == conn_id && matches!(sub.catch_up, Some((t, _)) if t == token)
+        }) else {
+            return; // unsubscribed or resubscribed meanwhile
+        };
+        let mut sub = self.subscribers.swap_remove(pos);
+        let held = sub
+            .catch_up
+            .take()
+            .map(|(_, held)| held)
+            .unwrap_or_default();
+        let ok = match frames {
+            Ok(frames) => frames
+                .iter()
+                .chain(held.iter())
+                .all(|f| sub.conn.push(f.clone())),
+            Err(e) => {
+                debug!(error = %e, "resume from the store failed: sending a snapshot");
+                match &mut self.state {
+                    State::Ready(l) => sub.conn.push(snapshot_frame(self.id, l)),
+                    State::Failed { .. } => false,
+                }
             }
         };
         if ok {
-            self.subscribers.push(conn);
+            self.subscribers.push(sub);
         }
     }
 

@@ -61,6 +61,11 @@ pub struct Config {
     #[arg(long, env = "DIFF_WINDOW", default_value_t = 64)]
     pub diff_window: usize,
 
+    /// Resumes further back than the diff window read up to this many diffs from the store;
+    /// further back still, a snapshot is sent.
+    #[arg(long, env = "MAX_STORE_RESUME", default_value_t = 1024)]
+    pub max_store_resume: u64,
+
     /// Most commands written in one transaction.
     #[arg(long, env = "MAX_BATCH", default_value_t = 64)]
     pub max_batch: usize,
@@ -96,6 +101,7 @@ impl Default for Config {
             outgoing_queue: 256,
             match_inbox: 256,
             diff_window: 64,
+            max_store_resume: 1024,
             max_batch: 64,
             match_idle_ms: 300_000,
             write_timeout_ms: 10_000,

@@ -95,6 +95,8 @@ pub struct CommandRow {
     pub command_id: String,
     pub command: String,
     pub events: String,
+    /// The RFC 6902 patch of the public view (JSON), when stored.
+    pub patch: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -360,15 +362,26 @@ impl Store {
 
     /// The commands of a match after `after` (exclusive), in seq order.
     pub async fn commands(&self, id: Uuid, after: u64) -> Result<Vec<CommandRow>, StoreError> {
+        self.commands_between(id, after, u64::MAX).await
+    }
+
+    /// The commands with `after < seq <= upto`, in seq order.
+    pub async fn commands_between(
+        &self,
+        id: Uuid,
+        after: u64,
+        upto: u64,
+    ) -> Result<Vec<CommandRow>, StoreError> {
         let rows = match self {
             Store::Sqlite(s) => {
                 let pool = &s.read;
                 sqlx::query(
-                    "SELECT seq, seat, command_id, command, events, created_at FROM commands \
-                     WHERE match_id = ?1 AND seq > ?2 ORDER BY seq",
+                    "SELECT seq, seat, command_id, command, events, patch, created_at FROM commands \
+                     WHERE match_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
                 )
                 .bind(id.to_string())
                 .bind(seq_to_db(after))
+                .bind(seq_to_db(upto))
                 .fetch_all(pool)
                 .await?
                 .into_iter()
@@ -379,6 +392,7 @@ impl Store {
                         command_id: r.try_get("command_id")?,
                         command: r.try_get("command")?,
                         events: r.try_get("events")?,
+                        patch: r.try_get("patch")?,
                         created_at: r.try_get("created_at")?,
                     })
                 })
@@ -386,10 +400,12 @@ impl Store {
             }
             Store::Postgres(pool) => sqlx::query(
                 "SELECT seq, seat, command_id, command::text AS command, events::text AS events, \
-                 created_at FROM commands WHERE match_id = $1 AND seq > $2 ORDER BY seq",
+                 patch::text AS patch, created_at FROM commands \
+                 WHERE match_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq",
             )
             .bind(id)
             .bind(seq_to_db(after))
+            .bind(seq_to_db(upto))
             .fetch_all(pool)
             .await?
             .into_iter()
@@ -401,6 +417,7 @@ impl Store {
                     command_id: r.try_get("command_id")?,
                     command: r.try_get("command")?,
                     events: r.try_get("events")?,
+                    patch: r.try_get("patch")?,
                     created_at: r.try_get("created_at")?,
                 })
             })
@@ -435,8 +452,9 @@ impl Store {
                 let mut tx = pool.begin().await?;
                 for r in records {
                     sqlx::query(
-                        "INSERT INTO commands (match_id, seq, seat, command_id, command, events, created_at) \
-                         VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7)",
+                        "INSERT INTO commands \
+                         (match_id, seq, seat, command_id, command, events, patch, created_at) \
+                         VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8)",
                     )
                     .bind(id)
                     .bind(seq_to_db(r.seq))
@@ -444,6 +462,7 @@ impl Store {
                     .bind(&r.command_id)
                     .bind(&r.command)
                     .bind(&r.events)
+                    .bind(&r.patch)
                     .bind(r.created_at)
                     .execute(&mut *tx)
                     .await?;
@@ -553,8 +572,9 @@ async fn sqlite_append(
 ) -> Result<(), StoreError> {
     for r in &req.records {
         sqlx::query(
-            "INSERT INTO commands (match_id, seq, seat, command_id, command, events, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO commands \
+             (match_id, seq, seat, command_id, command, events, patch, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )
         .bind(req.id.to_string())
         .bind(seq_to_db(r.seq))
@@ -562,6 +582,7 @@ async fn sqlite_append(
         .bind(&r.command_id)
         .bind(&r.command)
         .bind(&r.events)
+        .bind(&r.patch)
         .bind(r.created_at)
         .execute(&mut **tx)
         .await?;

@@ -289,6 +289,7 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
 async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
     let mut config = db.config();
     config.diff_window = 8;
+    config.max_store_resume = 16;
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
     let id = created.match_id;
@@ -312,13 +313,22 @@ async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
     assert_eq!(spectator.diff_seqs, (1..=11).collect::<Vec<_>>());
     assert_eq!(spectator.mirror.view(), seats[0].mirror.view());
 
-    // Gone longer than the window holds: a snapshot instead, then diffs again.
+    // Gone longer than the window holds: the diffs are read from the store (with their events).
     spectator.drop_and_connect(&server, None).await;
     assert_eq!(play(&mut seats, &mut watchers, &mut rng, 12).await, 12);
     spectator.resubscribe().await;
     spectator.sync_to(23).await;
+    assert_eq!(spectator.snapshots, 1);
+    assert_eq!(spectator.diff_seqs, (1..=23).collect::<Vec<_>>());
+    assert_eq!(spectator.mirror.view(), seats[0].mirror.view());
+
+    // Gone longer than `max_store_resume`: a snapshot, then diffs again.
+    spectator.drop_and_connect(&server, None).await;
+    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 20).await, 20);
+    spectator.resubscribe().await;
+    spectator.sync_to(43).await;
     assert_eq!(spectator.snapshots, 2);
-    assert_eq!(spectator.diff_seqs, (1..=11).collect::<Vec<_>>());
+    assert_eq!(spectator.diff_seqs, (1..=23).collect::<Vec<_>>());
     watchers.push(spectator);
 
     // A seat drops right after sending a command, before its answer. It reconnects and sends
@@ -347,7 +357,7 @@ async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
     play(&mut seats, &mut watchers, &mut rng, usize::MAX).await;
     let last = seats[0].seq().expect("seq");
     assert!(seats[0].view().finished);
-    let expected: Vec<u64> = (1..=11).chain(24..=last).collect();
+    let expected: Vec<u64> = (1..=23).chain(44..=last).collect();
     assert_eq!(watchers[0].diff_seqs, expected);
     let repeated_seat = &seats[p];
     let mut sorted = repeated_seat.diff_seqs.clone();
@@ -821,6 +831,9 @@ async fn store_batches_are_atomic(db: &TestDb) {
         command_id: cid.into(),
         command: r#"{"type":"pass"}"#.into(),
         events: "[]".into(),
+        patch: Some(format!(
+            r#"[{{"op":"replace","path":"/turn","value":{seq}}}]"#
+        )),
         created_at: chrono::Utc::now(),
     };
     // Same (match, seat, command id) twice: the whole batch fails.
@@ -839,6 +852,11 @@ async fn store_batches_are_atomic(db: &TestDb) {
     assert!(store.append(id, &[rec(2, "c")], None).await.is_err());
     let got = store.commands(id, 1).await.expect("read");
     assert_eq!(got.iter().map(|r| r.seq).collect::<Vec<_>>(), [2]);
+    let patch: serde_json::Value =
+        serde_json::from_str(got[0].patch.as_deref().expect("patch")).expect("json");
+    assert_eq!(patch[0]["value"], 2, "the patch is stored as sent");
+    let between = store.commands_between(id, 0, 1).await.expect("read");
+    assert_eq!(between.iter().map(|r| r.seq).collect::<Vec<_>>(), [1]);
     assert!(
         store
             .unfinished()
