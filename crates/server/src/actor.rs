@@ -7,7 +7,17 @@
 //! write the record (persist), and only then ack the sender and fan the diff out (broadcast).
 //! Commands that arrive together are written together: the actor drains up to `max_batch`
 //! queued commands, applies them one after the other, and stores all their records in one
-//! transaction before answering any of them.
+//! transaction before answering any of them. On SQLite the store goes further and commits the
+//! batches of all matches that are waiting at that moment in one transaction (see
+//! [`crate::store::SqliteStore`]); Postgres coalesces concurrent commits itself.
+//!
+//! Resumes: a subscriber that gives `since` gets the diffs after it from the in-memory window
+//! (the last `diff_window` diffs), or, further back, from the store (each record keeps its
+//! events and the patch as sent), read by a separate task while live diffs are held for it; a
+//! snapshot when `since` is absent, ahead, or more than `max_store_resume` behind.
+//!
+//! Memory: a match nobody follows or holds for `match_idle_ms` drops its window and leaves the
+//! registry; the next lookup replays it from the store.
 
 use crate::config::Config;
 use crate::store::{CommandRow, MatchStatus, Store, StoreError};
@@ -471,7 +481,11 @@ enum Staged {
     },
     /// An answer that needs no write (a refusal or a repeated id); sent after the batch so that a
     /// client's answers keep the order of its commands.
-    Reply { conn: ConnHandle, frame: Utf8Bytes },
+    Reply {
+        conn: ConnHandle,
+        id: String,
+        frame: Utf8Bytes,
+    },
 }
 
 #[derive(Default)]
@@ -544,6 +558,20 @@ impl Actor {
                 }
             }
             self.handle_all(msgs).await;
+            if matches!(self.state, State::Failed { .. }) {
+                // A reload after a failed write failed too: leave, so that the next lookup
+                // tries the store afresh. Subscribers are told to resync (close 4001), since no
+                // diff will reach them from here.
+                for sub in self.subscribers.drain(..) {
+                    sub.conn.push_too_slow();
+                }
+                self.registry.forget(self.id, self.generation);
+                rx.close();
+                while let Ok(msg) = rx.try_recv() {
+                    self.handle_failed(msg);
+                }
+                break;
+            }
             if self.stopping {
                 // Everything queued before `Shutdown` has been answered; refuse the rest.
                 self.registry.forget(self.id, self.generation);
@@ -745,28 +773,48 @@ impl Actor {
         // A repeated id gets the first answer and changes nothing.
         if let Some(&seq) = l.accepted.get(&key).or_else(|| batch.pending.get(&key)) {
             let frame = frame(&ServerMessage::Ack {
-                id: key.1,
+                id: key.1.clone(),
                 match_id: self.id,
                 seq,
             });
-            batch.staged.push(Staged::Reply { conn, frame });
+            batch.staged.push(Staged::Reply {
+                conn,
+                id: key.1,
+                frame,
+            });
             return;
         }
         if let Some(body) = l.rejected.get(&key) {
             let frame = frame(&ServerMessage::Error(body.clone()));
-            batch.staged.push(Staged::Reply { conn, frame });
+            batch.staged.push(Staged::Reply {
+                conn,
+                id: key.1,
+                frame,
+            });
             return;
         }
         if l.game.is_finished() {
-            let frame = error_frame(ErrorCode::Unavailable, Some(key.1), "the match is finished");
-            batch.staged.push(Staged::Reply { conn, frame });
+            let frame = error_frame(
+                ErrorCode::Unavailable,
+                Some(key.1.clone()),
+                "the match is finished",
+            );
+            batch.staged.push(Staged::Reply {
+                conn,
+                id: key.1,
+                frame,
+            });
             return;
         }
         let command_json = match serde_json::to_string(&command) {
             Ok(s) => s,
             Err(e) => {
-                let frame = error_frame(ErrorCode::Internal, Some(key.1), e.to_string());
-                batch.staged.push(Staged::Reply { conn, frame });
+                let frame = error_frame(ErrorCode::Internal, Some(key.1.clone()), e.to_string());
+                batch.staged.push(Staged::Reply {
+                    conn,
+                    id: key.1,
+                    frame,
+                });
                 return;
             }
         };
@@ -786,8 +834,12 @@ impl Actor {
                     l.rejected.remove(&old);
                 }
                 l.rejected_order.push_back(key.clone());
-                l.rejected.insert(key, body);
-                batch.staged.push(Staged::Reply { conn, frame });
+                l.rejected.insert(key.clone(), body);
+                batch.staged.push(Staged::Reply {
+                    conn,
+                    id: key.1,
+                    frame,
+                });
             }
             Ok(events) => {
                 let seq = l.seq + 1;
@@ -854,7 +906,7 @@ impl Actor {
                 for s in batch.staged {
                     let (conn, id) = match s {
                         Staged::Accepted { conn, id, .. } => (conn, Some(id)),
-                        Staged::Reply { conn, .. } => (conn, None),
+                        Staged::Reply { conn, id, .. } => (conn, Some(id)),
                     };
                     conn.push(error_frame(
                         ErrorCode::Internal,
@@ -875,7 +927,7 @@ impl Actor {
         l.accepted.extend(batch.pending);
         for s in batch.staged {
             match s {
-                Staged::Reply { conn, frame } => {
+                Staged::Reply { conn, frame, .. } => {
                     conn.push(frame);
                 }
                 Staged::Accepted {

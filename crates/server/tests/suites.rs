@@ -45,6 +45,7 @@ on_both_stores!(
     idle_match_leaves_memory_and_comes_back,
     diverging_replay_marks_the_match_broken,
     store_batches_are_atomic,
+    a_failed_write_acknowledges_nothing,
 );
 
 fn expect_error(out: &CommandOutcome, code: ErrorCode) -> protocol::ErrorBody {
@@ -899,4 +900,57 @@ async fn store_batches_are_atomic(db: &TestDb) {
         assert_eq!(stored, if i == 7 { 0 } else { 2 }, "match {i}");
     }
     store.close().await;
+}
+
+/// When the store refuses a write, the command is answered `internal`, nothing is applied or
+/// broadcast, and the same command id goes through once the store works again.
+async fn a_failed_write_acknowledges_nothing(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let mut seats = vec![
+        Follower::join(&server, id, Some(&created.seats[0].token), None).await,
+        Follower::join(&server, id, Some(&created.seats[1].token), None).await,
+    ];
+    let mut watchers = vec![Follower::join(&server, id, None, None).await];
+    let mut rng = Rng::new(0x5eed_0007);
+    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 4).await, 4);
+
+    let (block, unblock) = match db.kind() {
+        "sqlite" => (
+            "CREATE TRIGGER block_writes BEFORE INSERT ON commands WHEN NEW.seq >= 5 \
+             BEGIN SELECT RAISE(ABORT, 'store down'); END",
+            "DROP TRIGGER block_writes",
+        ),
+        _ => (
+            "ALTER TABLE commands ADD CONSTRAINT block_writes CHECK (seq < 5)",
+            "ALTER TABLE commands DROP CONSTRAINT block_writes",
+        ),
+    };
+    db.execute(block).await;
+    let (player, cmd) = pick_move(&seats[0].view(), &mut rng).expect("a move");
+    let p = usize::from(player);
+    let out = seats[p].command("f1", cmd.clone()).await;
+    let e = expect_error(&out, ErrorCode::Internal);
+    assert_eq!(e.id.as_deref(), Some("f1"));
+
+    db.execute(unblock).await;
+    let out = seats[p].command("f1", cmd).await;
+    assert!(
+        matches!(out, CommandOutcome::Accepted { seq: 5, .. }),
+        "{out:?}"
+    );
+    for f in seats.iter_mut().chain(watchers.iter_mut()) {
+        f.sync_to(5).await;
+    }
+    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 3).await, 3);
+    let (seq, view) = server_view(&server, id).await;
+    assert_eq!(seq, 8);
+    for f in seats.iter().chain(watchers.iter()) {
+        assert_eq!(f.mirror.view(), Some(&view));
+    }
+    // Seq 5 was broadcast once: the failed attempt sent no diff.
+    let fives = watchers[0].diff_seqs.iter().filter(|s| **s == 5).count();
+    assert_eq!(fives, 1);
+    server.stop().await;
 }
