@@ -495,6 +495,19 @@ struct Batch {
     /// Ids accepted in this batch and not yet stored: (seat, id) → seq.
     pending: HashMap<(u8, String), Seq>,
     finished: bool,
+    /// The rules panicked on a command: the game in memory is not trusted any more; the batch
+    /// stores what came before, and the match is reloaded from the store.
+    poisoned: bool,
+}
+
+/// Runs rules code, turning a panic (a bug) into an error instead of the end of the actor.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into())
+    })
 }
 
 /// Why a replay could not resume a match.
@@ -722,8 +735,11 @@ impl Actor {
                 .map_err(|e| LoadError::Corrupt(format!("command {}: {e}", rec.seq)))?;
             let stored: Vec<Event> = serde_json::from_str(&rec.events)
                 .map_err(|e| LoadError::Corrupt(format!("events {}: {e}", rec.seq)))?;
-            let events = game
-                .apply(rec.seat, command)
+            let events = guarded(|| game.apply(rec.seat, command))
+                .map_err(|p| LoadError::Diverged {
+                    seq: rec.seq,
+                    detail: format!("the rules panicked: {p}"),
+                })?
                 .map_err(|e| LoadError::Diverged {
                     seq: rec.seq,
                     detail: format!("the rules now refuse it: {e}"),
@@ -770,6 +786,15 @@ impl Actor {
             return;
         };
         let key = (seat, id);
+        if batch.poisoned {
+            let frame = error_frame(ErrorCode::Busy, Some(key.1.clone()), "try again");
+            batch.staged.push(Staged::Reply {
+                conn,
+                id: key.1,
+                frame,
+            });
+            return;
+        }
         // A repeated id gets the first answer and changes nothing.
         if let Some(&seq) = l.accepted.get(&key).or_else(|| batch.pending.get(&key)) {
             let frame = frame(&ServerMessage::Ack {
@@ -818,7 +843,29 @@ impl Actor {
                 return;
             }
         };
-        match l.game.apply(seat, command) {
+        let applied = guarded(|| -> Result<_, rules::RuleError> {
+            let events = l.game.apply(seat, command)?;
+            Ok((events, l.game.view(), l.game.is_finished()))
+        });
+        let applied = match applied {
+            Ok(a) => a,
+            Err(panic) => {
+                error!(seat, id = %key.1, %panic, "the rules panicked on a command");
+                batch.poisoned = true;
+                let frame = error_frame(
+                    ErrorCode::Internal,
+                    Some(key.1.clone()),
+                    "the server failed on this command; nothing was applied",
+                );
+                batch.staged.push(Staged::Reply {
+                    conn,
+                    id: key.1,
+                    frame,
+                });
+                return;
+            }
+        };
+        match applied {
             Err(e) => {
                 let body = ErrorBody {
                     id: Some(key.1.clone()),
@@ -841,9 +888,9 @@ impl Actor {
                     frame,
                 });
             }
-            Ok(events) => {
+            Ok((events, view, finished)) => {
                 let seq = l.seq + 1;
-                let new_view = match serde_json::to_value(l.game.view()) {
+                let new_view = match serde_json::to_value(view) {
                     Ok(v) => v,
                     Err(e) => {
                         error!(error = %e, "cannot serialize the view");
@@ -881,7 +928,7 @@ impl Actor {
                     created_at: Utc::now(),
                 });
                 batch.pending.insert(key.clone(), seq);
-                batch.finished |= l.game.is_finished();
+                batch.finished |= finished;
                 batch.staged.push(Staged::Accepted {
                     conn,
                     id: key.1,
@@ -899,6 +946,7 @@ impl Actor {
         if batch.staged.is_empty() {
             return;
         }
+        let poisoned = batch.poisoned;
         if !batch.records.is_empty() {
             let status = batch.finished.then_some(MatchStatus::Finished);
             if let Err(e) = self.store.append(self.id, &batch.records, status).await {
@@ -949,6 +997,9 @@ impl Actor {
                     }
                 }
             }
+        }
+        if poisoned {
+            self.reload().await;
         }
     }
 
