@@ -66,7 +66,7 @@ async fn command_waits_for_its_ack_and_keeps_earlier_messages() -> Result<(), Cl
             got,
             ClientMessage::Command {
                 id: "c1".to_owned(),
-                command: rules::Command::Pass
+                command: rules::Command::Pass {}
             }
         );
         let diff = ServerMessage::Diff {
@@ -103,7 +103,7 @@ async fn command_waits_for_its_ack_and_keeps_earlier_messages() -> Result<(), Cl
     let mut conn = Connection::connect(&url).await?;
     conn.set_read_timeout(Some(Duration::from_secs(5)));
     assert_eq!(conn.welcome().protocol_version, protocol::PROTOCOL_VERSION);
-    let outcome = conn.command("c1", rules::Command::Pass).await?;
+    let outcome = conn.command("c1", rules::Command::Pass {}).await?;
     assert_eq!(outcome, CommandOutcome::Accepted { match_id, seq: 3 });
     let first = conn.next_message().await?;
     assert!(
@@ -115,7 +115,7 @@ async fn command_waits_for_its_ack_and_keeps_earlier_messages() -> Result<(), Cl
         matches!(second, Some(ServerMessage::Ack { seq: 2, .. })),
         "{second:?}"
     );
-    match conn.command("c2", rules::Command::Pass).await? {
+    match conn.command("c2", rules::Command::Pass {}).await? {
         CommandOutcome::Rejected(body) => assert_eq!(body.rule.as_deref(), Some("B4")),
         other => panic!("expected a refusal, got {other:?}"),
     }

@@ -126,6 +126,13 @@ fn malformed_client_messages_are_refused() {
         "command": {"type": "place_tollhouse", "pos": {"x": 0, "y": 1}, "why": "toll"}
     }));
     client_refused(json!({"type": "command", "command": {"type": "pass"}}));
+    // Unknown fields are refused on every command, `pass` included (as the schema says).
+    client_refused(json!({"type": "command", "id": "c1", "command": {"type": "pass", "extra": 1}}));
+    let pass: ClientMessage = serde_json::from_value(json!({
+        "type": "command", "id": "c1", "command": {"type": "pass"}
+    }))
+    .expect("a plain pass parses");
+    assert!(matches!(pass, ClientMessage::Command { .. }));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! rules crate itself has no global randomness). Used by tests, benchmarks and load generators.
 
 use crate::command::Command;
+use crate::decision::Decision;
 use crate::game::Game;
 use crate::setup::PlayerId;
 
@@ -41,7 +42,59 @@ pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(Player
         1 => Command::PlaceTollhouse {
             pos: game.tollhouse_target(pick(next(), tolls))?,
         },
-        _ => Command::Pass,
+        _ => Command::Pass {},
     };
     Some((player, cmd))
+}
+
+/// The same choice made from the decisions a client sees (a view's `decisions`), for bots and
+/// tests that hold only the public view.
+pub fn random_move_from(
+    decisions: &[Decision],
+    mut next: impl FnMut() -> u64,
+) -> Option<(PlayerId, Command)> {
+    match decisions.first()? {
+        Decision::PlaceTile {
+            player, placements, ..
+        } => {
+            let p = placements.get(pick(next(), placements.len()))?;
+            let rotation = *p.rotations.get(pick(next(), p.rotations.len()))?;
+            Some((
+                *player,
+                Command::PlaceTile {
+                    pos: p.pos,
+                    rotation,
+                },
+            ))
+        }
+        Decision::PlaceFollower {
+            player,
+            meeple_targets,
+            tollhouse_targets,
+            ..
+        } => {
+            let kinds = [
+                !meeple_targets.is_empty(),
+                !tollhouse_targets.is_empty(),
+                true,
+            ];
+            let open = kinds.iter().filter(|&&k| k).count();
+            let kind = kinds
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| **k)
+                .nth(pick(next(), open))
+                .map_or(2, |(i, _)| i);
+            let cmd = match kind {
+                0 => Command::PlaceMeeple {
+                    target: meeple_targets[pick(next(), meeple_targets.len())],
+                },
+                1 => Command::PlaceTollhouse {
+                    pos: tollhouse_targets[pick(next(), tollhouse_targets.len())],
+                },
+                _ => Command::Pass {},
+            };
+            Some((*player, cmd))
+        }
+    }
 }

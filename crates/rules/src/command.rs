@@ -18,8 +18,9 @@ pub enum Command {
     /// Phase 2 with The Tollkeepers (T2): instead of a meeple, put the tollhouse into play on the
     /// crossroads at `pos`, or move it there.
     PlaceTollhouse { pos: Pos },
-    /// Phase 2: place nothing.
-    Pass,
+    /// Phase 2: place nothing. (A struct variant, so that unknown fields are refused like
+    /// everywhere else: serde ignores them on unit variants of tagged enums.)
+    Pass {},
 }
 
 /// A feature of the tile just placed, named in board orientation (after rotation) by a side or

@@ -300,7 +300,7 @@ impl Game {
                 tollkeepers::place(self, player, pos, events)?;
                 self.finish_turn(t, events);
             }
-            (Command::Pass, Phase::Follower(t)) => {
+            (Command::Pass {}, Phase::Follower(t)) => {
                 events.push(Event::Passed { player });
                 self.finish_turn(t, events);
             }

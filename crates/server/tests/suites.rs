@@ -136,7 +136,7 @@ async fn whole_game_patches_match_server_views(db: &TestDb) {
         matches!(spectator.events.last(), Some(Event::GameEnded { scores: s }) if *s == scores)
     );
     // Every command of the finished match answers `unavailable` now.
-    let out = seats[0].command("after-the-end", Command::Pass).await;
+    let out = seats[0].command("after-the-end", Command::Pass {}).await;
     expect_error(&out, ErrorCode::Unavailable);
     // A late spectator gets the same final view.
     let (seq, late) = server_view(&server, id).await;
@@ -194,7 +194,7 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
     a.conn.send_raw_text(big).await.expect("send");
     assert_eq!(next_error(&mut a).await.code, ErrorCode::TooLarge);
     // Empty command id.
-    let out = a.command("", Command::Pass).await;
+    let out = a.command("", Command::Pass {}).await;
     expect_error(&out, ErrorCode::Malformed);
     // Auth twice; a wrong token; a command without a seat; an unknown match.
     a.conn
@@ -213,7 +213,10 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
         Err(client::ClientError::Refused(body)) => assert_eq!(body.code, ErrorCode::BadToken),
         other => panic!("expected bad_token, got {other:?}"),
     }
-    let out = stranger.command("s1", Command::Pass).await.expect("answer");
+    let out = stranger
+        .command("s1", Command::Pass {})
+        .await
+        .expect("answer");
     expect_error(&out, ErrorCode::Unauthenticated);
     stranger
         .subscribe(uuid::Uuid::new_v4(), None)
@@ -260,7 +263,7 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
         "{again:?}"
     );
     // Even with another command under the same id.
-    let again = a.command("a2", Command::Pass).await;
+    let again = a.command("a2", Command::Pass {}).await;
     assert!(
         matches!(again, CommandOutcome::Accepted { seq: 1, .. }),
         "{again:?}"
@@ -681,7 +684,7 @@ async fn pipelined_commands_are_answered_in_order(db: &TestDb) {
         .await
         .expect("send");
     a.conn
-        .send_command("p3", Command::Pass)
+        .send_command("p3", Command::Pass {})
         .await
         .expect("send");
     let mut answers = Vec::new();
@@ -749,7 +752,7 @@ async fn idle_match_leaves_memory_and_comes_back(db: &TestDb) {
     assert_eq!(seats[0].seq(), Some(8));
     // A command id acknowledged before the actor left still answers with its first seq.
     let (first_id, first_seq) = seats[0].acks[0].clone();
-    let out = seats[0].command(&first_id, Command::Pass).await;
+    let out = seats[0].command(&first_id, Command::Pass {}).await;
     assert!(
         matches!(out, CommandOutcome::Accepted { seq, .. } if seq == first_seq),
         "{out:?}"

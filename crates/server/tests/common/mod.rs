@@ -6,7 +6,7 @@
 
 use client::{CommandOutcome, Connection, Mirror};
 use protocol::{CreateMatch, MatchCreated, Seq, ServerMessage};
-use rules::{Colour, Command, Decision, PlayerId, View};
+use rules::{Colour, Command, PlayerId, View};
 use server::Config;
 use sqlx::Connection as _;
 use std::net::SocketAddr;
@@ -287,45 +287,10 @@ impl Rng {
     }
 }
 
-/// A uniformly random legal move from the decisions of a mirrored view (what `rules::bot` does
-/// with a `Game`, done with only what a client sees).
+/// A random legal move from the decisions of a mirrored view (`rules::bot` on what a client
+/// sees).
 pub fn pick_move(view: &View, rng: &mut Rng) -> Option<(PlayerId, Command)> {
-    match view.decisions.first()? {
-        Decision::PlaceTile {
-            player, placements, ..
-        } => {
-            let p = &placements[rng.below(placements.len())];
-            let rotation = p.rotations[rng.below(p.rotations.len())];
-            Some((
-                *player,
-                Command::PlaceTile {
-                    pos: p.pos,
-                    rotation,
-                },
-            ))
-        }
-        Decision::PlaceFollower {
-            player,
-            meeple_targets,
-            tollhouse_targets,
-            ..
-        } => {
-            let n = meeple_targets.len() + tollhouse_targets.len() + 1;
-            let i = rng.below(n);
-            let cmd = if i < meeple_targets.len() {
-                Command::PlaceMeeple {
-                    target: meeple_targets[i],
-                }
-            } else if i < meeple_targets.len() + tollhouse_targets.len() {
-                Command::PlaceTollhouse {
-                    pos: tollhouse_targets[i - meeple_targets.len()],
-                }
-            } else {
-                Command::Pass
-            };
-            Some((*player, cmd))
-        }
-    }
+    rules::bot::random_move_from(&view.decisions, || rng.next_u64())
 }
 
 /// A connection that follows one match with a mirror, and records every message it got.
