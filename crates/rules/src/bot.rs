@@ -11,6 +11,19 @@ fn pick(word: u64, n: usize) -> usize {
     ((u128::from(word) * n as u128) >> 64) as usize
 }
 
+/// Phase 2: the kind of move first, uniformly among those open (0 meeple, 1 tollhouse, 2 pass),
+/// since a uniform pick over all moves would mostly shuffle tollhouses between crossroads.
+fn pick_kind(meeple: bool, tollhouse: bool, next: &mut impl FnMut() -> u64) -> usize {
+    let kinds = [meeple, tollhouse, true];
+    let open = kinds.iter().filter(|&&k| k).count();
+    kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k)
+        .nth(pick(next(), open))
+        .map_or(2, |(i, _)| i)
+}
+
 /// One legal command for the player whose decision is open, or `None` when the game is over.
 /// Uses the engine's allocation-light paths, so benchmarks measure the rules, not the bot.
 pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(PlayerId, Command)> {
@@ -23,18 +36,9 @@ pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(Player
         let &(pos, rotation) = placements.get(pick(next(), placements.len()))?;
         return Some((player, Command::PlaceTile { pos, rotation }));
     }
-    // First the kind of move, uniformly among those open (meeple, tollhouse, pass), then the
-    // move: a uniform pick over all moves would mostly shuffle tollhouses between crossroads.
     let meeples = game.meeple_targets();
     let tolls = game.tollhouse_target_count();
-    let kinds = [!meeples.is_empty(), tolls > 0, true];
-    let open = kinds.iter().filter(|&&k| k).count();
-    let kind = kinds
-        .iter()
-        .enumerate()
-        .filter(|(_, k)| **k)
-        .nth(pick(next(), open))
-        .map_or(2, |(i, _)| i);
+    let kind = pick_kind(!meeples.is_empty(), tolls > 0, &mut next);
     let cmd = match kind {
         0 => Command::PlaceMeeple {
             target: meeples[pick(next(), meeples.len())],
@@ -73,18 +77,11 @@ pub fn random_move_from(
             tollhouse_targets,
             ..
         } => {
-            let kinds = [
+            let kind = pick_kind(
                 !meeple_targets.is_empty(),
                 !tollhouse_targets.is_empty(),
-                true,
-            ];
-            let open = kinds.iter().filter(|&&k| k).count();
-            let kind = kinds
-                .iter()
-                .enumerate()
-                .filter(|(_, k)| **k)
-                .nth(pick(next(), open))
-                .map_or(2, |(i, _)| i);
+                &mut next,
+            );
             let cmd = match kind {
                 0 => Command::PlaceMeeple {
                     target: meeple_targets[pick(next(), meeple_targets.len())],

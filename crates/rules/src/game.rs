@@ -11,7 +11,9 @@ use crate::error::{RuleError, SetupError};
 use crate::event::{Event, MeepleCount};
 use crate::geometry::{Half, Pos, Rotation, Side};
 use crate::setup::{PlayerId, Setup};
-use crate::tiles::{Catalogue, FeatureKind, PictureKind, RoadEnd, TileIdx, TileKind, catalogue};
+use crate::tiles::{
+    Catalogue, FeatureKind, PictureKind, RoadEnd, Segment, TileIdx, TileKind, catalogue,
+};
 use crate::tollkeepers;
 use crate::view::{MeepleView, PlayerView, TileView, TollhouseView, View};
 use rand_chacha::ChaCha8Rng;
@@ -762,32 +764,36 @@ impl Game {
         t
     }
 
-    /// The road or city segment of placed tile `t` reaching board side `side`.
-    fn seg_at_side(&self, t: TileRef, side: Side) -> Option<SegRef> {
+    /// The first segment of placed tile `t` that `wanted` picks.
+    fn find_seg(&self, t: TileRef, wanted: impl Fn(&Segment) -> bool) -> Option<SegRef> {
         let p = &self.placed[t as usize];
-        let local = side.rotate(Rotation::from_quarters(4 - p.rot.quarters()));
-        let bit = 1u8 << local.index();
         self.cat
             .get(p.tile)
             .segments
             .iter()
-            .position(|s| {
-                matches!(s.kind, FeatureKind::Road | FeatureKind::City) && s.sides & bit != 0
-            })
+            .position(wanted)
             .map(|i| p.first_seg + i as SegRef)
+    }
+
+    /// The road or city segment of placed tile `t` reaching board side `side`.
+    fn seg_at_side(&self, t: TileRef, side: Side) -> Option<SegRef> {
+        let rot = self.placed[t as usize].rot;
+        let bit = 1u8
+            << side
+                .rotate(Rotation::from_quarters(4 - rot.quarters()))
+                .index();
+        self.find_seg(t, |s| {
+            matches!(s.kind, FeatureKind::Road | FeatureKind::City) && s.sides & bit != 0
+        })
     }
 
     /// The field segment of placed tile `t` reaching board half-edge `h`.
     fn seg_at_half(&self, t: TileRef, h: Half) -> Option<SegRef> {
-        let p = &self.placed[t as usize];
-        let local = h.rotate(Rotation::from_quarters(4 - p.rot.quarters()));
-        let bit = 1u8 << local.index();
-        self.cat
-            .get(p.tile)
-            .segments
-            .iter()
-            .position(|s| s.kind == FeatureKind::Field && s.halves & bit != 0)
-            .map(|i| p.first_seg + i as SegRef)
+        let rot = self.placed[t as usize].rot;
+        let bit = 1u8
+            << h.rotate(Rotation::from_quarters(4 - rot.quarters()))
+                .index();
+        self.find_seg(t, |s| s.kind == FeatureKind::Field && s.halves & bit != 0)
     }
 
     /// How a segment is named to players: its kind and first side or half in board orientation.
@@ -839,15 +845,7 @@ impl Game {
                 .seg_at_side(t, side)
                 .filter(|&s| self.features[s as usize].kind == FeatureKind::City),
             Target::Field(h) => self.seg_at_half(t, h),
-            Target::Monastery => {
-                let p = &self.placed[t as usize];
-                self.cat
-                    .get(p.tile)
-                    .segments
-                    .iter()
-                    .position(|s| s.kind == FeatureKind::Monastery)
-                    .map(|i| p.first_seg + i as SegRef)
-            }
+            Target::Monastery => self.find_seg(t, |s| s.kind == FeatureKind::Monastery),
         }
         .ok_or(RuleError::NoSuchFeature(target))?;
         if !self.features[self.find(seg) as usize].meeples.is_empty() {
@@ -1003,13 +1001,7 @@ impl Game {
     /// The monastery segment (a root: monasteries never merge) on `pos`, if any.
     fn monastery_at(&self, pos: Pos) -> Option<SegRef> {
         let t = self.tile_at(pos)?;
-        let p = &self.placed[t as usize];
-        self.cat
-            .get(p.tile)
-            .segments
-            .iter()
-            .position(|s| s.kind == FeatureKind::Monastery)
-            .map(|i| p.first_seg + i as SegRef)
+        self.find_seg(t, |s| s.kind == FeatureKind::Monastery)
     }
 
     /// The feature's tile with the smallest (x, y): its canonical position (B11).

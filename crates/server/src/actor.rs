@@ -500,6 +500,13 @@ struct Batch {
     poisoned: bool,
 }
 
+impl Batch {
+    /// An answer for one sender only, sent once the batch is stored.
+    fn reply(&mut self, conn: ConnHandle, id: String, frame: Utf8Bytes) {
+        self.staged.push(Staged::Reply { conn, id, frame });
+    }
+}
+
 /// Runs rules code, turning a panic (a bug) into an error instead of the end of the actor.
 fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
@@ -788,11 +795,7 @@ impl Actor {
         let key = (seat, id);
         if batch.poisoned {
             let frame = error_frame(ErrorCode::Busy, Some(key.1.clone()), "try again");
-            batch.staged.push(Staged::Reply {
-                conn,
-                id: key.1,
-                frame,
-            });
+            batch.reply(conn, key.1, frame);
             return;
         }
         // A repeated id gets the first answer and changes nothing.
@@ -802,20 +805,12 @@ impl Actor {
                 match_id: self.id,
                 seq,
             });
-            batch.staged.push(Staged::Reply {
-                conn,
-                id: key.1,
-                frame,
-            });
+            batch.reply(conn, key.1, frame);
             return;
         }
         if let Some(body) = l.rejected.get(&key) {
             let frame = frame(&ServerMessage::Error(body.clone()));
-            batch.staged.push(Staged::Reply {
-                conn,
-                id: key.1,
-                frame,
-            });
+            batch.reply(conn, key.1, frame);
             return;
         }
         if l.game.is_finished() {
@@ -824,22 +819,14 @@ impl Actor {
                 Some(key.1.clone()),
                 "the match is finished",
             );
-            batch.staged.push(Staged::Reply {
-                conn,
-                id: key.1,
-                frame,
-            });
+            batch.reply(conn, key.1, frame);
             return;
         }
         let command_json = match serde_json::to_string(&command) {
             Ok(s) => s,
             Err(e) => {
                 let frame = error_frame(ErrorCode::Internal, Some(key.1.clone()), e.to_string());
-                batch.staged.push(Staged::Reply {
-                    conn,
-                    id: key.1,
-                    frame,
-                });
+                batch.reply(conn, key.1, frame);
                 return;
             }
         };
@@ -857,11 +844,7 @@ impl Actor {
                     Some(key.1.clone()),
                     "the server failed on this command; nothing was applied",
                 );
-                batch.staged.push(Staged::Reply {
-                    conn,
-                    id: key.1,
-                    frame,
-                });
+                batch.reply(conn, key.1, frame);
                 return;
             }
         };
@@ -882,11 +865,7 @@ impl Actor {
                 }
                 l.rejected_order.push_back(key.clone());
                 l.rejected.insert(key.clone(), body);
-                batch.staged.push(Staged::Reply {
-                    conn,
-                    id: key.1,
-                    frame,
-                });
+                batch.reply(conn, key.1, frame);
             }
             Ok((events, view, finished)) => {
                 let seq = l.seq + 1;

@@ -22,6 +22,20 @@ fn seed_examples() -> Scenario {
     serde_json::from_str(&text).expect("scenario parses")
 }
 
+/// Creates the match, joins every seat and one spectator.
+async fn start(server: &TestServer, req: &CreateMatch) -> (uuid::Uuid, Vec<Follower>, Follower) {
+    let created = client::create_match(&server.http(), req)
+        .await
+        .expect("create match");
+    let id = created.match_id;
+    let mut seats = Vec::new();
+    for s in &created.seats {
+        seats.push(Follower::join(server, id, Some(&s.token), None).await);
+    }
+    let spectator = Follower::join(server, id, None, None).await;
+    (id, seats, spectator)
+}
+
 async fn tolls_arrive_in_diffs(db: &TestDb) {
     let server = TestServer::start(db.config());
     let scenario = seed_examples();
@@ -31,15 +45,7 @@ async fn tolls_arrive_in_diffs(db: &TestDb) {
         meeples: None,
         draw_order: scenario.setup.draw_order.clone(),
     };
-    let created = client::create_match(&server.http(), &req)
-        .await
-        .expect("create match");
-    let id = created.match_id;
-    let mut seats = Vec::new();
-    for s in &created.seats {
-        seats.push(Follower::join(&server, id, Some(&s.token), None).await);
-    }
-    let mut spectator = Follower::join(&server, id, None, None).await;
+    let (id, mut seats, mut spectator) = start(&server, &req).await;
     for f in seats.iter_mut().chain(std::iter::once(&mut spectator)) {
         f.sync_first().await;
     }
@@ -134,15 +140,8 @@ async fn random_tollkeepers_game_to_the_end(db: &TestDb) {
         meeples: None,
         draw_order: None,
     };
-    let created = client::create_match(&server.http(), &req)
-        .await
-        .expect("create match");
-    let id = created.match_id;
-    let mut seats = Vec::new();
-    for s in &created.seats {
-        seats.push(Follower::join(&server, id, Some(&s.token), None).await);
-    }
-    let mut watchers = vec![Follower::join(&server, id, None, None).await];
+    let (id, mut seats, watcher) = start(&server, &req).await;
+    let mut watchers = vec![watcher];
     let mut rng = Rng::new(2024);
     play(&mut seats, &mut watchers, &mut rng, 1_000).await;
     let view = watchers[0].view();
