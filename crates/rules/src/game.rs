@@ -46,7 +46,7 @@ pub(crate) struct Feature {
     /// Union-find size, for union by size.
     size: u32,
     /// Road and city ends that face no tile yet; 0 means closed (B6).
-    open: u32,
+    open: u16,
     /// Distinct tiles of a road, city or monastery (fields keep only their first). (Inline
     /// vectors: most features stay small, and a random game creates hundreds of them.)
     pub(crate) tiles: SmallVec<[TileRef; 4]>,
@@ -58,7 +58,7 @@ pub(crate) struct Feature {
     /// Roads: the crossroads tiles where this road ends, once per ending segment (T3, T8).
     pub(crate) crossroads: SmallVec<[TileRef; 2]>,
     /// Roads: pictures beside its segments, by [`PictureKind`] (T7).
-    pub(crate) pictures: [u32; PictureKind::COUNT],
+    pub(crate) pictures: [u8; PictureKind::COUNT],
     /// Completed and scored: never scored again.
     pub(crate) done: bool,
 }
@@ -378,12 +378,15 @@ impl Game {
     }
 
     fn options_for(&self, tile: TileIdx, out: &mut Vec<(Pos, Rotation)>) {
-        let codes = self.cat.get(tile).edge_codes();
+        let fits = &self.cat.get(tile).fits;
         out.clear();
         for f in &self.frontier {
-            for (r, c) in Rotation::ALL.into_iter().zip(codes) {
-                if (c ^ f.code) & f.mask == 0 {
-                    out.push((f.pos, r));
+            let m = fits[usize::from(f.code)];
+            if m != 0 {
+                for r in Rotation::ALL {
+                    if m & (1 << r.quarters()) != 0 {
+                        out.push((f.pos, r));
+                    }
                 }
             }
         }
@@ -689,14 +692,11 @@ impl Game {
             self.parent.push(id);
             self.seg_tile.push(t);
             self.seg_local.push(i as u8);
-            let mut pictures = [0u32; PictureKind::COUNT];
-            for (k, &c) in seg.beside.iter().enumerate() {
-                pictures[k] = u32::from(c);
-            }
+            let pictures = seg.beside;
             self.features.push(Feature {
                 kind: seg.kind,
                 size: 1,
-                open: seg.side_count(),
+                open: seg.side_count() as u16,
                 tiles: smallvec![t],
                 min: pos,
                 coats: u32::from(seg.coat),
@@ -915,8 +915,9 @@ impl Game {
         f.coats += s.coats;
         f.meeples.extend(s.meeples);
         f.crossroads.extend(s.crossroads);
+        // At most 48 pictures exist in a match, so a byte per kind cannot overflow.
         for (k, c) in s.pictures.iter().enumerate() {
-            f.pictures[k] += c;
+            f.pictures[k] = f.pictures[k].saturating_add(*c);
         }
         big
     }

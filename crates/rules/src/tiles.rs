@@ -142,6 +142,9 @@ pub struct TileKind {
     pub(crate) edge_code: u8,
     /// Cached [`TileKind::village_roads`] >= 2.
     crossroads: bool,
+    /// For every requirement a square can pose (an edge code with 0 for an unconstrained side),
+    /// the rotations that meet it, as bits 0–3: legal placements become one lookup per square.
+    pub(crate) fits: [u8; 256],
 }
 
 impl TileKind {
@@ -165,11 +168,6 @@ impl TileKind {
         self.segments
             .iter()
             .any(|s| s.kind == FeatureKind::Monastery)
-    }
-
-    /// Edge codes at rotations 0, 90, 180 and 270.
-    pub(crate) fn edge_codes(&self) -> [u8; 4] {
-        [0, 1, 2, 3].map(|q| self.edge_code_rotated(q))
     }
 
     /// Edge code turned clockwise by `quarters`.
@@ -529,7 +527,25 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
             .filter(|s| s.kind == FeatureKind::Road && s.end == Some(RoadEnd::Village))
             .count()
             >= 2;
+    let mut fits = [0u8; 256];
+    for (code, fit) in fits.iter_mut().enumerate() {
+        let code = code as u8;
+        let mask = (0..4).fold(0u8, |m, side| {
+            if (code >> (2 * side)) & 3 != 0 {
+                m | (3 << (2 * side))
+            } else {
+                m
+            }
+        });
+        for q in 0..4u32 {
+            let rotated = edge_code.rotate_left(2 * q);
+            if (rotated ^ code) & mask == 0 {
+                *fit |= 1 << q;
+            }
+        }
+    }
     Ok(TileKind {
+        fits,
         crossroads,
         id: def.id,
         letter: def.letter,

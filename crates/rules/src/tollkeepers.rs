@@ -132,7 +132,7 @@ struct Along {
 impl Along {
     fn of(game: &Game, root: SegRef) -> Along {
         let p = &game.features[root as usize].pictures;
-        let n = |k: PictureKind| p[k as usize];
+        let n = |k: PictureKind| u32::from(p[k as usize]);
         Along {
             farmhouses: n(PictureKind::Farmhouse),
             sheds: n(PictureKind::Cowshed) + n(PictureKind::Pigsty) + n(PictureKind::DonkeyStable),
