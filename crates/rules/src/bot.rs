@@ -31,9 +31,9 @@ pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(Player
         return None;
     }
     let player = game.active();
-    let placements = game.placement_options();
-    if !placements.is_empty() {
-        let &(pos, rotation) = placements.get(pick(next(), placements.len()))?;
+    let placements = game.placement_count();
+    if placements > 0 {
+        let (pos, rotation) = game.placement(pick(next(), placements))?;
         return Some((player, Command::PlaceTile { pos, rotation }));
     }
     let meeples = game.meeple_targets();

@@ -120,8 +120,6 @@ pub struct Game {
     /// Per square: 0 empty, a placed index + 1, or `FRONTIER | index in frontier` (two bytes a
     /// square keeps the grid of a whole game small enough to clear cheaply).
     cells: Vec<u16>,
-    /// Legal (square, rotation) pairs of the drawn tile, filled at the draw.
-    options: Vec<(Pos, Rotation)>,
     /// Empty squares next to a tile, in the order they appeared, each with the edges a tile
     /// must show there (kept up to date as neighbours arrive, so placement checks are a mask).
     frontier: Vec<Frontier>,
@@ -214,7 +212,6 @@ impl Game {
             off,
             cells: vec![0; (dim * dim) as usize],
             frontier: Vec::with_capacity(64),
-            options: Vec::with_capacity(128),
             placed: Vec::with_capacity(total as usize),
             crossroads: Vec::new(),
             parent: Vec::with_capacity(total as usize * 6),
@@ -357,24 +354,54 @@ impl Game {
     /// Every legal (square, rotation) for the drawn tile, unsorted, into `out` (fast path for
     /// bots and benchmarks).
     pub fn placements_into(&self, out: &mut Vec<(Pos, Rotation)>) {
-        out.clear();
-        out.extend_from_slice(self.placement_options());
-    }
-
-    /// Every legal (square, rotation) for the drawn tile, computed once when it was drawn;
-    /// empty outside phase 1.
-    pub fn placement_options(&self) -> &[(Pos, Rotation)] {
         match self.phase {
-            Phase::Tile(_) => &self.options,
-            _ => &[],
+            Phase::Tile(tile) => self.options_for(tile, out),
+            _ => out.clear(),
         }
     }
 
-    /// Fills `options` for `tile` (B4).
-    fn compute_options(&mut self, tile: TileIdx) {
-        let mut options = std::mem::take(&mut self.options);
-        self.options_for(tile, &mut options);
-        self.options = options;
+    /// How many legal (square, rotation) pairs the drawn tile has; 0 outside phase 1.
+    /// With [`Game::placement`], a bot picks one uniformly without listing them.
+    pub fn placement_count(&self) -> usize {
+        let Phase::Tile(tile) = self.phase else {
+            return 0;
+        };
+        let fits = &self.cat.get(tile).fits;
+        self.frontier
+            .iter()
+            .map(|f| fits[usize::from(f.code)].count_ones() as usize)
+            .sum()
+    }
+
+    /// The `k`-th legal (square, rotation) pair of the drawn tile, in the order of
+    /// [`Game::placements_into`].
+    pub fn placement(&self, mut k: usize) -> Option<(Pos, Rotation)> {
+        let Phase::Tile(tile) = self.phase else {
+            return None;
+        };
+        let fits = &self.cat.get(tile).fits;
+        for f in &self.frontier {
+            let mut m = fits[usize::from(f.code)];
+            let n = m.count_ones() as usize;
+            if k >= n {
+                k -= n;
+                continue;
+            }
+            for _ in 0..k {
+                m &= m - 1;
+            }
+            return Some((f.pos, Rotation::from_quarters(m.trailing_zeros() as u8)));
+        }
+        None
+    }
+
+    /// Whether `tile` fits anywhere on the board (B4): one pass without branches per square.
+    fn fits_anywhere(&self, tile: TileIdx) -> bool {
+        let fits = &self.cat.get(tile).fits;
+        self.frontier
+            .iter()
+            .fold(0u8, |acc, f| acc | fits[usize::from(f.code)])
+            != 0
     }
 
     fn options_for(&self, tile: TileIdx, out: &mut Vec<(Pos, Rotation)>) {
@@ -946,8 +973,7 @@ impl Game {
                 tile: id.clone(),
             });
             self.phase = Phase::Tile(tile);
-            self.compute_options(tile);
-            if !self.options.is_empty() {
+            if self.fits_anywhere(tile) {
                 return;
             }
             self.discarded.push(tile);

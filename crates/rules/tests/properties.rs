@@ -46,6 +46,16 @@ fn play(setup: Setup, bot_seed: u64) -> (Vec<(PlayerId, Command)>, Vec<Event>, G
         assert!(game.apply(player, wrong).is_err());
         assert_eq!(game.view(), before);
 
+        // The counted, indexed placements are exactly the listed ones.
+        let mut listed = Vec::new();
+        game.placements_into(&mut listed);
+        assert_eq!(listed.len(), game.placement_count());
+        let indexed: Vec<_> = (0..listed.len())
+            .filter_map(|k| game.placement(k))
+            .collect();
+        assert_eq!(indexed, listed);
+        assert_eq!(game.placement(listed.len()), None);
+
         let evs = game
             .apply(player, cmd.clone())
             .expect("bot moves are legal");
