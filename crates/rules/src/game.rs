@@ -642,6 +642,11 @@ impl Game {
         (x >= 0 && y >= 0 && x < self.dim && y < self.dim).then(|| (y * self.dim + x) as usize)
     }
 
+    /// The placed tile shows a crossroads (T3).
+    pub(crate) fn is_crossroads(&self, t: TileRef) -> bool {
+        self.cat.get(self.placed[t as usize].tile).is_crossroads()
+    }
+
     pub(crate) fn tile_at(&self, pos: Pos) -> Option<TileRef> {
         match self.cell(pos).map(|c| self.cells[c]) {
             Some(v) if v != 0 && v & FRONTIER == 0 => Some(TileRef::from(v) - 1),

@@ -85,7 +85,7 @@ pub(crate) fn place(
     }
     let t = game
         .tile_at(pos)
-        .filter(|t| game.crossroads.contains(t))
+        .filter(|&t| game.is_crossroads(t))
         .ok_or(RuleError::NotACrossroads(pos))?;
     let own = game.players[player as usize].tollhouse;
     if matches!(own, Some((h, _)) if h == t) {
@@ -208,23 +208,17 @@ pub(crate) fn road_final(game: &mut Game, root: SegRef, events: &mut Vec<Event>)
 
 /// T9: tollhouses that collected from travellers this turn turn over, in seat order.
 pub(crate) fn end_of_turn(game: &mut Game, events: &mut Vec<Event>) {
-    if !on(game) {
-        return;
-    }
     for i in 0..game.players.len() {
-        let pos = game.players[i]
-            .tollhouse
-            .map(|(t, _)| game.placed[t as usize].pos);
-        let state = &mut game.players[i];
-        if !std::mem::take(&mut state.turn_over) {
+        // Only set when the module is on (by `raise`).
+        if !std::mem::take(&mut game.players[i].turn_over) {
             continue;
         }
-        if let (Some((t, from)), Some(pos)) = (state.tollhouse, pos) {
+        if let Some((t, from)) = game.players[i].tollhouse {
             let to = if from == 1 { 2 } else { 1 };
-            state.tollhouse = Some((t, to));
+            game.players[i].tollhouse = Some((t, to));
             events.push(Event::TollhouseTurned {
                 player: i as PlayerId,
-                pos,
+                pos: game.placed[t as usize].pos,
                 from,
                 to,
             });
