@@ -7,14 +7,6 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use rules::{Colour, Game, Modules, Setup, bot};
 use std::hint::black_box;
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 const COLOURS: [Colour; 4] = [Colour::Red, Colour::Green, Colour::Blue, Colour::Yellow];
 
 fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
@@ -31,7 +23,7 @@ fn random_game(players: usize, seed: u64, tollkeepers: bool) -> Vec<u32> {
     };
     let mut rng = seed ^ 0xDEAD_BEEF;
     let mut events = Vec::with_capacity(16);
-    while let Some((p, cmd)) = bot::random_move(&game, || splitmix(&mut rng)) {
+    while let Some((p, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
         events.clear();
         if game.apply_into(p, cmd, &mut events).is_err() {
             break;
@@ -64,7 +56,7 @@ fn placements(c: &mut Criterion) {
     };
     let mut rng = 1u64;
     while game.pile_size() > 1 {
-        match bot::random_move(&game, || splitmix(&mut rng)) {
+        match bot::random_move(&game, || bot::splitmix64(&mut rng)) {
             Some((p, cmd)) => {
                 if game.apply(p, cmd).is_err() {
                     break;

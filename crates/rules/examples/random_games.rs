@@ -6,14 +6,6 @@
 use rules::{Colour, Game, Modules, Setup, bot};
 use std::time::Instant;
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let games: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(10_000);
@@ -40,7 +32,7 @@ fn main() {
             return;
         };
         let mut rng = seed;
-        while let Some((p, cmd)) = bot::random_move(&game, || splitmix(&mut rng)) {
+        while let Some((p, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
             events.clear();
             if let Err(e) = game.apply_into(p, cmd, &mut events) {
                 eprintln!("illegal bot move: {e}");

@@ -6,14 +6,6 @@ use proptest::prelude::*;
 use rules::{Colour, Command, Event, Game, Modules, PlayerId, Pos, Setup, Side, bot};
 
 /// SplitMix64: the tests' own random source for the bot.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
     let colours = [
         Colour::Red,
@@ -36,7 +28,7 @@ fn play(setup: Setup, bot_seed: u64) -> (Vec<(PlayerId, Command)>, Vec<Event>, G
     let (mut game, mut events) = Game::start(setup).expect("valid setup");
     let mut rng = bot_seed;
     let mut commands = Vec::new();
-    while let Some((player, cmd)) = bot::random_move(&game, || splitmix(&mut rng)) {
+    while let Some((player, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
         // A refused command leaves the state unchanged (no tile ever fits on the start square).
         let before = game.view();
         let wrong = Command::PlaceTile {
@@ -141,7 +133,7 @@ fn a_serialized_game_continues_exactly_like_the_original() {
     let (mut game, _) = Game::start(setup(3, 99, true)).expect("valid");
     let mut rng = 5u64;
     for _ in 0..60 {
-        let (p, c) = bot::random_move(&game, || splitmix(&mut rng)).expect("not over");
+        let (p, c) = bot::random_move(&game, || bot::splitmix64(&mut rng)).expect("not over");
         game.apply(p, c).expect("legal");
     }
     let json = serde_json::to_string(&game).expect("serializes");
@@ -149,8 +141,8 @@ fn a_serialized_game_continues_exactly_like_the_original() {
     assert_eq!(copy.view(), game.view());
     let mut rng_copy = rng;
     loop {
-        let a = bot::random_move(&game, || splitmix(&mut rng));
-        let b = bot::random_move(&copy, || splitmix(&mut rng_copy));
+        let a = bot::random_move(&game, || bot::splitmix64(&mut rng));
+        let b = bot::random_move(&copy, || bot::splitmix64(&mut rng_copy));
         assert_eq!(a, b);
         let Some((p, c)) = a else { break };
         assert_eq!(game.apply(p, c.clone()), copy.apply(p, c));
