@@ -637,9 +637,12 @@ impl Game {
         }
     }
 
+    /// The grid index of `pos`, or `None` outside the grid. Any `Pos` a client sends may come
+    /// here (`i32::MAX` included), so the arithmetic is done in `i64` and cannot overflow.
     fn cell(&self, pos: Pos) -> Option<usize> {
-        let (x, y) = (pos.x + self.off, pos.y + self.off);
-        (x >= 0 && y >= 0 && x < self.dim && y < self.dim).then(|| (y * self.dim + x) as usize)
+        let (off, dim) = (i64::from(self.off), i64::from(self.dim));
+        let (x, y) = (i64::from(pos.x) + off, i64::from(pos.y) + off);
+        (x >= 0 && y >= 0 && x < dim && y < dim).then(|| (y * dim + x) as usize)
     }
 
     /// The placed tile shows a crossroads (T3).
