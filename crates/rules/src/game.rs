@@ -58,7 +58,8 @@ pub(crate) struct Feature {
     /// Roads: the crossroads tiles where this road ends, once per ending segment (T3, T8).
     pub(crate) crossroads: SmallVec<[TileRef; 2]>,
     /// Roads: pictures beside its segments, by [`PictureKind`] (T7).
-    pub(crate) pictures: [u8; PictureKind::COUNT],
+    /// (Two bytes a kind: a test setup may repeat a design, up to [`MAX_PILE`] tiles.)
+    pub(crate) pictures: [u16; PictureKind::COUNT],
     /// Completed and scored: never scored again.
     pub(crate) done: bool,
 }
@@ -727,7 +728,7 @@ impl Game {
             self.parent.push(id);
             self.seg_tile.push(t);
             self.seg_local.push(i as u8);
-            let pictures = seg.beside;
+            let pictures = seg.beside.map(u16::from);
             self.features.push(Feature {
                 kind: seg.kind,
                 size: 1,
@@ -950,7 +951,7 @@ impl Game {
         f.coats += s.coats;
         f.meeples.extend(s.meeples);
         f.crossroads.extend(s.crossroads);
-        // At most 48 pictures exist in a match, so a byte per kind cannot overflow.
+        // At most MAX_PILE tiles, each with a few pictures: two bytes a kind cannot overflow.
         for (k, c) in s.pictures.iter().enumerate() {
             f.pictures[k] = f.pictures[k].saturating_add(*c);
         }

@@ -2,7 +2,7 @@
 //! tollhouses in the public view.
 
 use rules::view::TollhouseView;
-use rules::{Colour, Command, Decision, Game, Modules, Pos, Rotation, Setup};
+use rules::{Colour, Command, Decision, Event, Game, Modules, Pos, Rotation, Setup};
 
 fn game(tollkeepers: bool, order: &[&str]) -> Game {
     let setup = Setup {
@@ -86,4 +86,52 @@ fn without_the_module_nothing_is_offered_and_the_view_has_no_tollhouse() {
     assert_eq!(refused.map_err(|e| e.code()), Err("module_off"));
     let json = serde_json::to_value(g.view()).unwrap_or_default();
     assert!(json["players"][0].get("tollhouse").is_none());
+}
+
+/// T7, T10: every traveller group along a road counts, however long the road. A test setup may
+/// repeat a design (counts are not checked against the box), so one road can carry more than 255
+/// groups of one kind: the counts along a road must not stop at a byte.
+#[test]
+fn a_road_with_more_than_255_traveller_groups_counts_them_all_t7_t10() {
+    let groups = 300;
+    let mut order = vec!["tollkeepers/A".to_string()];
+    order.extend(std::iter::repeat_n("tollkeepers/G".to_string(), groups));
+    let setup = Setup {
+        modules: Modules { tollkeepers: true },
+        draw_order: Some(order),
+        ..Setup::new(vec![Colour::Red, Colour::Blue], 0)
+    };
+    let (mut game, _) = Game::start(setup).expect("valid setup");
+    let mut events = Vec::new();
+    // The crossroads east of the start tile, its W road joining the start tile's road.
+    let mut play = |game: &mut Game, x: i32, second: Command| {
+        let p = game.active();
+        let place = Command::PlaceTile {
+            pos: Pos::new(x, 0),
+            rotation: Rotation::default(),
+        };
+        events.extend(game.apply(p, place).expect("the tile fits"));
+        events.extend(game.apply(p, second).expect("legal"));
+    };
+    play(
+        &mut game,
+        1,
+        Command::PlaceTollhouse {
+            pos: Pos::new(1, 0),
+        },
+    );
+    for x in 2..2 + groups as i32 {
+        play(&mut game, x, Command::Pass {});
+    }
+    assert!(game.is_finished());
+    // The road east of the crossroads: A's E segment (1 group) and 300 G tiles (1 group and
+    // 1 highwaymen picture each). T10: 1 point each. The road west of the crossroads (A's W
+    // segment with its farmhouse, then the start tile) is incomplete too: 1 more.
+    let along = 1 + 2 * groups as u32;
+    assert_eq!(game.scores(), vec![along + 1, 0]);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::TollRaised { travellers, highwaymen, r#final: true, .. }
+            if *travellers == 1 + groups as u32 && *highwaymen == groups as u32
+    )));
 }
