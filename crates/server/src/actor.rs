@@ -28,11 +28,12 @@ use rules::{Command, Event, Game, RULES_VERSION, Setup};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tracing::{Instrument, debug, error, info, info_span, warn};
 use uuid::Uuid;
 
-/// How many refused command ids each match remembers, to answer a repeated id with the same error.
+/// How many refused command ids each seat of a match has remembered, to answer a repeated id with
+/// the same error. Per seat, so that one seat's refusals never push out another's.
 const REJECTED_CACHE: usize = 256;
 
 /// Live diffs held for a subscriber while its older diffs are read from the store; beyond this
@@ -158,6 +159,8 @@ pub struct MatchHandle {
 #[derive(Debug)]
 pub struct Registry {
     inner: Mutex<RegistryInner>,
+    /// Store reads for resumes in flight, over all matches (`Config::store_resume_slots`).
+    resume_slots: Arc<Semaphore>,
     store: Store,
     config: Arc<Config>,
 }
@@ -186,6 +189,9 @@ impl Registry {
     pub fn new(store: Store, config: Arc<Config>) -> Arc<Self> {
         let (alive, alive_rx) = mpsc::channel(1);
         Arc::new(Registry {
+            resume_slots: Arc::new(Semaphore::new(
+                config.store_resume_slots.min(Semaphore::MAX_PERMITS),
+            )),
             inner: Mutex::new(RegistryInner {
                 map: HashMap::new(),
                 next_generation: 0,
@@ -362,6 +368,8 @@ fn snapshot_frame(match_id: Uuid, l: &mut Loaded) -> Utf8Bytes {
 }
 
 /// Reads the diffs `after < seq <= upto` from the store and hands them to the actor as frames.
+/// `slot` is held until the read is done.
+#[allow(clippy::too_many_arguments)]
 async fn read_diffs(
     store: Store,
     match_id: Uuid,
@@ -370,6 +378,7 @@ async fn read_diffs(
     conn_id: u64,
     token: u64,
     inbox: mpsc::Sender<ActorMsg>,
+    slot: OwnedSemaphorePermit,
 ) {
     let frames = async {
         let rows = store
@@ -400,6 +409,7 @@ async fn read_diffs(
             .collect::<Result<Vec<_>, String>>()
     }
     .await;
+    drop(slot);
     let _ = inbox
         .send(ActorMsg::CaughtUp {
             conn_id,
@@ -421,9 +431,10 @@ struct Loaded {
     window: VecDeque<(Seq, Utf8Bytes)>,
     /// Every accepted command: (seat, client id) → seq.
     accepted: HashMap<(u8, String), Seq>,
-    /// Recently refused command ids and their answers, bounded.
+    /// Recently refused command ids and their answers, bounded per seat.
     rejected: HashMap<(u8, String), ErrorBody>,
-    rejected_order: VecDeque<(u8, String)>,
+    /// Per seat, its refused ids in `rejected`, oldest first.
+    rejected_order: HashMap<u8, VecDeque<String>>,
 }
 
 enum State {
@@ -770,7 +781,7 @@ impl Actor {
             window: VecDeque::new(),
             accepted,
             rejected: HashMap::new(),
-            rejected_order: VecDeque::new(),
+            rejected_order: HashMap::new(),
         })
     }
 
@@ -858,12 +869,13 @@ impl Actor {
                     message: e.to_string(),
                 };
                 let frame = frame(&ServerMessage::Error(body.clone()));
-                if l.rejected_order.len() >= REJECTED_CACHE
-                    && let Some(old) = l.rejected_order.pop_front()
+                let order = l.rejected_order.entry(seat).or_default();
+                if order.len() >= REJECTED_CACHE
+                    && let Some(old) = order.pop_front()
                 {
-                    l.rejected.remove(&old);
+                    l.rejected.remove(&(seat, old));
                 }
-                l.rejected_order.push_back(key.clone());
+                order.push_back(key.1.clone());
                 l.rejected.insert(key.clone(), body);
                 batch.reply(conn, key.1, frame);
             }
@@ -1012,14 +1024,26 @@ impl Actor {
                 .filter(|(seq, _)| *seq > s)
                 .all(|(_, f)| conn.push(f.clone())),
             Some(s) if s < l.seq && l.seq - s <= self.config.max_store_resume => {
-                if let Some(inbox) = self.inbox.upgrade() {
+                // A free resume slot (else a snapshot: a flood of resumes must not tie up the
+                // store that every match writes to).
+                let slot = Arc::clone(&self.registry.resume_slots).try_acquire_owned();
+                if let (Some(inbox), Ok(slot)) = (self.inbox.upgrade(), slot) {
                     // The store read and the frames' serialization happen in a task of their
                     // own; live diffs are held meanwhile and follow the stored ones.
                     self.next_token += 1;
                     let token = self.next_token;
                     tokio::spawn(
-                        read_diffs(self.store.clone(), self.id, s, l.seq, conn.id, token, inbox)
-                            .in_current_span(),
+                        read_diffs(
+                            self.store.clone(),
+                            self.id,
+                            s,
+                            l.seq,
+                            conn.id,
+                            token,
+                            inbox,
+                            slot,
+                        )
+                        .in_current_span(),
                     );
                     self.subscribers.push(Subscriber {
                         conn,

@@ -66,6 +66,11 @@ pub struct Config {
     #[arg(long, env = "MAX_STORE_RESUME", default_value_t = 1024)]
     pub max_store_resume: u64,
 
+    /// Resumes read from the store at the same time, over all matches; a resume beyond them
+    /// gets a snapshot, so that a flood of subscriptions cannot tie up the store.
+    #[arg(long, env = "STORE_RESUME_SLOTS", default_value_t = 8)]
+    pub store_resume_slots: usize,
+
     /// Most commands written in one transaction.
     #[arg(long, env = "MAX_BATCH", default_value_t = 64)]
     pub max_batch: usize,
@@ -102,6 +107,7 @@ impl Default for Config {
             match_inbox: 256,
             diff_window: 64,
             max_store_resume: 1024,
+            store_resume_slots: 8,
             max_batch: 64,
             match_idle_ms: 300_000,
             write_timeout_ms: 10_000,

@@ -332,6 +332,9 @@ impl Connection {
     }
 
     fn subscribe(&mut self, match_id: Uuid, since: Option<u64>) {
+        // An actor that stopped (an unknown match, a match that failed) holds no subscriber any
+        // more: its entry must not count against the limit.
+        self.subscriptions.retain(|_, h| !h.tx.is_closed());
         if !self.subscriptions.contains_key(&match_id)
             && self.subscriptions.len() >= MAX_SUBSCRIPTIONS
         {
@@ -347,11 +350,19 @@ impl Connection {
             conn: self.handle.clone(),
             since,
         };
-        match self.send_to(match_id, cached, msg) {
+        match self.send_to(match_id, cached.clone(), msg) {
             Ok(h) => {
                 self.subscriptions.insert(match_id, h);
             }
-            Err(code) => self.reply(error_frame(code, None, busy_message(code))),
+            Err(code) => {
+                // Busy: the actor still holds the earlier subscription, if there was one.
+                if code == ErrorCode::Busy
+                    && let Some(h) = cached
+                {
+                    self.subscriptions.insert(match_id, h);
+                }
+                self.reply(error_frame(code, None, busy_message(code)));
+            }
         }
     }
 
@@ -364,11 +375,13 @@ impl Connection {
             ));
             return;
         };
-        if id.is_empty() || id.len() > MAX_COMMAND_ID {
+        // Control characters are refused: Postgres cannot store a NUL in text, and a write
+        // that fails takes down the whole batch (other seats' commands with it).
+        if id.is_empty() || id.len() > MAX_COMMAND_ID || id.chars().any(char::is_control) {
             self.reply(error_frame(
                 ErrorCode::Malformed,
                 Some(id),
-                format!("a command id has 1 to {MAX_COMMAND_ID} bytes"),
+                format!("a command id has 1 to {MAX_COMMAND_ID} bytes and no control characters"),
             ));
             return;
         }
