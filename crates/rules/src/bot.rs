@@ -36,12 +36,12 @@ pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(Player
         let (pos, rotation) = game.placement(pick(next(), placements))?;
         return Some((player, Command::PlaceTile { pos, rotation }));
     }
-    let meeples = game.meeple_targets();
+    let meeples = game.meeple_target_count();
     let tolls = game.tollhouse_target_count();
-    let kind = pick_kind(!meeples.is_empty(), tolls > 0, &mut next);
+    let kind = pick_kind(meeples > 0, tolls > 0, &mut next);
     let cmd = match kind {
         0 => Command::PlaceMeeple {
-            target: meeples[pick(next(), meeples.len())],
+            target: game.meeple_target(pick(next(), meeples))?,
         },
         1 => Command::PlaceTollhouse {
             pos: game.tollhouse_target(pick(next(), tolls))?,

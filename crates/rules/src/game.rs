@@ -438,18 +438,30 @@ impl Game {
     /// Features of the tile just placed that may take a meeple now (B5); empty outside phase 2
     /// or with an empty supply.
     pub fn meeple_targets(&self) -> Vec<Target> {
-        let Phase::Follower(t) = self.phase else {
-            return Vec::new();
+        self.free_segments().map(|s| self.target_of(s)).collect()
+    }
+
+    /// How many targets [`Game::meeple_targets`] would list, without naming them (bots).
+    pub fn meeple_target_count(&self) -> usize {
+        self.free_segments().count()
+    }
+
+    /// The `i`-th of [`Game::meeple_targets`].
+    pub fn meeple_target(&self, i: usize) -> Option<Target> {
+        self.free_segments().nth(i).map(|s| self.target_of(s))
+    }
+
+    /// Segments of the tile just placed whose feature holds no meeple, when the active player
+    /// has a meeple to place (B5).
+    fn free_segments(&self) -> impl Iterator<Item = SegRef> + '_ {
+        let range = match self.phase {
+            Phase::Follower(t) if self.players[self.active as usize].supply > 0 => {
+                let p = &self.placed[t as usize];
+                p.first_seg..p.first_seg + self.cat.get(p.tile).segments.len() as SegRef
+            }
+            _ => 0..0,
         };
-        if self.players[self.active as usize].supply == 0 {
-            return Vec::new();
-        }
-        let p = &self.placed[t as usize];
-        let n = self.cat.get(p.tile).segments.len() as u32;
-        (p.first_seg..p.first_seg + n)
-            .filter(|&s| self.features[self.find(s) as usize].meeples.is_empty())
-            .map(|s| self.target_of(s))
-            .collect()
+        range.filter(|&s| self.features[self.find(s) as usize].meeples.is_empty())
     }
 
     /// Crossroads where the active player may put or move their tollhouse now (T2–T5); empty

@@ -38,7 +38,13 @@ fn play(setup: Setup, bot_seed: u64) -> (Vec<(PlayerId, Command)>, Vec<Event>, G
         assert!(game.apply(player, wrong).is_err());
         assert_eq!(game.view(), before);
 
-        // The counted, indexed placements are exactly the listed ones.
+        // Counted, indexed meeple targets and placements are exactly the listed ones.
+        let targets = game.meeple_targets();
+        assert_eq!(targets.len(), game.meeple_target_count());
+        let indexed: Vec<_> = (0..targets.len())
+            .filter_map(|i| game.meeple_target(i))
+            .collect();
+        assert_eq!(indexed, targets);
         let mut listed = Vec::new();
         game.placements_into(&mut listed);
         assert_eq!(listed.len(), game.placement_count());
