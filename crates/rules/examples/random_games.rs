@@ -11,14 +11,7 @@ fn main() {
     let games: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let players: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(2);
     let tollkeepers = args.get(2).is_some_and(|a| a == "tollkeepers");
-    let colours = [
-        Colour::Red,
-        Colour::Green,
-        Colour::Blue,
-        Colour::Yellow,
-        Colour::Black,
-        Colour::Pink,
-    ];
+    let colours = Colour::ALL;
     let start = Instant::now();
     let (mut turns, mut points) = (0u64, 0u64);
     let mut events = Vec::new();

@@ -18,6 +18,18 @@ pub enum Colour {
     Pink,
 }
 
+impl Colour {
+    /// The six colours, in the order of B3.
+    pub const ALL: [Colour; 6] = [
+        Colour::Red,
+        Colour::Green,
+        Colour::Blue,
+        Colour::Yellow,
+        Colour::Black,
+        Colour::Pink,
+    ];
+}
+
 /// The expansions switched on for a match. Each is a module of the rules crate.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -7,14 +7,7 @@ use rules::{Colour, Command, Event, Game, Modules, PlayerId, Pos, Setup, Side, b
 
 /// SplitMix64: the tests' own random source for the bot.
 fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
-    let colours = [
-        Colour::Red,
-        Colour::Green,
-        Colour::Blue,
-        Colour::Yellow,
-        Colour::Black,
-        Colour::Pink,
-    ];
+    let colours = Colour::ALL;
     Setup {
         modules: Modules { tollkeepers },
         ..Setup::new(colours[..players].to_vec(), seed)

@@ -358,14 +358,7 @@ impl Model {
 }
 
 fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool, meeples: u8) {
-    let colours = [
-        Colour::Red,
-        Colour::Green,
-        Colour::Blue,
-        Colour::Yellow,
-        Colour::Black,
-        Colour::Pink,
-    ];
+    let colours = Colour::ALL;
     let setup = Setup {
         modules: Modules { tollkeepers },
         meeples,

@@ -1,35 +1,13 @@
 //! Hostile or careless clients: input that must get a clear typed error and cost nobody else
 //! anything. Every scenario runs on SQLite and on Postgres.
 
+#[macro_use]
 mod common;
 
 use client::{CommandOutcome, Connection};
 use common::*;
 use protocol::{ClientMessage, ErrorCode, ServerMessage};
 use rules::{Command, Decision};
-
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let db = super::TestDb::sqlite();
-                    super::$name(&db).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let Some(db) = super::TestDb::postgres().await else { return };
-                    super::$name(&db).await;
-                }
-            )*
-        }
-    };
-}
 
 on_both_stores!(
     control_characters_in_a_command_id_are_malformed,

@@ -1,6 +1,7 @@
 //! End-to-end suites: real servers, real sockets on 127.0.0.1, real stores. Every scenario runs
 //! once on a SQLite file and once on a fresh Postgres database (see `common::TestDb`).
 
+#[macro_use]
 mod common;
 
 use client::{CommandOutcome, Connection};
@@ -9,30 +10,6 @@ use protocol::{ErrorCode, MAX_FRAME_BYTES, ServerMessage, close};
 use rules::{Command, Decision, Event, Pos, Rotation};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-
-/// Runs each scenario on both stores: `sqlite::name` and `postgres::name`.
-macro_rules! on_both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let db = super::TestDb::sqlite();
-                    super::$name(&db).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let Some(db) = super::TestDb::postgres().await else { return };
-                    super::$name(&db).await;
-                }
-            )*
-        }
-    };
-}
 
 on_both_stores!(
     whole_game_patches_match_server_views,

@@ -4,6 +4,7 @@
 //! with the module runs to the end with every patch matching the server's view. On SQLite and on
 //! Postgres.
 
+#[macro_use]
 mod common;
 
 use common::*;
@@ -156,30 +157,4 @@ async fn random_tollkeepers_game_to_the_end(db: &TestDb) {
     assert_eq!(watchers[0].mirror.view(), Some(&server));
 }
 
-mod sqlite {
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn tolls_arrive_in_diffs() {
-        super::tolls_arrive_in_diffs(&super::TestDb::sqlite()).await;
-    }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn random_tollkeepers_game_to_the_end() {
-        super::random_tollkeepers_game_to_the_end(&super::TestDb::sqlite()).await;
-    }
-}
-
-mod postgres {
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn tolls_arrive_in_diffs() {
-        let Some(db) = super::TestDb::postgres().await else {
-            return;
-        };
-        super::tolls_arrive_in_diffs(&db).await;
-    }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn random_tollkeepers_game_to_the_end() {
-        let Some(db) = super::TestDb::postgres().await else {
-            return;
-        };
-        super::random_tollkeepers_game_to_the_end(&db).await;
-    }
-}
+on_both_stores!(tolls_arrive_in_diffs, random_tollkeepers_game_to_the_end);

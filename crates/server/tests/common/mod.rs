@@ -4,6 +4,33 @@
 
 #![allow(dead_code)]
 
+/// Runs each async scenario `fn name(db: &TestDb)` on both stores, as the tests
+/// `sqlite::name` and `postgres::name` (the Postgres one skips with a notice outside CI when no
+/// Postgres is reachable). Needs `#[macro_use] mod common;` and `use common::*;`.
+#[allow(unused_macros)]
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let db = super::TestDb::sqlite();
+                    super::$name(&db).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some(db) = super::TestDb::postgres().await else { return };
+                    super::$name(&db).await;
+                }
+            )*
+        }
+    };
+}
+
 use client::{CommandOutcome, Connection, Mirror};
 use protocol::{CreateMatch, MatchCreated, Seq, ServerMessage};
 use rules::{Colour, Command, PlayerId, View};
