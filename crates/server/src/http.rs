@@ -39,6 +39,16 @@ fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Res
     (status, axum::Json(body)).into_response()
 }
 
+/// Seeds and tokens need the OS's randomness; without it no match can be created.
+fn no_randomness(e: impl std::fmt::Display) -> Response {
+    error!(error = %e, "no OS randomness");
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::Internal,
+        "no randomness",
+    )
+}
+
 async fn healthz() -> &'static str {
     "ok"
 }
@@ -88,14 +98,7 @@ async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
     // The seed decides the pile: it comes from the OS and never leaves the server.
     let seed = match getrandom::u64() {
         Ok(s) => s,
-        Err(e) => {
-            error!(error = %e, "no OS randomness");
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::Internal,
-                "no randomness",
-            );
-        }
+        Err(e) => return no_randomness(e),
     };
     let setup = Setup {
         players: req.players.clone(),
@@ -123,14 +126,7 @@ async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
     for (i, colour) in req.players.iter().enumerate() {
         let token = match new_token() {
             Ok(t) => t,
-            Err(e) => {
-                error!(error = %e, "no OS randomness");
-                return error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    ErrorCode::Internal,
-                    "no randomness",
-                );
-            }
+            Err(e) => return no_randomness(e),
         };
         let seat = u8::try_from(i).unwrap_or(u8::MAX);
         let colour_name = serde_json::to_value(colour)

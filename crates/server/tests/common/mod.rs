@@ -422,27 +422,26 @@ impl Follower {
     /// Reads until the mirror reaches `seq`.
     pub async fn sync_to(&mut self, seq: Seq) {
         while self.seq().is_none_or(|s| s < seq) {
-            let msg = self
-                .conn
-                .next_message()
-                .await
-                .expect("read")
-                .expect("connection open");
-            self.absorb(&msg);
+            self.read_one().await;
         }
     }
 
     /// Reads until the first snapshot or diff arrives.
     pub async fn sync_first(&mut self) {
         while self.seq().is_none() {
-            let msg = self
-                .conn
-                .next_message()
-                .await
-                .expect("read")
-                .expect("connection open");
-            self.absorb(&msg);
+            self.read_one().await;
         }
+    }
+
+    /// Reads one message and absorbs it; the connection must stay open.
+    async fn read_one(&mut self) {
+        let msg = self
+            .conn
+            .next_message()
+            .await
+            .expect("read")
+            .expect("connection open");
+        self.absorb(&msg);
     }
 
     pub fn new_id(&mut self) -> String {
