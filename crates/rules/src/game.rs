@@ -468,7 +468,7 @@ impl Game {
     /// outside phase 2 or without The Tollkeepers.
     pub fn tollhouse_targets(&self) -> Vec<Pos> {
         match self.phase {
-            Phase::Follower(_) => tollkeepers::targets(self, self.active),
+            Phase::Follower(_) => tollkeepers::targets(self),
             _ => Vec::new(),
         }
     }
@@ -848,31 +848,16 @@ impl Game {
     fn target_of(&self, seg: SegRef) -> Target {
         let p = &self.placed[self.seg_tile[seg as usize] as usize];
         let s = &self.cat.get(p.tile).segments[self.seg_local[seg as usize] as usize];
-        let r = p.rot;
+        let q = u32::from(p.rot.quarters());
+        // Turn the segment's masks with the tile; the lowest set bit is its first side or half.
+        let sides = ((u32::from(s.sides) << q) | (u32::from(s.sides) >> (4 - q))) & 0xF;
+        let side = Side::from_index(sides.trailing_zeros() as usize % 4);
+        let half = Half::ALL[s.halves.rotate_left(2 * q).trailing_zeros() as usize % 8];
         match s.kind {
             FeatureKind::Monastery => Target::Monastery,
-            FeatureKind::Field => {
-                let h = Half::ALL
-                    .into_iter()
-                    .filter(|h| s.halves & (1 << h.index()) != 0)
-                    .map(|h| h.rotate(r))
-                    .min()
-                    .unwrap_or(Half::Nw);
-                Target::Field(h)
-            }
-            kind => {
-                let side = Side::ALL
-                    .into_iter()
-                    .filter(|d| s.sides & (1 << d.index()) != 0)
-                    .map(|d| d.rotate(r))
-                    .min()
-                    .unwrap_or(Side::N);
-                if kind == FeatureKind::Road {
-                    Target::Road(side)
-                } else {
-                    Target::City(side)
-                }
-            }
+            FeatureKind::Field => Target::Field(half),
+            FeatureKind::Road => Target::Road(side),
+            FeatureKind::City => Target::City(side),
         }
     }
 

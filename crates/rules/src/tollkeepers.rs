@@ -19,34 +19,12 @@ fn on(game: &Game) -> bool {
     game.setup().modules.tollkeepers
 }
 
-/// Crossroads where `player` may put or move their tollhouse now (T3–T5): every crossroads on the
-/// board with no tollhouse on it (their own current one excluded: staying is not a move), in the
-/// order they were placed.
-pub(crate) fn targets(game: &Game, _player: PlayerId) -> Vec<Pos> {
-    if !on(game) {
-        return Vec::new();
-    }
-    let taken: smallvec::SmallVec<[_; 6]> = game
-        .players
-        .iter()
-        .filter_map(|p| p.tollhouse.map(|(t, _)| t))
-        .collect();
-    let mut out = Vec::with_capacity(game.crossroads.len());
-    out.extend(
-        game.crossroads
-            .iter()
-            .filter(|t| !taken.contains(t))
-            .map(|&t| game.placed[t as usize].pos),
-    );
-    out
-}
-
-/// The `i`-th of [`targets`], without listing them (bots).
-pub(crate) fn target(game: &Game, i: usize) -> Option<Pos> {
-    if !on(game) {
-        return None;
-    }
-    game.crossroads
+/// Crossroads where the active player may put or move their tollhouse now (T3–T5): every
+/// crossroads on the board with no tollhouse on it (their own current one excluded: staying is not
+/// a move), in the order they were placed. Empty with the module off.
+fn free_crossroads(game: &Game) -> impl Iterator<Item = Pos> + '_ {
+    let crossroads: &[_] = if on(game) { &game.crossroads } else { &[] };
+    crossroads
         .iter()
         .filter(|&&t| {
             !game
@@ -54,8 +32,17 @@ pub(crate) fn target(game: &Game, i: usize) -> Option<Pos> {
                 .iter()
                 .any(|p| matches!(p.tollhouse, Some((h, _)) if h == t))
         })
-        .nth(i)
         .map(|&t| game.placed[t as usize].pos)
+}
+
+/// [`free_crossroads`], listed.
+pub(crate) fn targets(game: &Game) -> Vec<Pos> {
+    free_crossroads(game).collect()
+}
+
+/// The `i`-th of [`targets`], without listing them (bots).
+pub(crate) fn target(game: &Game, i: usize) -> Option<Pos> {
+    free_crossroads(game).nth(i)
 }
 
 /// The length of [`targets`]: every crossroads but those holding a tollhouse (each tollhouse

@@ -89,11 +89,7 @@ async fn a_flood_of_resumes_gets_snapshots_beyond_the_store_slots(db: &TestDb) {
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
     let id = created.match_id;
-    let tokens: Vec<String> = created.seats.iter().map(|s| s.token.clone()).collect();
-    let mut seats = vec![
-        Follower::join(&server, id, Some(&tokens[0]), None).await,
-        Follower::join(&server, id, Some(&tokens[1]), None).await,
-    ];
+    let mut seats = join_seats(&server, &created).await;
     let mut rng = Rng::new(0x5eed_0042);
     assert_eq!(play(&mut seats, &mut [], &mut rng, 8).await, 8);
 

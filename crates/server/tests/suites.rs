@@ -274,11 +274,8 @@ async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
     let id = created.match_id;
-    let tokens: Vec<String> = created.seats.iter().map(|s| s.token.clone()).collect();
-    let mut seats = vec![
-        Follower::join(&server, id, Some(&tokens[0]), None).await,
-        Follower::join(&server, id, Some(&tokens[1]), None).await,
-    ];
+    let tokens = seat_tokens(&created);
+    let mut seats = join_seats(&server, &created).await;
     let mut watchers = vec![Follower::join(&server, id, None, None).await];
     let mut rng = Rng::new(0x5eed_0003);
     assert_eq!(play(&mut seats, &mut watchers, &mut rng, 6).await, 6);
@@ -374,11 +371,8 @@ async fn restart_graceful_and_abrupt_loses_no_acknowledged_move(db: &TestDb) {
     let server = TestServer::start(config.clone());
     let created = create(&server, 2).await;
     let id = created.match_id;
-    let tokens: Vec<String> = created.seats.iter().map(|s| s.token.clone()).collect();
-    let mut seats = vec![
-        Follower::join(&server, id, Some(&tokens[0]), None).await,
-        Follower::join(&server, id, Some(&tokens[1]), None).await,
-    ];
+    let tokens = seat_tokens(&created);
+    let mut seats = join_seats(&server, &created).await;
     let mut watchers = vec![Follower::join(&server, id, None, None).await];
     let mut rng = Rng::new(0x5eed_0004);
     assert_eq!(play(&mut seats, &mut watchers, &mut rng, 15).await, 15);
@@ -704,12 +698,8 @@ async fn idle_match_leaves_memory_and_comes_back(db: &TestDb) {
     config.match_idle_ms = 200;
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
-    let id = created.match_id;
-    let tokens: Vec<String> = created.seats.iter().map(|s| s.token.clone()).collect();
-    let mut seats = vec![
-        Follower::join(&server, id, Some(&tokens[0]), None).await,
-        Follower::join(&server, id, Some(&tokens[1]), None).await,
-    ];
+    let tokens = seat_tokens(&created);
+    let mut seats = join_seats(&server, &created).await;
     let mut rng = Rng::new(0x5eed_0006);
     assert_eq!(play(&mut seats, &mut [], &mut rng, 5).await, 5);
     assert_eq!(stats(&server).await["matches_in_memory"], 1);

@@ -29,10 +29,7 @@ async fn start(server: &TestServer, req: &CreateMatch) -> (uuid::Uuid, Vec<Follo
         .await
         .expect("create match");
     let id = created.match_id;
-    let mut seats = Vec::new();
-    for s in &created.seats {
-        seats.push(Follower::join(server, id, Some(&s.token), None).await);
-    }
+    let seats = join_seats(server, &created).await;
     let spectator = Follower::join(server, id, None, None).await;
     (id, seats, spectator)
 }

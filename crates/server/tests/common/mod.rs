@@ -294,6 +294,20 @@ pub async fn create(server: &TestServer, players: usize) -> MatchCreated {
         .expect("create match")
 }
 
+/// The seat tokens of a created match, in seat order.
+pub fn seat_tokens(created: &MatchCreated) -> Vec<String> {
+    created.seats.iter().map(|s| s.token.clone()).collect()
+}
+
+/// One follower per seat of a created match, each holding its seat, in seat order.
+pub async fn join_seats(server: &TestServer, created: &MatchCreated) -> Vec<Follower> {
+    let mut seats = Vec::new();
+    for s in &created.seats {
+        seats.push(Follower::join(server, created.match_id, Some(&s.token), None).await);
+    }
+    seats
+}
+
 /// A deterministic random source for the test bots.
 pub struct Rng(u64);
 
