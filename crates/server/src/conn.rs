@@ -38,6 +38,9 @@ const MAX_COMMAND_ID: usize = 128;
 
 const GOING_AWAY: u16 = 1001;
 
+/// Most queued frames written in one flush (bounds the time one write may take).
+const MAX_FRAMES_PER_FLUSH: usize = 64;
+
 /// How long a closing connection waits for the client's close frame.
 const LINGER: Duration = Duration::from_secs(2);
 const TOO_BIG: u16 = 1009;
@@ -203,6 +206,36 @@ async fn writer(
             }
         }
     }
+    /// Writes `first` and whatever else is queued (up to a bound) in one flush: the ack and
+    /// the diff of a command leave together, in one TCP segment when they fit.
+    async fn write_queued(
+        sink: &mut SplitSink<WebSocket, Message>,
+        first: Utf8Bytes,
+        out: &mut mpsc::Receiver<Utf8Bytes>,
+        t: Duration,
+    ) -> Result<(), ()> {
+        let write = async {
+            sink.feed(Message::Text(first)).await?;
+            for _ in 1..MAX_FRAMES_PER_FLUSH {
+                match out.try_recv() {
+                    Ok(f) => sink.feed(Message::Text(f)).await?,
+                    Err(_) => break,
+                }
+            }
+            sink.flush().await
+        };
+        match timeout(t, write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                debug!(error = %e, "write failed");
+                Err(())
+            }
+            Err(_) => {
+                warn!("write timed out: client too slow");
+                Err(())
+            }
+        }
+    }
     loop {
         tokio::select! {
             biased;
@@ -228,7 +261,7 @@ async fn writer(
             },
             f = out.recv() => match f {
                 Some(f) => {
-                    if send(&mut sink, Message::Text(f), write_timeout).await.is_err() {
+                    if write_queued(&mut sink, f, &mut out, write_timeout).await.is_err() {
                         break;
                     }
                 }
