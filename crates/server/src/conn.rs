@@ -21,7 +21,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::time::{Instant, timeout};
 use tracing::{Instrument, debug, info_span, warn};
 use uuid::Uuid;
@@ -79,13 +79,21 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
     let (sink, mut stream) = socket.split();
     let (out_tx, out_rx) = mpsc::channel::<Utf8Bytes>(config.outgoing_queue.max(4));
     let (ctrl_tx, ctrl_rx) = mpsc::channel::<Ctrl>(4);
+    let drained = Arc::new(Notify::new());
     let mut writer = tokio::spawn(
-        writer(sink, out_rx, ctrl_rx, config.write_timeout()).instrument(tracing::Span::current()),
+        writer(
+            sink,
+            out_rx,
+            ctrl_rx,
+            Arc::clone(&drained),
+            config.write_timeout(),
+        )
+        .instrument(tracing::Span::current()),
     );
     let too_slow = Arc::new(TooSlow::default());
     let mut conn = Connection {
         shared: Arc::clone(&shared),
-        handle: ConnHandle::new(id, out_tx, Arc::clone(&too_slow)),
+        handle: ConnHandle::new(id, out_tx, Arc::clone(&too_slow), drained),
         seat: None,
         seat_handle: None,
         subscriptions: HashMap::new(),
@@ -182,11 +190,13 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
     debug!("disconnected");
 }
 
-/// Owns the sending half: drains control messages first, then the outgoing queue.
+/// Owns the sending half: drains control messages first, then the outgoing queue. `drained` is
+/// notified after each write, for catch-ups that wait for room in the queue.
 async fn writer(
     mut sink: SplitSink<WebSocket, Message>,
     mut out: mpsc::Receiver<Utf8Bytes>,
     mut ctrl: mpsc::Receiver<Ctrl>,
+    drained: Arc<Notify>,
     write_timeout: Duration,
 ) {
     async fn send(
@@ -264,6 +274,7 @@ async fn writer(
                     if write_queued(&mut sink, f, &mut out, write_timeout).await.is_err() {
                         break;
                     }
+                    drained.notify_waiters();
                 }
                 None => break,
             },
