@@ -375,6 +375,11 @@ impl Registry {
         }
     }
 
+    /// Whether the match has a live actor (loading or loaded) in memory.
+    pub fn is_running(&self, id: Uuid) -> bool {
+        self.lock().map.get(&id).is_some_and(|h| !h.tx.is_closed())
+    }
+
     /// How many actors are in memory.
     pub fn len(&self) -> usize {
         self.lock().map.len()

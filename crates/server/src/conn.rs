@@ -327,7 +327,7 @@ impl Connection {
         };
         match msg {
             ClientMessage::Auth { token } => self.auth(token).await,
-            ClientMessage::Subscribe { match_id, since } => self.subscribe(match_id, since),
+            ClientMessage::Subscribe { match_id, since } => self.subscribe(match_id, since).await,
             ClientMessage::Unsubscribe { match_id } => {
                 if let Some(h) = self.subscriptions.remove(&match_id) {
                     let _ = h.tx.try_send(ActorMsg::Unsubscribe {
@@ -375,18 +375,20 @@ impl Connection {
         }
     }
 
-    fn subscribe(&mut self, match_id: Uuid, since: Option<u64>) {
-        // An actor that stopped (an unknown match, a match that failed) holds no subscriber any
-        // more: its entry must not count against the limit.
+    async fn subscribe(&mut self, match_id: Uuid, since: Option<u64>) {
+        // An actor that stopped (a match that failed to load) holds no subscriber any more: its
+        // entry must not count against the limit.
         self.subscriptions.retain(|_, h| !h.tx.is_closed());
-        if !self.subscriptions.contains_key(&match_id)
-            && self.subscriptions.len() >= MAX_SUBSCRIPTIONS
-        {
+        let new = !self.subscriptions.contains_key(&match_id);
+        if new && self.subscriptions.len() >= MAX_SUBSCRIPTIONS {
             self.reply(error_frame(
                 ErrorCode::Unavailable,
                 None,
                 format!("at most {MAX_SUBSCRIPTIONS} subscriptions per connection"),
             ));
+            return;
+        }
+        if new && !self.match_exists(match_id).await {
             return;
         }
         let cached = self.subscriptions.remove(&match_id);
@@ -406,6 +408,27 @@ impl Connection {
                     self.subscriptions.insert(match_id, h);
                 }
                 self.reply(error_frame(code, None, busy_message(code)));
+            }
+        }
+    }
+
+    /// Whether a match exists, looked up before a subscription takes a slot, so that a match
+    /// that does not exist never counts against the limit (not even while an actor would be
+    /// loading it). Answers the client when it does not.
+    async fn match_exists(&self, match_id: Uuid) -> bool {
+        if self.shared.registry.is_running(match_id) {
+            return true;
+        }
+        match self.shared.store.load_match(match_id).await {
+            Ok(Some(_)) => true,
+            Ok(None) => {
+                self.reply(error_frame(ErrorCode::UnknownMatch, None, "no such match"));
+                false
+            }
+            Err(e) => {
+                warn!(error = %e, "match lookup failed");
+                self.reply(error_frame(ErrorCode::Internal, None, "the store failed"));
+                false
             }
         }
     }

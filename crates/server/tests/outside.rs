@@ -6,7 +6,7 @@ mod common;
 
 use client::Connection;
 use common::*;
-use protocol::{ClientMessage, ServerMessage};
+use protocol::{ClientMessage, ErrorCode, ServerMessage};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ on_both_stores!(
     own_diff_arrives_without_a_nagle_stall,
     resumes_larger_than_the_outgoing_queue_reach_a_fast_client,
     a_slow_resuming_client_gets_a_gapless_prefix_then_4001,
+    unknown_match_lookups_never_hold_subscription_slots,
 );
 
 /// Item 1. The ack and the diff of a command used to leave as two small writes on a socket with
@@ -171,5 +172,44 @@ async fn a_slow_resuming_client_gets_a_gapless_prefix_then_4001(db: &TestDb) {
     assert_eq!(code, Some(protocol::close::TOO_SLOW), "after {seqs:?}");
     let expected: Vec<u64> = (1..=seqs.len() as u64).collect();
     assert_eq!(seqs, expected, "a gapless run from since + 1");
+    server.stop().await;
+}
+
+/// Item 3. Subscriptions to unknown matches used to hold one of the 16 slots while their lookup
+/// ran: twenty of them sent without waiting, then a real one, and the real one was often refused
+/// with `unavailable`. A match that does not exist never counts.
+async fn unknown_match_lookups_never_hold_subscription_slots(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create(&server, 2).await;
+    for _ in 0..5 {
+        let mut conn = Connection::connect(&server.ws()).await.expect("connect");
+        conn.set_read_timeout(Some(READ_TIMEOUT));
+        for _ in 0..20 {
+            conn.subscribe(uuid::Uuid::new_v4(), None)
+                .await
+                .expect("send");
+        }
+        conn.subscribe(created.match_id, None).await.expect("send");
+        let mut unknown = 0;
+        loop {
+            match conn.next_message().await.expect("read") {
+                Some(ServerMessage::Error(e)) if e.code == ErrorCode::UnknownMatch => unknown += 1,
+                Some(ServerMessage::Snapshot { match_id, .. }) => {
+                    assert_eq!(match_id, created.match_id);
+                    break;
+                }
+                other => panic!("expected unknown_match or the snapshot, got {other:?}"),
+            }
+        }
+        while unknown < 20 {
+            let msg = conn.next_message().await.expect("read");
+            assert!(
+                matches!(&msg, Some(ServerMessage::Error(e)) if e.code == ErrorCode::UnknownMatch),
+                "{msg:?}"
+            );
+            unknown += 1;
+        }
+        let _ = conn.close().await;
+    }
     server.stop().await;
 }
