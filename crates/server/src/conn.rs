@@ -37,6 +37,8 @@ const MAX_SUBSCRIPTIONS: usize = 16;
 const MAX_COMMAND_ID: usize = 128;
 
 const GOING_AWAY: u16 = 1001;
+const PROTOCOL_ERROR: u16 = 1002;
+const INVALID_PAYLOAD: u16 = 1007;
 
 /// Most queued frames written in one flush (bounds the time one write may take).
 const MAX_FRAMES_PER_FLUSH: usize = 64;
@@ -117,13 +119,8 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
             msg = stream.next() => match msg {
                 None | Some(Ok(Message::Close(_))) => break None,
                 Some(Err(e)) => {
-                    let text = e.to_string();
-                    if text.contains("too long") || text.contains("Space limit") {
-                        debug!(error = %text, "message above the hard limit");
-                        break Some((TOO_BIG, "message too big", false));
-                    }
-                    debug!(error = %text, "read failed");
-                    break None;
+                    debug!(error = %e, "read failed");
+                    break violation_close(e).map(|(code, reason)| (code, reason, false));
                 }
                 Some(Ok(Message::Text(text))) => conn.on_text(text).await,
                 Some(Ok(Message::Binary(_))) => conn.reply(error_frame(
@@ -188,6 +185,21 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
         writer.abort();
     }
     debug!("disconnected");
+}
+
+/// The RFC 6455 close code for a read error that is the client's fault: 1009 for a message
+/// above the hard limit, 1002 for a protocol violation (an unmasked frame, reserved bits set, a
+/// bad opcode…), 1007 for a text frame that is not UTF-8. Other errors (the socket failed, the
+/// peer vanished) close without a frame.
+fn violation_close(e: axum::Error) -> Option<(u16, &'static str)> {
+    use tungstenite::error::{Error, ProtocolError};
+    match e.into_inner().downcast_ref::<Error>()? {
+        Error::Capacity(_) => Some((TOO_BIG, "message too big")),
+        Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => None,
+        Error::Protocol(_) => Some((PROTOCOL_ERROR, "WebSocket protocol violation")),
+        Error::Utf8(_) => Some((INVALID_PAYLOAD, "a text frame that is not UTF-8")),
+        _ => None,
+    }
 }
 
 /// Owns the sending half: drains control messages first, then the outgoing queue. `drained` is
@@ -310,18 +322,11 @@ impl Connection {
             ));
             return;
         }
-        let msg: ClientMessage = match serde_json::from_str(text.as_str()) {
+        let msg = match protocol::decode_client_message(text.as_str()) {
             Ok(m) => m,
-            Err(e) => {
-                // Name the command id when there is one, so the client knows what failed.
-                let id = serde_json::from_str::<serde_json::Value>(text.as_str())
-                    .ok()
-                    .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_owned));
-                self.reply(error_frame(
-                    ErrorCode::Malformed,
-                    id,
-                    format!("not a client message: {e}"),
-                ));
+            // Names the command id when there is one, so the client knows what failed.
+            Err(m) => {
+                self.reply(error_frame(ErrorCode::Malformed, m.id, m.message));
                 return;
             }
         };

@@ -4,17 +4,22 @@
 #[macro_use]
 mod common;
 
-use client::Connection;
+use client::{CommandOutcome, Connection};
 use common::*;
 use protocol::{ClientMessage, ErrorCode, ServerMessage};
 use std::collections::HashMap;
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 on_both_stores!(
     own_diff_arrives_without_a_nagle_stall,
     resumes_larger_than_the_outgoing_queue_reach_a_fast_client,
     a_slow_resuming_client_gets_a_gapless_prefix_then_4001,
     unknown_match_lookups_never_hold_subscription_slots,
+    nested_fields_and_out_of_range_numbers_are_malformed_with_the_id,
+    http_refusals_have_the_json_error_body,
+    websocket_protocol_violations_close_with_1002_or_1007,
 );
 
 /// Item 1. The ack and the diff of a command used to leave as two small writes on a socket with
@@ -210,6 +215,191 @@ async fn unknown_match_lookups_never_hold_subscription_slots(db: &TestDb) {
             unknown += 1;
         }
         let _ = conn.close().await;
+    }
+    server.stop().await;
+}
+
+/// Sends a raw text frame as a command and returns the error that answers it.
+async fn raw_error(conn: &mut Connection, text: &str) -> protocol::ErrorBody {
+    conn.send_raw_text(text.to_owned()).await.expect("send");
+    match conn
+        .wait_for(|m| matches!(m, ServerMessage::Error(_)))
+        .await
+        .expect("answer")
+    {
+        ServerMessage::Error(e) => e,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// Item 4, frames. Unknown fields in nested objects, a square as an array, and a number out of
+/// range are all `malformed`, with the command's `id`; the match goes on.
+async fn nested_fields_and_out_of_range_numbers_are_malformed_with_the_id(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create(&server, 2).await;
+    let mut a = Follower::join(
+        &server,
+        created.match_id,
+        Some(&created.seats[0].token),
+        None,
+    )
+    .await;
+    a.sync_first().await;
+    let bad = [
+        (
+            "z",
+            r#"{"type":"command","id":"z","command":{"type":"place_tile","pos":{"x":0,"y":1,"z":1},"rotation":0}}"#,
+        ),
+        (
+            "arr",
+            r#"{"type":"command","id":"arr","command":{"type":"place_tile","pos":[0,1],"rotation":0}}"#,
+        ),
+        (
+            "toll",
+            r#"{"type":"command","id":"toll","command":{"type":"place_tollhouse","pos":{"x":0,"y":1,"extra":null}}}"#,
+        ),
+        (
+            "big",
+            r#"{"type":"command","id":"big","command":{"type":"place_tile","pos":{"x":1e400,"y":1},"rotation":0}}"#,
+        ),
+        (
+            "rot",
+            r#"{"type":"command","id":"rot","command":{"type":"place_tile","pos":{"x":0,"y":1},"rotation":1e400}}"#,
+        ),
+    ];
+    for (id, text) in bad {
+        let e = raw_error(&mut a.conn, text).await;
+        assert_eq!(e.code, ErrorCode::Malformed, "{text}: {e:?}");
+        assert_eq!(e.id.as_deref(), Some(id), "{text}: {e:?}");
+    }
+    // A message-level number out of range, without a command id: still malformed.
+    let e = raw_error(
+        &mut a.conn,
+        r#"{"type":"subscribe","match_id":"00000000-0000-0000-0000-000000000000","since":1e400}"#,
+    )
+    .await;
+    assert_eq!(e.code, ErrorCode::Malformed);
+    // The match goes on: a legal move is accepted.
+    let (_, legal) = pick_move(&a.view(), &mut Rng::new(1)).expect("a move");
+    let out = a.command("ok-1", legal).await;
+    assert!(
+        matches!(out, CommandOutcome::Accepted { seq: 1, .. }),
+        "{out:?}"
+    );
+    server.stop().await;
+}
+
+/// Item 4, HTTP. Every refusal has the JSON error body: a body over the limit (413), an unknown
+/// path (404), a wrong method (405), a plain GET on the WebSocket endpoint.
+async fn http_refusals_have_the_json_error_body(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let big = format!(
+        "{{\"players\":[\"red\",\"blue\"],\"draw_order\":[{}]}}",
+        vec!["\"base/A\""; 40_000].join(",")
+    );
+    let cases = [
+        ("POST", "/api/matches", big.as_str(), 413, "too_large"),
+        ("GET", "/nowhere", "", 404, "malformed"),
+        ("GET", "/api/matches", "", 405, "malformed"),
+        ("DELETE", "/healthz", "", 405, "malformed"),
+        ("GET", "/ws", "", 400, "malformed"),
+    ];
+    for (method, path, body, status, code) in cases {
+        let (got, text) = http(&server, method, path, &[], body).await;
+        assert_eq!(got, status, "{method} {path}: {text}");
+        let json: protocol::ErrorBody = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{method} {path}: not a JSON error body ({e}): {text}"));
+        assert_eq!(
+            serde_json::to_value(json.code).expect("code"),
+            serde_json::json!(code),
+            "{method} {path}: {text}"
+        );
+    }
+    server.stop().await;
+}
+
+/// A WebSocket client by hand, to send frames no library would: RFC 6455 framing on a raw socket.
+struct RawWs(TcpStream);
+
+impl RawWs {
+    async fn connect(server: &TestServer) -> RawWs {
+        let mut s = TcpStream::connect(server.addr).await.expect("connect");
+        let req = format!(
+            "GET /ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+            server.addr
+        );
+        s.write_all(req.as_bytes()).await.expect("write");
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut b = [0u8; 1];
+            s.read_exact(&mut b).await.expect("handshake");
+            head.push(b[0]);
+        }
+        assert!(head.starts_with(b"HTTP/1.1 101"), "{head:?}");
+        RawWs(s)
+    }
+
+    /// One frame: `first` is the FIN/RSV/opcode byte; masked unless `unmasked`.
+    async fn send(&mut self, first: u8, payload: &[u8], unmasked: bool) {
+        assert!(payload.len() < 126);
+        let mut f = vec![first];
+        if unmasked {
+            f.push(payload.len() as u8);
+            f.extend_from_slice(payload);
+        } else {
+            let mask = [0x12, 0x34, 0x56, 0x78];
+            f.push(0x80 | payload.len() as u8);
+            f.extend_from_slice(&mask);
+            f.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        }
+        self.0.write_all(&f).await.expect("write");
+    }
+
+    /// Reads frames until a close frame; its status code (None if the socket ends first or the
+    /// close has no code).
+    async fn close_code(&mut self) -> Option<u16> {
+        let read = async {
+            loop {
+                let mut h = [0u8; 2];
+                self.0.read_exact(&mut h).await.ok()?;
+                let mut len = u64::from(h[1] & 0x7f);
+                if len == 126 {
+                    let mut l = [0u8; 2];
+                    self.0.read_exact(&mut l).await.ok()?;
+                    len = u64::from(u16::from_be_bytes(l));
+                } else if len == 127 {
+                    let mut l = [0u8; 8];
+                    self.0.read_exact(&mut l).await.ok()?;
+                    len = u64::from_be_bytes(l);
+                }
+                let mut payload = vec![0u8; len as usize];
+                self.0.read_exact(&mut payload).await.ok()?;
+                if h[0] & 0x0f == 0x8 {
+                    return (payload.len() >= 2)
+                        .then(|| u16::from_be_bytes([payload[0], payload[1]]));
+                }
+            }
+        };
+        tokio::time::timeout(READ_TIMEOUT, read)
+            .await
+            .expect("a close in time")
+    }
+}
+
+/// Item 4, WebSocket. Protocol violations close with RFC 6455's codes: 1007 for a text frame that
+/// is not UTF-8, 1002 for an unmasked client frame or reserved bits set.
+async fn websocket_protocol_violations_close_with_1002_or_1007(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let cases: [(&str, u8, &[u8], bool, u16); 3] = [
+        ("bad UTF-8", 0x81, &[0x7b, 0xff, 0xfe, 0x7d], false, 1007),
+        ("unmasked", 0x81, b"{}", true, 1002),
+        ("RSV1 set", 0xC1, b"{}", false, 1002),
+    ];
+    for (what, first, payload, unmasked, code) in cases {
+        let mut ws = RawWs::connect(&server).await;
+        ws.send(first, payload, unmasked).await;
+        assert_eq!(ws.close_code().await, Some(code), "{what}");
     }
     server.stop().await;
 }
