@@ -163,9 +163,13 @@ async fn create_match(
         modules: req.modules.clone(),
         draw_order: req.draw_order.clone(),
     };
-    if let Err(e) = Game::start(setup.clone()) {
-        return error(StatusCode::BAD_REQUEST, ErrorCode::Malformed, e.to_string());
-    }
+    // A pile that is empty from the start (a test setup) ends the match at once: it is stored as
+    // finished, so that no restart resumes it.
+    let status = match Game::start(setup.clone()) {
+        Ok((game, _)) if game.is_finished() => MatchStatus::Finished,
+        Ok(_) => MatchStatus::Active,
+        Err(e) => return error(StatusCode::BAD_REQUEST, ErrorCode::Malformed, e.to_string()),
+    };
     let setup_json = match serde_json::to_string(&setup) {
         Ok(s) => s,
         Err(e) => {
@@ -203,7 +207,7 @@ async fn create_match(
     let row = MatchRow {
         id,
         setup: setup_json,
-        status: MatchStatus::Active,
+        status,
         rules_version: RULES_VERSION.to_string(),
         created_at: Utc::now(),
     };

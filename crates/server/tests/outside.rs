@@ -20,6 +20,8 @@ on_both_stores!(
     nested_fields_and_out_of_range_numbers_are_malformed_with_the_id,
     http_refusals_have_the_json_error_body,
     websocket_protocol_violations_close_with_1002_or_1007,
+    a_match_created_finished_is_stored_finished,
+    one_seat_on_several_connections,
 );
 
 /// Item 1. The ack and the diff of a command used to leave as two small writes on a socket with
@@ -401,5 +403,108 @@ async fn websocket_protocol_violations_close_with_1002_or_1007(db: &TestDb) {
         ws.send(first, payload, unmasked).await;
         assert_eq!(ws.close_code().await, Some(code), "{what}");
     }
+    server.stop().await;
+}
+
+/// Item 5. A match whose pile is empty at the start is finished at once: it is stored as
+/// finished (not resumed at every start), and still served.
+async fn a_match_created_finished_is_stored_finished(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let req = protocol::CreateMatch {
+        players: vec![rules::Colour::Red, rules::Colour::Blue],
+        modules: Default::default(),
+        meeples: None,
+        draw_order: Some(Vec::new()),
+    };
+    let created = client::create_match(&server.http(), &req)
+        .await
+        .expect("create");
+    let log = admin_log_status(&server, created.match_id).await;
+    assert_eq!(log, "finished");
+    server.stop().await;
+    let server = TestServer::start(db.config());
+    assert_eq!(
+        admin_log_status(&server, created.match_id).await,
+        "finished"
+    );
+    let mut f = Follower::join(&server, created.match_id, None, None).await;
+    f.sync_first().await;
+    assert!(f.view().finished);
+    server.stop().await;
+}
+
+async fn admin_log_status(server: &TestServer, id: uuid::Uuid) -> String {
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    let (status, body) = http(
+        server,
+        "GET",
+        &format!("/api/admin/matches/{id}/log"),
+        &[("Authorization", &auth)],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+    v["status"].as_str().expect("status").to_owned()
+}
+
+/// Item 5. One seat may be held on several connections (a player's phone and laptop). The ack or
+/// error of a command goes to the connection that sent it only; diffs go to every subscribed
+/// connection; an id repeated from another connection of the seat gets the first answer.
+async fn one_seat_on_several_connections(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let token = &created.seats[0].token;
+    let mut phone = Follower::join(&server, id, Some(token), None).await;
+    let mut laptop = Follower::join(&server, id, Some(token), None).await;
+    phone.sync_first().await;
+    laptop.sync_first().await;
+    let (player, legal) = pick_move(&phone.view(), &mut Rng::new(5)).expect("a move");
+    assert_eq!(player, 0);
+    let out = phone.command("dev-1", legal.clone()).await;
+    assert!(
+        matches!(out, CommandOutcome::Accepted { seq: 1, .. }),
+        "{out:?}"
+    );
+    phone.sync_to(1).await;
+    // The laptop gets the diff, and no ack.
+    laptop.sync_to(1).await;
+    // The same id from the laptop: the first answer, nothing applied.
+    let again = laptop.command("dev-1", legal).await;
+    assert!(
+        matches!(again, CommandOutcome::Accepted { seq: 1, .. }),
+        "{again:?}"
+    );
+    // A refusal goes to the laptop only (a tile in phase 2, on the start tile's square).
+    let refused = laptop
+        .command(
+            "dev-2",
+            rules::Command::PlaceTile {
+                pos: rules::Pos::new(0, 0),
+                rotation: rules::Rotation::default(),
+            },
+        )
+        .await;
+    assert!(
+        matches!(refused, CommandOutcome::Rejected(_)),
+        "{refused:?}"
+    );
+    // The phone saw neither the laptop's ack nor its error: its next messages answer its own.
+    phone
+        .conn
+        .set_read_timeout(Some(Duration::from_millis(300)));
+    let mut stray = Vec::new();
+    while let Ok(Some(m)) = phone.conn.next_message().await {
+        stray.push(m);
+    }
+    assert!(
+        stray
+            .iter()
+            .all(|m| !matches!(m, ServerMessage::Ack { .. } | ServerMessage::Error(_))),
+        "the phone got another connection's answers: {stray:?}"
+    );
+    let (now, _) = server_view(&server, id).await;
+    assert_eq!(now, 1);
     server.stop().await;
 }
