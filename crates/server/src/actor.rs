@@ -592,6 +592,45 @@ impl Subscriber {
     }
 }
 
+/// An accepted command, serialized for the store and the wire before anything is stored: the
+/// view after it (the left side of the next diff), its record's events and patch, and its diff
+/// frame. If any of it cannot be serialized the command fails; no placeholder is ever stored.
+#[derive(Debug)]
+struct Encoded {
+    view: serde_json::Value,
+    events: String,
+    patch: String,
+    diff: Utf8Bytes,
+}
+
+impl Encoded {
+    fn new(
+        match_id: Uuid,
+        seq: Seq,
+        before: &serde_json::Value,
+        view: &impl serde::Serialize,
+        events: Vec<Event>,
+    ) -> Result<Encoded, serde_json::Error> {
+        let view = serde_json::to_value(view)?;
+        let patch: Vec<PatchOp> =
+            serde_json::from_value(serde_json::to_value(json_patch::diff(before, &view))?)?;
+        let events_json = serde_json::to_string(&events)?;
+        let patch_json = serde_json::to_string(&patch)?;
+        let diff = serde_json::to_string(&ServerMessage::Diff {
+            match_id,
+            seq,
+            events,
+            patch,
+        })?;
+        Ok(Encoded {
+            view,
+            events: events_json,
+            patch: patch_json,
+            diff: Utf8Bytes::from(diff),
+        })
+    }
+}
+
 /// A command applied in memory and waiting for its batch to be written.
 enum Staged {
     Accepted {
@@ -992,32 +1031,24 @@ impl Actor {
             }
             Ok((events, view, finished)) => {
                 let seq = l.seq + 1;
-                let new_view = match serde_json::to_value(view) {
-                    Ok(v) => v,
+                let encoded = match Encoded::new(self.id, seq, &l.view_json, &view, events) {
+                    Ok(e) => e,
                     Err(e) => {
-                        error!(error = %e, "cannot serialize the view");
-                        serde_json::Value::Null
+                        // Nothing can be stored for it, and the game in memory has moved on:
+                        // the command failed, and the match is reloaded from the store once
+                        // what came before it in the batch is stored.
+                        error!(seat, id = %key.1, error = %e, "cannot serialize an accepted command");
+                        batch.poisoned = true;
+                        let frame = error_frame(
+                            ErrorCode::Internal,
+                            Some(key.1.clone()),
+                            "the server failed on this command; nothing was applied",
+                        );
+                        batch.reply(conn, key.1, frame);
+                        return;
                     }
                 };
-                let patch: Vec<PatchOp> =
-                    serde_json::to_value(json_patch::diff(&l.view_json, &new_view))
-                        .and_then(serde_json::from_value)
-                        .unwrap_or_else(|e| {
-                            error!(error = %e, "cannot convert a JSON patch");
-                            Vec::new()
-                        });
-                let events_json = serde_json::to_string(&events).unwrap_or_else(|e| {
-                    error!(error = %e, "cannot serialize events");
-                    "[]".into()
-                });
-                let patch_json = serde_json::to_string(&patch).ok();
-                let diff = frame(&ServerMessage::Diff {
-                    match_id: self.id,
-                    seq,
-                    events,
-                    patch,
-                });
-                l.view_json = new_view;
+                l.view_json = encoded.view;
                 l.seq = seq;
                 l.snapshot = None;
                 batch.records.push(CommandRow {
@@ -1025,10 +1056,11 @@ impl Actor {
                     seat,
                     command_id: key.1.clone(),
                     command: command_json,
-                    events: events_json,
-                    patch: patch_json,
+                    events: encoded.events,
+                    patch: Some(encoded.patch),
                     created_at: Utc::now(),
                 });
+                let diff = encoded.diff;
                 batch.pending.insert(key.clone(), seq);
                 batch.finished |= finished;
                 batch.staged.push(Staged::Accepted {
@@ -1241,5 +1273,43 @@ impl Actor {
             l.window = VecDeque::new();
             l.snapshot = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::ser::Error as _;
+
+    /// Stands for a view whose serialization fails (no real view does today).
+    struct Unserializable;
+
+    impl serde::Serialize for Unserializable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(S::Error::custom("cannot"))
+        }
+    }
+
+    /// Before the fix a view that failed to serialize became `null` (and a patch to `null` was
+    /// stored and acknowledged); now the command fails.
+    #[test]
+    fn a_serialization_failure_fails_the_command() {
+        let before = serde_json::json!({"turn": 1});
+        let failed = Encoded::new(Uuid::nil(), 2, &before, &Unserializable, Vec::new());
+        assert!(failed.is_err());
+        let ok = Encoded::new(
+            Uuid::nil(),
+            2,
+            &before,
+            &serde_json::json!({"turn": 2}),
+            Vec::new(),
+        );
+        let ok = ok.map_err(|e| e.to_string());
+        assert!(
+            matches!(&ok, Ok(e) if e.patch == r#"[{"op":"replace","path":"/turn","value":2}]"#
+                && e.events == "[]"
+                && e.diff.as_str().contains(r#""seq":2"#)),
+            "{ok:?}"
+        );
     }
 }
