@@ -133,7 +133,7 @@ async fn a_slow_resuming_client_gets_a_gapless_prefix_then_4001(db: &TestDb) {
 
     // A tiny receive buffer and no reading: the kernel buffers fill up.
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
-    socket.set_recv_buffer_size(1024).expect("rcvbuf");
+    socket.set_recv_buffer_size(4096).expect("rcvbuf");
     let stream = socket.connect(server.addr).await.expect("connect");
     let (mut ws, _) = tokio_tungstenite::client_async(server.ws(), stream)
         .await
@@ -173,7 +173,9 @@ async fn a_slow_resuming_client_gets_a_gapless_prefix_then_4001(db: &TestDb) {
             }
         }
     };
-    tokio::time::timeout(READ_TIMEOUT, read_all)
+    // Through a tiny receive window what the kernels hold trickles in slowly (zero-window
+    // probes): allow more than one read timeout.
+    tokio::time::timeout(3 * READ_TIMEOUT, read_all)
         .await
         .expect("the slow connection ends");
     assert_eq!(code, Some(protocol::close::TOO_SLOW), "after {seqs:?}");
