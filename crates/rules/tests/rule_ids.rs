@@ -78,10 +78,10 @@ fn cited(text: &str) -> Vec<(usize, String)> {
             };
             out.push((line_no + 1, format!("{prefix}{n}")));
             // The short range form `M8–15`: the second end takes the first end's letter.
-            if chars.get(end) == Some(&'–') {
-                if let Some((m, _)) = number_at(&chars, end + 1) {
-                    out.push((line_no + 1, format!("{prefix}{m}")));
-                }
+            if chars.get(end) == Some(&'–')
+                && let Some((m, _)) = number_at(&chars, end + 1)
+            {
+                out.push((line_no + 1, format!("{prefix}{m}")));
             }
         }
     }
@@ -94,10 +94,10 @@ fn defined(text: &str) -> Vec<String> {
     for (pos, _) in text.match_indices("**") {
         let rest = &text[pos + 2..];
         let chars: Vec<char> = rest.chars().take(4).collect();
-        if chars.first().is_some_and(|c| PREFIXES.contains(c)) {
-            if let Some((n, _)) = number_at(&chars, 1) {
-                out.push(format!("{}{n}", chars[0]));
-            }
+        if chars.first().is_some_and(|c| PREFIXES.contains(c))
+            && let Some((n, _)) = number_at(&chars, 1)
+        {
+            out.push(format!("{}{n}", chars[0]));
         }
     }
     out
@@ -115,10 +115,10 @@ fn with_decision(text: &str) -> BTreeSet<String> {
         if let Some(id) = defined(line).into_iter().next() {
             current = Some(id);
         }
-        if line.contains("DECISION") {
-            if let Some(id) = &current {
-                out.insert(id.clone());
-            }
+        if line.contains("DECISION")
+            && let Some(id) = &current
+        {
+            out.insert(id.clone());
         }
     }
     out
