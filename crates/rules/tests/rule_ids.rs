@@ -252,6 +252,29 @@ fn every_cited_rule_id_is_defined_in_the_reference() {
     assert!(citations > 300, "only {citations} citations found");
 }
 
+/// The docs point at `docs/reference/`, not at the team's copy outside the repository that it
+/// replaced (`shared/rules/`, `shared/seeds/`).
+#[test]
+fn docs_cite_the_reference_in_the_repository() {
+    let root = root();
+    let mut files = Vec::new();
+    walk(&root.join("docs"), &["md"], &mut files);
+    files.extend(["README.md", "ARCHITECTURE.md", "proto/README.md"].map(|f| root.join(f)));
+    let mut failures = Vec::new();
+    for path in &files {
+        for (n, line) in read(path).lines().enumerate() {
+            if line.contains("shared/rules") || line.contains("shared/seeds") {
+                failures.push(format!("{}:{}: {line}", relative(path), n + 1));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "cite docs/reference/ instead:\n{}",
+        failures.join("\n")
+    );
+}
+
 /// The values `RuleError::rule()` returns (the `rule` field of error responses) must be ids,
 /// written exactly as the reference defines them.
 #[test]
