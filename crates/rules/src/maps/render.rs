@@ -54,6 +54,8 @@ pub fn render(map: &Map, chips: &[(Pos, ShownChip)]) -> String {
     }
     out.push(corner(map, Pos::new(b.max.x + 1, b.min.y)));
     out.push('\n');
+    // No trailing blanks: the picture is easier to diff and paste.
+    let mut out: String = out.lines().map(|l| format!("{}\n", l.trim_end())).collect();
     legend(map, &mut out);
     out
 }
