@@ -582,3 +582,70 @@ fn render_shows_starts_cities_towns_prints_and_hides_face_down_chips() {
         );
     }
 }
+
+/// The P7 checker above must catch each kind of wrong layout, or the 10,000-seed test proves
+/// nothing: break a good layout one way at a time and expect a failure every time.
+#[test]
+fn p7_the_layout_checker_catches_each_broken_constraint() {
+    let map = france();
+    let starts = StartChoice {
+        start_tile: 0,
+        random_tile: 1,
+    };
+    let [nancy, le_mans] = starts.squares(map);
+    // Find a layout where chip 1 can be moved into each wrong place without touching the other
+    // chips, so that each broken layout breaks exactly one constraint.
+    let places = |good: &[(Pos, Chip)]| {
+        let free = |p: Pos| {
+            good[2..]
+                .iter()
+                .chain(&good[..1])
+                .all(|(q, _)| *q != p && !orth(*q, p))
+        };
+        let town = map.towns().iter().map(|t| t.pos).find(|&p| free(p));
+        let beside_start = Side::ALL
+            .iter()
+            .map(|&s| le_mans.step(s))
+            .find(|&p| free(p));
+        let beside_city = map.open_edge_squares().into_iter().find(|&p| free(p));
+        let beside_chip = Side::ALL
+            .iter()
+            .map(|&s| good[0].0.step(s))
+            .find(|&p| map.is_placeable(p) && good.iter().all(|(q, _)| *q != p));
+        Some((town?, beside_start?, beside_city?, beside_chip?))
+    };
+    let (good, (town, beside_start, beside_city, beside_chip)) = (0..100u64)
+        .find_map(|seed| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let good = lay_chips(map, starts, &mut rng).ok()?;
+            let p = places(&good)?;
+            Some((good, p))
+        })
+        .unwrap_or_else(|| panic!("no layout leaves room to break"));
+    check_layout(map, starts, &good);
+    let limoges = map.starts()[2].pos;
+    let mut broken: Vec<(&str, Vec<(Pos, Chip)>)> = Vec::new();
+    let mut moved = |what, to: Pos| {
+        let mut v = good.clone();
+        v[1].0 = to;
+        broken.push((what, v));
+    };
+    moved("on a town", town);
+    moved("on a used start", nancy);
+    moved("on the unused start", limoges);
+    moved("next to a used start", beside_start);
+    moved("next to an open city edge", beside_city);
+    moved("on a large city", Pos::new(9, 11));
+    moved("off the map", Pos::new(0, 0));
+    moved("next to another chip", beside_chip);
+    let mut v = good.clone();
+    v[0].1.value = 3 - v[0].1.value;
+    broken.push(("a wrong value", v));
+    let mut v = good.clone();
+    v.pop();
+    broken.push(("29 chips", v));
+    for (what, layout) in broken {
+        let caught = std::panic::catch_unwind(|| check_layout(map, starts, &layout)).is_err();
+        assert!(caught, "the checker let a chip {what} pass");
+    }
+}
