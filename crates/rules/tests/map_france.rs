@@ -649,3 +649,22 @@ fn p7_the_layout_checker_catches_each_broken_constraint() {
         assert!(caught, "the checker let a chip {what} pass");
     }
 }
+
+#[test]
+fn render_with_draws_an_overlay_over_any_square_cut_to_three_characters() {
+    let map = france();
+    let text = render::render_with(map, |p| match (p.x, p.y) {
+        (6, 10) => Some("D90".into()), // a tile on the Le Mans start square
+        (5, 5) => Some("X".into()),    // padded
+        (7, 5) => Some("long".into()), // cut
+        _ => None,
+    });
+    assert_eq!(cell_text(&text, Pos::new(6, 10), map), "D90");
+    assert_eq!(cell_text(&text, Pos::new(5, 5), map), "X  ");
+    assert_eq!(cell_text(&text, Pos::new(7, 5), map), "lon");
+    assert_eq!(
+        cell_text(&text, Pos::new(14, 11), map),
+        "[1]",
+        "the rest is the map"
+    );
+}

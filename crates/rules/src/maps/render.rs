@@ -20,6 +20,19 @@ pub type ShownChip = Option<Chip>;
 /// The map as text, with a legend. `chips` overlays chips on their squares; pass face-down chips
 /// as `None` wherever the viewer may not know them (B9).
 pub fn render(map: &Map, chips: &[(Pos, ShownChip)]) -> String {
+    render_with(map, |p| {
+        let (_, shown) = chips.iter().find(|(q, _)| *q == p)?;
+        Some(match shown {
+            None => " ? ".into(),
+            Some(c) => format!(" {}{}", c.grape.letter(), c.value),
+        })
+    })
+}
+
+/// The map as text, with `overlay` drawing over any square it answers for (3 characters, padded
+/// or cut to fit). This is how a game in progress is drawn: the engine passes its tiles, meeples
+/// and face-down chips; the map supplies everything else.
+pub fn render_with(map: &Map, overlay: impl Fn(Pos) -> Option<String>) -> String {
     let b = map.bounds();
     let mut out = String::new();
     let _ = writeln!(out, "{} ({}), x east, y north", map.name, map.id);
@@ -42,7 +55,13 @@ pub fn render(map: &Map, chips: &[(Pos, ShownChip)]) -> String {
         for x in b.min.x..=b.max.x {
             let p = Pos::new(x, y);
             out.push(vertical(map, p, Side::W));
-            out.push_str(&square(map, p, chips));
+            match overlay(p) {
+                Some(text) => {
+                    let cut: String = text.chars().chain("   ".chars()).take(3).collect();
+                    out.push_str(&cut);
+                }
+                None => out.push_str(&square(map, p)),
+            }
         }
         out.push(vertical(map, Pos::new(b.max.x, y), Side::E));
         out.push('\n');
@@ -60,13 +79,7 @@ pub fn render(map: &Map, chips: &[(Pos, ShownChip)]) -> String {
     out
 }
 
-fn square(map: &Map, p: Pos, chips: &[(Pos, ShownChip)]) -> String {
-    if let Some((_, shown)) = chips.iter().find(|(q, _)| *q == p) {
-        return match shown {
-            None => " ? ".into(),
-            Some(c) => format!(" {}{}", c.grape.letter(), c.value),
-        };
-    }
+fn square(map: &Map, p: Pos) -> String {
     match map.cell(p) {
         Cell::Off => "   ".into(),
         Cell::City(id) => map.city(id).mark.to_string().repeat(3),
