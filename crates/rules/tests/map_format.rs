@@ -310,3 +310,17 @@ fn p2_a_start_square_demands_no_edge_of_its_random_tile() {
         }
     );
 }
+
+#[test]
+fn border_prints_may_also_be_written_as_tables() {
+    let tables = format!(
+        "{}\n[[border]]\nside = \"1,2 N\"\nprint = \"road\"\ncountry = \"Nowhere\"\n",
+        with(
+            "border = [ { side = \"1,2 N\", print = \"road\", country = \"Nowhere\" } ]",
+            ""
+        )
+    );
+    let (a, b) = (parse("test", VALID), parse("test", &tables));
+    let prints = |m: Result<rules::maps::Map, MapError>| m.map(|m| m.border_prints().to_vec());
+    assert_eq!(prints(a), prints(b));
+}
