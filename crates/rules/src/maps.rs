@@ -77,7 +77,7 @@ impl Grape {
 /// side; a neutral border takes any edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case", tag = "print")]
+#[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Print {
     Neutral,
     Road,
@@ -190,6 +190,25 @@ impl Bounds {
     pub const fn height(self) -> i32 {
         self.max.y - self.min.y + 1
     }
+}
+
+/// The public description of a map, everything a client needs to draw it (P6: the map is public
+/// state). Static: a view should carry it once, not in every diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct MapInfo {
+    pub id: String,
+    pub name: String,
+    pub bounds: Bounds,
+    /// Rows from north (`y = max`) to south (`y = 0`), one character per square from `x = 0`:
+    /// `#` placeable, `.` not on the map, an upper-case letter a square of the large city with
+    /// that mark.
+    pub outline: Vec<String>,
+    pub starts: Vec<StartSquare>,
+    pub cities: Vec<LargeCity>,
+    pub towns: Vec<Town>,
+    /// The printed border sides; every other border side is neutral.
+    pub borders: Vec<BorderPrint>,
 }
 
 /// One cell of the grid.
@@ -320,6 +339,32 @@ impl Map {
                 Across::Border(print) if print.sells_abroad() => Some((s, print)),
                 _ => None,
             })
+    }
+
+    /// The public description of this map (for views and clients).
+    pub fn info(&self) -> MapInfo {
+        let outline = (0..self.height)
+            .rev()
+            .map(|y| {
+                (0..self.width)
+                    .map(|x| match self.cell(Pos::new(x, y)) {
+                        Cell::Off => '.',
+                        Cell::Placeable => '#',
+                        Cell::City(id) => self.city(id).mark,
+                    })
+                    .collect()
+            })
+            .collect();
+        MapInfo {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            bounds: self.bounds(),
+            outline,
+            starts: self.starts.clone(),
+            cities: self.cities.clone(),
+            towns: self.towns.clone(),
+            borders: self.borders.clone(),
+        }
     }
 
     /// P3, P7: the placeable squares across an open edge of a large city, sorted, without repeats.

@@ -668,3 +668,35 @@ fn render_with_draws_an_overlay_over_any_square_cut_to_three_characters() {
         "the rest is the map"
     );
 }
+
+#[test]
+fn the_public_map_info_round_trips_and_matches_the_board() {
+    let map = france();
+    let info = map.info();
+    let json = serde_json::to_string(&info).unwrap_or_default();
+    assert!(
+        json.len() < 8_000,
+        "the map is small enough to send once: {} bytes",
+        json.len()
+    );
+    assert!(
+        json.contains(r#""print":{"kind":"city","coat":true}"#),
+        "{json}"
+    );
+    let back: Result<maps::MapInfo, _> = serde_json::from_str(&json);
+    assert_eq!(back.as_ref().ok(), Some(&info));
+    let b = map.bounds();
+    assert_eq!(info.outline.len(), b.height() as usize);
+    for (row, line) in info.outline.iter().enumerate() {
+        let y = b.max.y - row as i32;
+        assert_eq!(line.chars().count(), b.width() as usize);
+        for (x, c) in line.chars().enumerate() {
+            let p = Pos::new(x as i32, y);
+            assert_eq!(c == '#', map.is_placeable(p), "{p}");
+            let city = map.city_at(p).map(|id| map.city(id).mark);
+            assert_eq!(c.is_ascii_uppercase().then_some(c), city, "{p}");
+        }
+    }
+    assert_eq!((info.starts.len(), info.towns.len()), (3, 15));
+    assert_eq!(info.borders.as_slice(), map.border_prints());
+}
