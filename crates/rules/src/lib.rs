@@ -14,6 +14,7 @@ pub mod error;
 pub mod event;
 mod game;
 pub mod geometry;
+pub mod maps;
 pub mod scenario;
 pub mod setup;
 pub mod tiles;
