@@ -140,17 +140,27 @@ function cityPath(sides) {
     const [mx, my] = SIDE_MID[s];
     return `M${sx},${sy} L${ex},${ey} Q${mx * 0.1},${my * 0.1} ${sx},${sy} Z`;
   }
-  const first = SIDES.find((s) => sides.includes(s)) ?? 'N';
-  const start = SIDES.indexOf(first);
-  const [x0, y0] = SIDE_START[first];
+  // Walk the border clockwise from a city side; each run of non-city sides (a gap) is closed by
+  // one curve from its first corner to its last, bowing towards the gap.
+  const start = SIDES.findIndex((s, i) => sides.includes(s) && !sides.includes(SIDES[(i + 3) % 4]));
+  const s0 = start < 0 ? 0 : start;
+  const [x0, y0] = SIDE_START[SIDES[s0]];
   let d = `M${x0},${y0}`;
+  /** @type {[number, number][]} */
+  let gap = [];
   for (let k = 0; k < 4; k++) {
-    const s = SIDES[(start + k) % 4];
-    const [ex, ey] = SIDE_START[SIDES[(start + k + 1) % 4]];
-    if (sides.includes(s)) d += ` L${ex},${ey}`;
-    else {
-      const [mx, my] = SIDE_MID[s];
-      d += ` Q${mx * 0.25},${my * 0.25} ${ex},${ey}`;
+    const s = SIDES[(s0 + k) % 4];
+    const [ex, ey] = SIDE_START[SIDES[(s0 + k + 1) % 4]];
+    if (sides.includes(s)) {
+      d += ` L${ex},${ey}`;
+      continue;
+    }
+    gap.push(SIDE_MID[s]);
+    const next = SIDES[(s0 + k + 1) % 4];
+    if (sides.includes(next) || k === 3) {
+      const [cx, cy] = mean(gap);
+      d += ` Q${cx * 0.3},${cy * 0.3} ${ex},${ey}`;
+      gap = [];
     }
   }
   return d + ' Z';
