@@ -161,7 +161,10 @@ async fn click_command(p: &Page, command: &Command) {
     match cmd["type"].as_str() {
         Some("place_tile") => {
             let key = format!("{},{}", cmd["pos"]["x"], cmd["pos"]["y"]);
-            p.click(&format!("[data-legal=\"{key}\"]")).await;
+            let picked = format!("!!document.querySelector('[data-preview=\"{key}\"]')");
+            if p.eval(&picked).await != json!(true) {
+                p.click(&format!("[data-legal=\"{key}\"]")).await;
+            }
             p.wait(
                 &format!("document.querySelector('[data-preview=\"{key}\"]')"),
                 "preview",
@@ -203,9 +206,9 @@ fn canonical_steps(s: &Scenario) -> Vec<(u8, Command)> {
         let cmd = events
             .iter()
             .find_map(|e| match e {
-                rules::Event::MeeplePlaced { target, .. } => Some(Command::PlaceMeeple {
-                    target: target.clone(),
-                }),
+                rules::Event::MeeplePlaced { target, .. } => {
+                    Some(Command::PlaceMeeple { target: *target })
+                }
                 _ => None,
             })
             .unwrap_or_else(|| step.command.clone());
@@ -277,12 +280,25 @@ async fn two_players_play_a_whole_game_by_clicking() {
     };
     let data = tempfile::tempdir().expect("tmp");
     let server = Server::start(free_addr(), data.path());
-    let s = scenario("b-b6-b7-coats-of-arms-complete-and-incomplete");
+    let s = scenario("b-b11-scoring-order-roads-cities-monasteries");
     let created = create(&server, &s).await;
     let red = seat_page(&b, &server, &created.seats[0].token).await;
     let blue = seat_page(&b, &server, &created.seats[1].token).await;
-    let n = canonical_steps(&s).len();
-    play_steps(&[&red, &blue], &s, 0..n, 0).await;
+    let steps = canonical_steps(&s);
+    let n = steps.len();
+    // Mid-game, with the next tile picked up over a legal square: the README's picture.
+    let mid = (n / 2..n)
+        .find(|&i| matches!(steps[i].1, Command::PlaceTile { .. }))
+        .expect("a tile step");
+    let seq = play_steps(&[&red, &blue], &s, 0..mid, 0).await;
+    let (player, Command::PlaceTile { pos, .. }) = &steps[mid] else {
+        unreachable!()
+    };
+    let page = if *player == 0 { &red } else { &blue };
+    page.click(&format!("[data-legal=\"{},{}\"]", pos.x, pos.y))
+        .await;
+    page.screenshot("game-in-progress").await;
+    play_steps(&[&red, &blue], &s, mid..n, seq).await;
 
     for p in [&red, &blue] {
         p.wait("document.body.dataset.finished === 'true'", "the end")

@@ -112,10 +112,10 @@ fn object(obj: &serde_json::Map<String, Value>) -> String {
             out.push_str(&format!("  {k}{opt}: {};\n", ts(p).replace('\n', "\n  ")));
         }
     }
-    if let Some(extra) = obj.get("additionalProperties") {
-        if extra.is_object() {
-            out.push_str(&format!("  [key: string]: {};\n", ts(extra)));
-        }
+    if let Some(extra) = obj.get("additionalProperties")
+        && extra.is_object()
+    {
+        out.push_str(&format!("  [key: string]: {};\n", ts(extra)));
     }
     out.push('}');
     out

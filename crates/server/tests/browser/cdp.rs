@@ -282,7 +282,7 @@ impl Page {
             "(() => {{ const e = document.querySelector({s}); const r = e.getBoundingClientRect();
                const x = r.left + r.width / 2, y = r.top + r.height / 2;
                const hit = document.elementFromPoint(x, y);
-               return [x, y, !!hit && (hit === e || e.contains(hit))]; }})()",
+               return [x, y, !!hit && (hit === e || e.contains(hit)), hit ? hit.outerHTML.slice(0, 120) : null]; }})()",
             s = json!(selector)
         );
         let v = self.eval(&js).await;
@@ -290,7 +290,8 @@ impl Page {
         assert_eq!(
             v[2],
             json!(true),
-            "{selector} is covered or off screen at {x},{y}"
+            "{selector} is covered or off screen at {x},{y}: {}",
+            v[3]
         );
         for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
             self.call(
