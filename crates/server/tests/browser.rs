@@ -653,3 +653,75 @@ async fn keyboard_play_on_a_phone_viewport() {
     assert!(w.as_u64().unwrap_or(9999) <= 390, "page width {w}");
     red.screenshot("phone-keyboard").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gap_in_diffs_is_refilled_and_an_unanswered_command_is_resent() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let s = scenario("b-b6-b7-monastery-complete-9-and-incomplete");
+    let steps = canonical_steps(&s);
+    let created = create(&server, &s).await;
+    let red = seat_page(&b, &server, &created.seats[0].token).await;
+    // The same seat in a second tab: both follow, either may play.
+    let red2 = seat_page(&b, &server, &created.seats[0].token).await;
+    let ws = format!("ws://{}/ws", server.addr);
+    let mut blue = Connection::connect(&ws).await.expect("connect");
+    blue.auth(&created.seats[1].token).await.expect("auth");
+
+    // The first tab loses one diff on the way in; it must notice the gap at the next one and
+    // fetch what it missed with `since`.
+    red.eval(
+        "(() => { const c = window.carcassonne; const orig = c.handle.bind(c); let dropped = false;
+           c.handle = (m) => { if (m.type === 'diff' && !dropped) { dropped = true; return; } orig(m); }; })()",
+    )
+    .await;
+    // Red plays steps 0 and 1 in the second tab by clicking.
+    let seq = play_steps(&[&red2, &red2], &s, 0..2, 0).await;
+    wait_seq(&red, seq).await;
+    let (_, view) = server_view(&server, created.match_id).await;
+    assert_eq!(page_view(&red).await, view, "the gap was refilled");
+
+    // Blue's turn over the protocol.
+    let mut seq = seq;
+    for (i, (player, command)) in steps.iter().enumerate().skip(2).take(2) {
+        assert_eq!(*player, 1);
+        let out = blue
+            .command(&format!("b{i}"), command.clone())
+            .await
+            .expect("command");
+        assert!(
+            matches!(out, client::CommandOutcome::Accepted { .. }),
+            "{out:?}"
+        );
+        seq += 1;
+    }
+    wait_seq(&red, seq).await;
+
+    // A command whose answer is lost: the socket drops right after sending it. On reconnect the
+    // page sends it again with the same id; the server answers with the first ack and applies
+    // nothing twice.
+    let (_, command) = &steps[4];
+    let js = format!(
+        "(() => {{ const c = window.carcassonne; const id = c.command({});
+            c.ws.close(); return id; }})()",
+        serde_json::to_string(command).expect("json")
+    );
+    let id = red.eval(&js).await;
+    assert!(id.is_string());
+    red.wait(
+        "window.carcassonne.pending.size === 0",
+        "the resent command's ack",
+    )
+    .await;
+    wait_seq(&red, seq + 1).await;
+    let (sseq, view) = server_view(&server, created.match_id).await;
+    assert_eq!(sseq, seq + 1, "applied exactly once");
+    for p in [&red, &red2] {
+        wait_seq(p, sseq).await;
+        assert_eq!(page_view(p).await, view);
+    }
+    red2.screenshot("two-tabs").await;
+}
