@@ -3,7 +3,7 @@
 
 import { MatchClient } from './conn.js';
 import { Board } from './board.js';
-import { drawTile, el } from './tiles.js';
+import { drawTile, el, segmentAnchor, titled } from './tiles.js';
 import { COLOURS, cap, eventWords, targetWords } from './words.js';
 
 /**
@@ -29,10 +29,39 @@ const watchId = watchPath ? watchPath[1] : params.get('watch');
 const catalogue = await (await fetch('/api/tiles')).json();
 const designs = new Map(catalogue.tiles.map((t) => [t.id, t]));
 
-if (!token && !watchId) showLobby();
+if (location.hash === '#tiles') showGallery();
+else if (!token && !watchId) showLobby();
 else play();
 
+/** Every design of the catalogue with its id and the anchor of each segment: a reader can check
+ * the drawing against `crates/rules/data/*.toml`. */
+function showGallery() {
+  $('lobby').hidden = true;
+  $('game').hidden = true;
+  $('status').textContent = '';
+  const g = $('gallery');
+  g.hidden = false;
+  for (const t of catalogue.tiles) {
+    const fig = document.createElement('figure');
+    fig.dataset.tile = t.id;
+    const svg = el('svg', { viewBox: '-52 -52 104 104', width: 120, height: 120, role: 'img' });
+    svg.appendChild(drawTile(t));
+    t.segments.forEach((seg, i) => {
+      const [x, y] = segmentAnchor(t, i);
+      svg.appendChild(el('g', { class: 'anchor', transform: `translate(${x},${y})` }, [
+        el('circle', { r: 4 }),
+        titled(`${seg.kind} ${i}`),
+      ]));
+    });
+    const cap = document.createElement('figcaption');
+    cap.textContent = `${t.id} ×${t.count}`;
+    fig.append(svg, cap);
+    g.append(fig);
+  }
+}
+
 function showLobby() {
+  $('status').textContent = '';
   $('lobby').hidden = false;
   $('game').hidden = true;
   $('join-form').addEventListener('submit', (e) => {
@@ -83,8 +112,9 @@ function showLobby() {
 /** @param {string} url */
 function go(url) {
   location.assign(url);
-  location.reload();
 }
+// The page is chosen by the URL's fragment (a seat token, `#tiles`): start afresh when it changes.
+window.addEventListener('hashchange', () => location.reload());
 
 function play() {
   $('lobby').hidden = true;

@@ -33,7 +33,10 @@ const SIDE = { N: 'north', E: 'east', S: 'south', W: 'west' };
 export function targetWords(target) {
   const [kind, where] = target.split(':');
   if (kind === 'monastery') return 'the monastery';
-  if (kind === 'field') return `the field by the ${where.toLowerCase()} half`;
+  if (kind === 'field') {
+    const [side, half] = [where.charAt(0), where.charAt(1).toUpperCase()];
+    return `the field on the ${SIDE[half]} half of the ${SIDE[side]} side`;
+  }
   return `the ${kind} to the ${SIDE[where] ?? where}`;
 }
 

@@ -725,3 +725,90 @@ async fn gap_in_diffs_is_refilled_and_an_unanswered_command_is_resent() {
     }
     red2.screenshot("two-tabs").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tile_gallery_draws_every_tile_of_the_catalogue() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let p = b.page(1280, 720).await;
+    p.goto(&format!("{}/#tiles", server.http())).await;
+    p.wait(
+        "document.querySelectorAll('#gallery figure').length > 0",
+        "the gallery",
+    )
+    .await;
+    let cat = rules::catalogue();
+    let drawn = p
+        .eval("document.querySelectorAll('#gallery figure .tile').length")
+        .await;
+    assert_eq!(drawn, json!(cat.tiles.len()));
+    // Every segment has its anchor, every picture its icon, every monastery its building.
+    for t in &cat.tiles {
+        let sel = format!("#gallery figure[data-tile=\"{}\"]", t.id);
+        let counts = p
+            .eval(&format!(
+                "(() => {{ const f = document.querySelector({s}); return [f.querySelectorAll('.anchor').length,
+                   f.querySelectorAll('.picture').length, f.querySelectorAll('.monastery').length,
+                   f.querySelectorAll('.city').length, f.querySelectorAll('.road').length]; }})()",
+                s = json!(sel)
+            ))
+            .await;
+        let of = |k: rules::FeatureKind| t.segments.iter().filter(|s| s.kind == k).count();
+        assert_eq!(
+            counts,
+            json!([
+                t.segments.len(),
+                t.pictures.len(),
+                of(rules::FeatureKind::Monastery),
+                of(rules::FeatureKind::City),
+                of(rules::FeatureKind::Road)
+            ]),
+            "{}",
+            t.id
+        );
+    }
+    p.viewport(1280, 2400, false).await;
+    p.screenshot("tile-gallery").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_page_creates_a_test_match_and_links_its_seats() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let p = b.page(1280, 720).await;
+    p.goto(&format!("{}/", server.http())).await;
+    p.click("#create-tollkeepers").await;
+    p.click("#create-form button").await;
+    p.wait(
+        "document.querySelectorAll('#created a').length === 3",
+        "seat and watch links",
+    )
+    .await;
+    p.screenshot("start-page").await;
+    let href = p
+        .eval("document.querySelector('#created a.seat-link').getAttribute('href')")
+        .await;
+    let href = href.as_str().expect("link").to_string();
+    assert!(href.starts_with("/#token="), "{href}");
+    // The link seats its holder in a match with The Tollkeepers on.
+    let seat = b.page(1280, 720).await;
+    seat.goto(&format!("{}{href}", server.http())).await;
+    seat.wait("window.carcassonne && window.carcassonne.view", "the view")
+        .await;
+    assert_eq!(seat.eval("window.carcassonne.seat").await, json!(0));
+    assert_eq!(
+        seat.eval("window.carcassonne.view.modules.tollkeepers")
+            .await,
+        json!(true)
+    );
+    assert_eq!(
+        seat.eval("document.title").await,
+        json!("Your turn — Carcassonne")
+    );
+}

@@ -270,11 +270,14 @@ impl Page {
         }
     }
 
-    /// Clicks the centre of the first element matching `selector` with the mouse, after
-    /// checking that the element (and not something over it) is what is under that point.
+    /// Clicks the centre of the first element matching `selector` with the mouse, once it is
+    /// shown, after checking that the element (and not something over it) is what is under that point.
     pub async fn click(&self, selector: &str) {
         self.wait(
-            &format!("document.querySelector({s})", s = json!(selector)),
+            &format!(
+                "(e => e && e.getClientRects().length > 0)(document.querySelector({s}))",
+                s = json!(selector)
+            ),
             selector,
         )
         .await;
