@@ -128,8 +128,16 @@ function play() {
   /** @type {string[]} */
   const log = [];
 
+  /** @type {number|null} the seq of the last snapshot logged */
+  let snapSeq = null;
   const client = new MatchClient({ ws, token, matchId: watchId }, {
-    state: render,
+    state: () => {
+      if (client.view && client.seq !== null && snapSeq === null) {
+        log.push(`Joined at seq ${client.seq}, turn ${client.view.turn}.`);
+        snapSeq = client.seq;
+      }
+      render();
+    },
     events: (events, seq) => {
       const colours = client.view ? client.view.players.map((p) => p.colour) : [];
       for (const e of events) {
@@ -280,6 +288,7 @@ function play() {
     $('whoami').textContent = you ? `You play ${cap(you)}` : 'Watching';
     $('turn').textContent = v.finished ? 'Game over' : `Turn ${v.turn}: ${activeName}${mine ? ' (you)' : ''}`;
     $('pile').textContent = String(v.pile_size);
+    $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
 
     const rows = v.players.map((p, i) => {
