@@ -140,8 +140,8 @@ function play() {
     },
     events: (events, seq) => {
       const colours = client.view ? client.view.players.map((p) => p.colour) : [];
-      for (const e of events) {
-        const line = eventWords(e, colours);
+      for (const [i, e] of events.entries()) {
+        const line = eventWords(e, colours, events.slice(0, i));
         if (line) log.push(line);
       }
       if (events.some((e) => e.type === 'tile_placed' || e.type === 'turn_started')) selected = null;

@@ -259,9 +259,9 @@ export function drawTile(t) {
   t.pictures.forEach((p, n) => {
     const [x, y] = pictureAnchor(t, p, n);
     g.appendChild(el('g', { class: `picture picture-${p.kind}`, transform: `translate(${x},${y})` }, [
-      el('circle', { r: 10, class: 'picture-bg' }),
+      el('circle', { r: 11, class: 'picture-bg' }),
       el('path', { d: ICONS[p.kind] ?? 'M-5,-5 L5,5 M5,-5 L-5,5' }),
-      el('text', { x: 0, y: 9, class: 'picture-letter' }, [text(PICTURE_LETTER[p.kind] ?? '?')]),
+      el('text', { x: 7, y: 10, class: 'picture-letter' }, [text(PICTURE_LETTER[p.kind] ?? '?')]),
       titled(p.kind.replace('-', ' ')),
     ]));
   });

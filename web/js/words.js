@@ -43,9 +43,10 @@ export function targetWords(target) {
 /**
  * @param {Event} e
  * @param {Colour[]} colours seat → colour
+ * @param {Event[]} [before] the events of the same diff before `e`
  * @returns {string|null} null for events not worth a line
  */
-export function eventWords(e, colours) {
+export function eventWords(e, colours, before = []) {
   /** @param {number} p */
   const who = (p) => cap(colours[p] ?? `player ${p + 1}`);
   /** @param {{player: number, count: number}[]} m */
@@ -81,8 +82,16 @@ export function eventWords(e, colours) {
       return `${who(e.player)} builds a tollhouse at ${at(e.pos)} (toll ${e.value}).`;
     case 'tollhouse_moved':
       return `${who(e.player)} moves the tollhouse from ${at(e.from)} to ${at(e.to)} (toll ${e.value}).`;
-    case 'toll_raised':
-      return `The road at ${at(e.road)} paid ${who(e.player)}'s tollhouse ${e.points}${e.final ? ' at the end' : ''}.`;
+    case 'toll_raised': {
+      // The road's owners, when the same diff just scored that road: "Blue's road … paid".
+      const road = before.findLast(
+        (x) => x.type === 'feature_scored' && x.feature === 'road' && at(x.pos) === at(e.road),
+      );
+      const owners = road && road.type === 'feature_scored' && road.winners.length
+        ? `${winners(road.winners)}'s road`
+        : 'The road';
+      return `${owners} at ${at(e.road)} paid ${who(e.player)}'s tollhouse ${e.points}${e.final ? ' at the end' : ''}.`;
+    }
     case 'tollhouse_turned':
       return `${who(e.player)}'s tollhouse at ${at(e.pos)} turns from ${e.from} to ${e.to}.`;
     case 'game_ended':

@@ -339,17 +339,31 @@ async fn tollkeepers_toll_is_paid_and_shown() {
     };
     let data = tempfile::tempdir().expect("tmp");
     let server = Server::start(free_addr(), data.path());
-    let s = scenario("t-t6-completed-by-other-player");
+    // The seed's worked examples (T6, T9): tolls paid, a tollhouse turned by travellers.
+    let s = scenario("t-t6-t9-seed-examples");
     let created = create(&server, &s).await;
     let red = seat_page(&b, &server, &created.seats[0].token).await;
     let blue = seat_page(&b, &server, &created.seats[1].token).await;
-    play_steps(&[&red, &blue], &s, 0..canonical_steps(&s).len(), 0).await;
+    let steps = canonical_steps(&s);
+    let mid = (steps.len() / 2..steps.len())
+        .find(|&i| matches!(steps[i].1, Command::PlaceTile { .. }))
+        .expect("a tile step");
+    let seq = play_steps(&[&red, &blue], &s, 0..mid, 0).await;
+    let (player, Command::PlaceTile { pos, .. }) = &steps[mid] else {
+        unreachable!()
+    };
+    let page = if *player == 0 { &red } else { &blue };
+    page.click(&format!("[data-legal=\"{},{}\"]", pos.x, pos.y))
+        .await;
+    page.screenshot("tollkeepers-in-progress").await;
+    play_steps(&[&red, &blue], &s, mid..steps.len(), seq).await;
 
     let (_, view) = server_view(&server, created.match_id).await;
     let log = red.eval("document.getElementById('log').textContent").await;
     let log = log.as_str().unwrap_or_default().to_string();
+    // T6's example: the road a player completes pays the tollhouse at its end, in words.
     assert!(
-        log.contains("tollhouse") && log.contains(" paid "),
+        log.contains("Green's road at 1,0 paid Red's tollhouse 7."),
         "a toll in words: {log}"
     );
     // The tollhouse is on the board and in the players' table with its value.
