@@ -74,7 +74,7 @@ export function eventWords(e, colours, before = []) {
       return `${owners(e.meeples.filter((m) => e.winners.includes(m.player)))}'s ${what} at ${at(e.pos)} scores ${e.points}.`;
     }
     case 'field_scored':
-      if (e.winners.length === 0) return null;
+      if (e.winners.length === 0 || e.points === 0) return null;
       return `${winners(e.winners)}'s field at ${at(e.pos)} scores ${e.points} for ${e.cities} cities.`;
     case 'meeple_returned':
       return `${who(e.player)}'s meeple returns from ${targetWords(e.target)} at ${at(e.pos)}.`;

@@ -826,3 +826,90 @@ async fn start_page_creates_a_test_match_and_links_its_seats() {
         json!("Your turn — Carcassonne")
     );
 }
+
+/// Every diff of a whole random 3-player game with The Tollkeepers (a full pile, so every kind of
+/// patch the server makes) through the page's own JSON Patch code: the spectator page ends with
+/// exactly the server's view, and draws the whole board.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spectator_page_follows_a_whole_random_game_exactly() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let req = CreateMatch {
+        players: vec![
+            rules::Colour::Red,
+            rules::Colour::Blue,
+            rules::Colour::Green,
+        ],
+        modules: rules::Modules { tollkeepers: true },
+        meeples: None,
+        draw_order: None,
+    };
+    let created = client::create_match(&server.http(), &req)
+        .await
+        .expect("create");
+    let id = created.match_id;
+    let watcher = b.page(1280, 720).await;
+    watcher.goto(&format!("{}/watch/{id}", server.http())).await;
+    watcher
+        .wait("window.carcassonne && window.carcassonne.view", "the view")
+        .await;
+
+    let ws = format!("ws://{}/ws", server.addr);
+    let mut seats = Vec::new();
+    for st in &created.seats {
+        let mut c = Connection::connect(&ws).await.expect("connect");
+        c.auth(&st.token).await.expect("auth");
+        seats.push(c);
+    }
+    let mut follower = Connection::connect(&ws).await.expect("connect");
+    follower.subscribe(id, None).await.expect("subscribe");
+    let mut mirror = client::Mirror::new(id);
+    let mut rng = 7u64;
+    let mut seq = 0;
+    loop {
+        while mirror.seq() != Some(seq) {
+            let m = tokio::time::timeout(WAIT, follower.next_message())
+                .await
+                .expect("a message in time")
+                .expect("read")
+                .expect("open");
+            mirror.apply(&m).expect("mirror");
+        }
+        let view = mirror.view_typed().expect("view").expect("some");
+        if view.finished {
+            break;
+        }
+        let (player, command) =
+            rules::bot::random_move_from(&view.decisions, || rules::bot::splitmix64(&mut rng))
+                .expect("a move");
+        let out = seats[usize::from(player)]
+            .command(&format!("m{seq}"), command)
+            .await
+            .expect("command");
+        assert!(
+            matches!(out, client::CommandOutcome::Accepted { .. }),
+            "{out:?}"
+        );
+        seq += 1;
+    }
+    wait_seq(&watcher, seq).await;
+    let (sseq, view) = server_view(&server, id).await;
+    assert_eq!(sseq, seq);
+    assert_eq!(
+        page_view(&watcher).await,
+        view,
+        "the page's patches agree with the server's"
+    );
+    assert_eq!(page_scores(&watcher).await, scores(&view));
+    let tiles = watcher
+        .eval("document.querySelectorAll('#board .placed').length")
+        .await;
+    assert_eq!(
+        tiles,
+        json!(view["board"].as_object().map(|b| b.len()).unwrap_or(0))
+    );
+    watcher.screenshot("random-game-spectator").await;
+}
