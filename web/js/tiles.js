@@ -67,6 +67,53 @@ function mean(pts) {
  * @returns {[number, number]}
  */
 export function segmentAnchor(t, idx) {
+  let all = ANCHORS.get(t);
+  if (!all) {
+    all = placeAnchors(t);
+    ANCHORS.set(t, all);
+  }
+  return all[idx];
+}
+
+/** @type {WeakMap<TileDesign, [number, number][]>} */
+const ANCHORS = new WeakMap();
+/** Targets are circles of radius 9: anchors this far apart never overlap. */
+export const SPACING = 20;
+
+/**
+ * Every segment's anchor. Roads, cities and monasteries have fixed spots; a field takes the
+ * middle of its half-edges when that is clear of the others, else the first of its half-edge
+ * points that is (a field wrapping round a road's curve has its middle on the road).
+ * @param {TileDesign} t
+ * @returns {[number, number][]}
+ */
+function placeAnchors(t) {
+  /** @type {[number, number][]} */
+  const out = t.segments.map((s, i) => (s.kind === 'field' ? [NaN, NaN] : fixedAnchor(t, i)));
+  /** @param {[number, number]} p */
+  const clear = (p) =>
+    out.every(([x, y]) => Number.isNaN(x) || Math.hypot(x - p[0], y - p[1]) >= SPACING);
+  t.segments.forEach((s, i) => {
+    if (s.kind !== 'field') return;
+    const halves = s.halves ?? [];
+    const middle = mean(halves.map((h) => halfPoint(h, 0.82)));
+    /** @type {[number, number][]} */
+    const candidates = [
+      ...(Math.hypot(...middle) > 8 ? [middle] : []),
+      ...halves.map((h) => halfPoint(h, 0.78)),
+      ...halves.map((h) => halfPoint(h, 0.55)),
+    ];
+    out[i] = candidates.find(clear) ?? candidates[0] ?? [0, 0];
+  });
+  return out;
+}
+
+/**
+ * @param {TileDesign} t
+ * @param {number} idx
+ * @returns {[number, number]}
+ */
+function fixedAnchor(t, idx) {
   const s = t.segments[idx];
   if (s.kind === 'monastery') return [0, 0];
   if (s.kind === 'road') {
@@ -83,14 +130,11 @@ export function segmentAnchor(t, idx) {
     const sides = s.sides ?? [];
     const pts = sides.map((x) => SIDE_MID[x]);
     const [mx, my] = mean(pts);
-    if (sides.length === 1) return [mx * 0.72, my * 0.72];
+    if (sides.length === 1) return [mx * 0.8, my * 0.8];
     if (Math.abs(mx) + Math.abs(my) < 1) return [pts[0][0] * 0.3, pts[0][1] * 0.3];
     return [mx * 0.8, my * 0.8];
   }
-  // field: the middle of its half-edges, pulled inwards
-  const [x, y] = mean((s.halves ?? []).map((h) => halfPoint(h, 0.82)));
-  if (Math.abs(x) + Math.abs(y) < 4) return halfPoint((s.halves ?? ['Nw'])[0], 0.8);
-  return [x, y];
+  return [0, 0];
 }
 
 /**

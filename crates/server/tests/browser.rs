@@ -154,8 +154,8 @@ async fn wait_seq(p: &Page, seq: u64) {
     .await;
 }
 
-/// Plays one command on the page by clicking, as a player would: a legal square, the rotate
-/// button until the tile shows the rotation, Place; a meeple circle; a tollhouse square; Pass.
+/// Plays one command on the page by clicking, as a player would: a legal square, the tile on
+/// the board until it shows the rotation, Place; a meeple circle; a tollhouse square; Pass.
 async fn click_command(p: &Page, command: &Command) {
     let cmd = serde_json::to_value(command).expect("command json");
     match cmd["type"].as_str() {
@@ -177,7 +177,8 @@ async fn click_command(p: &Page, command: &Command) {
                 if r.as_str() == Some(&cmd["rotation"].to_string()) {
                     break;
                 }
-                p.click("#rotate-cw").await;
+                // Clicking the tile on the board turns it.
+                p.click(&format!("[data-preview=\"{key}\"]")).await;
             }
             p.click("#confirm").await;
         }
@@ -784,6 +785,19 @@ async fn tile_gallery_draws_every_tile_of_the_catalogue() {
             t.id
         );
     }
+    // Meeple targets are circles of radius 9 at these anchors: none may cover another.
+    let crowded = p
+        .eval(
+            "[...document.querySelectorAll('#gallery figure')].flatMap(f => {
+               const pts = [...f.querySelectorAll('.anchor')].map(a =>
+                 a.getAttribute('transform').match(/-?[0-9.]+/g).map(Number));
+               const bad = [];
+               pts.forEach((p, i) => pts.slice(i + 1).forEach(q => {
+                 if (Math.hypot(p[0] - q[0], p[1] - q[1]) < 18) bad.push(f.dataset.tile); }));
+               return bad; })",
+        )
+        .await;
+    assert_eq!(crowded, json!([]), "tiles with overlapping targets");
     p.viewport(1280, 2400, false).await;
     p.screenshot("tile-gallery").await;
 }
