@@ -289,3 +289,14 @@ fn tiles_json_carries_the_whole_catalogue() {
         );
     }
 }
+
+/// Issue 13 caps the first load at 300 KB transferred (gzip). The server sends the page
+/// uncompressed, so this holds the stricter bound: every embedded file plus the tile catalogue.
+#[test]
+fn first_load_stays_under_300_kb() {
+    let assets: usize = server::web::ASSETS.iter().map(|a| a.bytes.len()).sum();
+    let tiles = server::web::tiles_json().to_string().len();
+    let total = assets + tiles;
+    eprintln!("first load: {assets} bytes of assets + {tiles} bytes of tiles = {total}");
+    assert!(total < 300 * 1024, "first load is {total} bytes");
+}
