@@ -26,6 +26,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/api/admin/stats", get(admin_stats))
         .route("/ws", get(ws_upgrade))
         .with_state(shared)
+        .merge(crate::web::router())
 }
 
 fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
