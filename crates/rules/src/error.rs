@@ -91,4 +91,6 @@ pub enum SetupError {
     PileTooLarge(usize),
     #[error("draw order names tile `{0}`, which this match does not use")]
     UnknownTile(String),
+    #[error("start squares: {0}")]
+    StartSquares(&'static str),
 }

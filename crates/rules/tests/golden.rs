@@ -47,6 +47,8 @@ struct Snapshot {
 enum Line {
     Accepted(Accepted),
     Refused(Refused),
+    /// Compared as text, with a fresh view serialized.
+    #[allow(dead_code)]
     Snapshot(Snapshot),
 }
 
@@ -118,7 +120,7 @@ fn record(name: &str, setup: Setup) {
     let mut n = 0u32;
     while let Some((player, command)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
         n += 1;
-        if n % 7 == 0 {
+        if n.is_multiple_of(7) {
             // Out of turn, or a square that touches nothing, or the wrong phase.
             let other = ((player as usize + 1) % game.setup().players.len()) as PlayerId;
             let wrong = match n % 3 {
@@ -157,7 +159,7 @@ fn record(name: &str, setup: Setup) {
             command,
             events,
         }));
-        if n % 40 == 0 {
+        if n.is_multiple_of(40) {
             lines.push(json(&Snapshot { view: game.view() }));
         }
     }
@@ -237,4 +239,12 @@ fn golden_logs_replay_byte_for_byte_b10() {
         checked += 1;
     }
     assert_eq!(checked, 7);
+}
+
+#[test]
+fn the_replay_version_accepts_the_versions_the_golden_logs_were_recorded_with() {
+    assert!(rules::replays(rules::REPLAY_VERSION));
+    assert!(rules::replays("carcassonne-rules/0.1.0"));
+    assert!(!rules::replays("carcassonne-rules/0.0.9"));
+    assert!(!rules::replays(""));
 }
