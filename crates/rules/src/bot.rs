@@ -8,6 +8,7 @@ use crate::setup::PlayerId;
 use smallvec::SmallVec;
 
 /// A uniform pick in `0..n` from a 64-bit random word.
+#[inline]
 fn pick(word: u64, n: usize) -> usize {
     ((u128::from(word) * n as u128) >> 64) as usize
 }
@@ -17,15 +18,19 @@ fn pick(word: u64, n: usize) -> usize {
 /// over all moves would mostly shuffle tollhouses between crossroads), then a command uniformly in
 /// the group. `None` when the decision has no answer.
 pub fn random_command(o: &impl Options, mut next: impl FnMut() -> u64) -> Option<Command> {
+    let groups = o.groups();
+    let may_pass = o.may_pass();
     let mut lens: SmallVec<[usize; 4]> = SmallVec::new();
-    for g in 0..o.groups() {
-        lens.push(o.len(g));
+    let mut open = usize::from(may_pass);
+    for g in 0..groups {
+        let n = o.len(g);
+        open += usize::from(n > 0);
+        lens.push(n);
     }
-    let open = lens.iter().filter(|&&n| n > 0).count() + usize::from(o.may_pass());
     if open == 0 {
         return None;
     }
-    let mut k = if lens.len() > 1 || o.may_pass() {
+    let mut k = if groups > 1 || may_pass {
         pick(next(), open)
     } else {
         0

@@ -12,7 +12,7 @@ use crate::engine::scoring;
 use crate::error::{RuleError, SetupError};
 use crate::event::Event;
 use crate::geometry::{Pos, Rotation, Side};
-use crate::modules::{Agenda, Ask, Ctx, Modules, Step};
+use crate::modules::{Agenda, Ask, Ctx, Hook, Modules, Step};
 use crate::setup::{PlayerId, Setup, StartSquare, StartTile};
 use crate::tiles::{Catalogue, TileIdx, catalogue};
 use crate::view::{MeepleView, PlayerView, TileView, View};
@@ -70,6 +70,16 @@ macro_rules! hook {
         let out = $body;
         $game.agenda.settle(mark);
         out
+    }};
+}
+
+/// [`hook!`] for hooks that only notify: skipped when no module is on (the base game pays
+/// nothing for them).
+macro_rules! notify {
+    ($game:expr, $events:expr, $hook:expr, |$m:ident, $ctx:ident| $body:expr) => {{
+        if $game.modules.listens($hook) {
+            hook!($game, $events, |$m, $ctx| $body)
+        }
     }};
 }
 
@@ -252,7 +262,9 @@ impl Game {
             }
         }
         let Some(index) = mine else {
-            if let Some(r) = hook!(self, events, |m, ctx| m.on_command(ctx, player, &command)) {
+            if self.modules.listens(Hook::Command)
+                && let Some(r) = hook!(self, events, |m, ctx| m.on_command(ctx, player, &command))
+            {
                 r?;
                 self.run(events);
                 return Ok(());
@@ -272,6 +284,7 @@ impl Game {
     }
 
     /// Whether `ask` takes a command of this kind at all.
+    #[inline]
     fn accepts(&self, ask: &Ask, command: &Command) -> bool {
         match ask {
             Ask::PlaceTile { .. } => matches!(command, Command::PlaceTile { .. }),
@@ -305,7 +318,8 @@ impl Game {
                     Step::Ask(Ask::PlaceFollower { player, tile: t }),
                     Step::ScoreTile(t),
                 ]);
-                hook!(self, events, |m, ctx| m.on_tile_placed(ctx, t));
+                notify!(self, events, Hook::TilePlaced, |m, ctx| m
+                    .on_tile_placed(ctx, t));
                 Ok(())
             }
             (Ask::PlaceTile { .. }, _) => Err(RuleError::WrongPhase {
@@ -353,9 +367,10 @@ impl Game {
                 Step::Ask(_) => {}
                 Step::ScoreTile(t) => self.score_tile(t, events),
                 Step::Award(a) => self.award(a, events),
-                Step::EndTurnPart => hook!(self, events, |m, ctx| m.on_turn_part_end(ctx)),
+                Step::EndTurnPart => notify!(self, events, Hook::TurnPartEnd, |m, ctx| m
+                    .on_turn_part_end(ctx)),
                 Step::EndTurn => {
-                    hook!(self, events, |m, ctx| m.on_turn_end(ctx));
+                    notify!(self, events, Hook::TurnEnd, |m, ctx| m.on_turn_end(ctx));
                     self.active = ((self.active as usize + 1) % self.players.len()) as PlayerId;
                     self.agenda.push(Step::BeginTurn);
                 }
@@ -374,8 +389,10 @@ impl Game {
 
     /// The one award path (M2, M17): every point a player gets passes here; a module may take
     /// the award over (to ask first).
+    #[inline]
     fn award(&mut self, a: Award, events: &mut Vec<Event>) {
-        if !hook!(self, events, |m, ctx| m.on_award(ctx, &a)) {
+        if !self.modules.listens(Hook::Award) || !hook!(self, events, |m, ctx| m.on_award(ctx, &a))
+        {
             self.players[a.player as usize].score += a.points;
         }
     }
@@ -441,12 +458,12 @@ impl Game {
     /// an extra tile's draw (M11) ends with no tile.
     fn draw(&mut self, extra: bool, events: &mut Vec<Event>) {
         while let Some(tile) = self.pile.pop() {
-            let id = self.cat.get(tile).id.clone();
+            let kind = self.cat.get(tile);
             events.push(Event::TileDrawn {
                 player: self.active,
-                tile: id.clone(),
+                tile: kind.id.clone(),
             });
-            if self.board.fits_anywhere(&self.cat.get(tile).fits) {
+            if self.board.fits_anywhere(&kind.fits) {
                 self.agenda.push(Step::Ask(Ask::PlaceTile {
                     player: self.active,
                     tile,
@@ -456,7 +473,7 @@ impl Game {
             self.discarded.push(tile);
             events.push(Event::TileDiscarded {
                 player: self.active,
-                tile: id,
+                tile: kind.id.clone(),
             });
         }
         if !extra {
@@ -471,10 +488,12 @@ impl Game {
         for root in scoring::completed_by(&self.board, &self.features, t) {
             self.features.get_mut(root).done = true;
             self.score_feature(root, true, events);
-            hook!(self, events, |m, ctx| m.on_feature_scored(ctx, root, false));
+            notify!(self, events, Hook::FeatureScored, |m, ctx| m
+                .on_feature_scored(ctx, root, false));
             self.return_meeples(root, events);
         }
-        hook!(self, events, |m, ctx| m.after_scoring(ctx, t));
+        notify!(self, events, Hook::AfterScoring, |m, ctx| m
+            .after_scoring(ctx, t));
     }
 
     /// Scores a road, city or monastery with meeples on it, complete (B6) or not (B7).
@@ -511,7 +530,7 @@ impl Game {
 
     /// B7: incomplete roads, cities, monasteries, then fields; then the game ends.
     fn final_scoring(&mut self, events: &mut Vec<Event>) {
-        hook!(self, events, |m, ctx| m.on_final(ctx));
+        notify!(self, events, Hook::Final, |m, ctx| m.on_final(ctx));
         // Below every award final scoring pushes: the scores are complete when the game ends.
         self.agenda.push(Step::GameOver);
         let modules = &self.modules;
@@ -519,7 +538,8 @@ impl Game {
             scoring::final_candidates(&self.features, |r| modules.final_wants(r));
         for root in roads.into_iter().chain(cities).chain(monasteries) {
             self.score_feature(root, false, events);
-            hook!(self, events, |m, ctx| m.on_feature_scored(ctx, root, true));
+            notify!(self, events, Hook::FeatureScored, |m, ctx| m
+                .on_feature_scored(ctx, root, true));
         }
         let touched = match fields.is_empty() {
             true => Vec::new(),
@@ -569,10 +589,12 @@ impl Game {
     }
 
     /// The oldest open decision and whose it is (bots).
+    #[inline]
     pub fn first_decision(&self) -> Option<(DecisionId, PlayerId)> {
         self.agenda.open().first().map(|o| (o.id, o.ask.player()))
     }
 
+    #[inline]
     fn open_ask(&self, id: DecisionId) -> Option<&Ask> {
         self.agenda
             .open()
@@ -609,6 +631,7 @@ impl Game {
     }
 
     /// The options of an open decision, in the one shape every decision kind has.
+    #[inline]
     pub fn options(&self, id: DecisionId) -> Option<AskOptions<'_>> {
         Some(AskOptions {
             game: self,
@@ -639,6 +662,7 @@ impl Game {
     }
 
     /// The open phase 1 decision, if any: the tile to place.
+    #[inline]
     fn tile_ask(&self) -> Option<TileIdx> {
         self.agenda.open().iter().find_map(|o| match o.ask {
             Ask::PlaceTile { tile, .. } => Some(tile),
@@ -647,6 +671,7 @@ impl Game {
     }
 
     /// The open phase 2 decision, if any: who decides, on which tile.
+    #[inline]
     fn follower_ask(&self) -> Option<(PlayerId, TileRef)> {
         self.agenda.open().iter().find_map(|o| match o.ask {
             Ask::PlaceFollower { player, tile } => Some((player, tile)),
@@ -741,6 +766,7 @@ impl Game {
 
     /// Segments of tile `t` whose feature holds no meeple, when `player` has a meeple to place
     /// (B5). `t == TileRef::MAX`: none.
+    #[inline]
     fn free_segments(&self, player: PlayerId, t: TileRef) -> impl Iterator<Item = SegRef> + '_ {
         let range = match t != TileRef::MAX && self.players[player as usize].supply > 0 {
             true => self.features.segs_of(&self.board, t),
@@ -920,10 +946,12 @@ pub struct AskOptions<'a> {
 }
 
 impl Options for AskOptions<'_> {
+    #[inline]
     fn player(&self) -> PlayerId {
         self.ask.player()
     }
 
+    #[inline]
     fn groups(&self) -> usize {
         match self.ask {
             Ask::PlaceTile { .. } => 1,
@@ -932,6 +960,7 @@ impl Options for AskOptions<'_> {
         }
     }
 
+    #[inline]
     fn len(&self, group: usize) -> usize {
         let g = self.game;
         match *self.ask {
@@ -944,6 +973,7 @@ impl Options for AskOptions<'_> {
         }
     }
 
+    #[inline]
     fn nth(&self, group: usize, i: usize) -> Option<Command> {
         let g = self.game;
         match *self.ask {
@@ -964,6 +994,7 @@ impl Options for AskOptions<'_> {
         }
     }
 
+    #[inline]
     fn may_pass(&self) -> bool {
         match self.ask {
             Ask::PlaceTile { .. } => false,

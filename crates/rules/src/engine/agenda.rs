@@ -54,6 +54,7 @@ pub enum Ask<A> {
 }
 
 impl<A> Ask<A> {
+    #[inline]
     pub fn player(&self) -> PlayerId {
         match self {
             Ask::PlaceTile { player, .. }
@@ -111,21 +112,25 @@ impl<M, A> Default for Agenda<M, A> {
 
 impl<M, A> Agenda<M, A> {
     /// `step` runs next, before everything already on the agenda.
+    #[inline]
     pub fn push(&mut self, step: Step<M, A>) {
         self.steps.push(step);
     }
 
     /// `steps` run next, in the order given, before everything already on the agenda.
+    #[inline]
     pub fn push_all<const N: usize>(&mut self, steps: [Step<M, A>; N]) {
         self.steps.extend(steps.into_iter().rev());
     }
 
     /// A mark for [`Agenda::settle`]: steps pushed after it can be put in the order pushed.
+    #[inline]
     pub fn mark(&self) -> usize {
         self.steps.len()
     }
 
     /// Steps pushed one by one since `mark` run in the order they were pushed (a hook's steps).
+    #[inline]
     pub fn settle(&mut self, mark: usize) {
         if self.steps.len() > mark + 1 {
             self.steps[mark..].reverse();
@@ -134,6 +139,7 @@ impl<M, A> Agenda<M, A> {
 
     /// The next step that may run now: asks on top are opened (together) on the way; any other
     /// step waits while a decision is open. `None`: waiting for a decision, or nothing left.
+    #[inline]
     pub fn next(&mut self) -> Option<Step<M, A>> {
         loop {
             match self.steps.last() {
@@ -151,11 +157,13 @@ impl<M, A> Agenda<M, A> {
     }
 
     /// The open decisions, oldest first.
+    #[inline]
     pub fn open(&self) -> &[Open<A>] {
         &self.open
     }
 
     /// Closes the open decision at `index` of [`Agenda::open`] (it was answered).
+    #[inline]
     pub fn close(&mut self, index: usize) -> Open<A> {
         self.open.remove(index)
     }

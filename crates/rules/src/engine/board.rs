@@ -96,6 +96,13 @@ impl Board {
         }
     }
 
+    /// The board has an outline (a map, P1).
+    #[inline]
+    pub fn bounded(&self) -> bool {
+        self.bounds.is_some()
+    }
+
+    #[inline]
     fn on_map(&self, pos: Pos) -> bool {
         match self.bounds {
             None => true,
@@ -128,6 +135,7 @@ impl Board {
 
     /// The grid index of `pos`, or `None` outside the grid. Any `Pos` a client sends may come
     /// here (`i32::MAX` included), so the arithmetic is done in `i64` and cannot overflow.
+    #[inline]
     fn cell(&self, pos: Pos) -> Option<usize> {
         let (off, dim) = (i64::from(self.off), i64::from(self.dim));
         let (x, y) = (i64::from(pos.x) + off, i64::from(pos.y) + off);
@@ -135,14 +143,17 @@ impl Board {
     }
 
     /// The design of placed tile `t`.
+    #[inline]
     pub fn kind(&self, t: TileRef) -> &'static TileKind {
         self.cat.get(self.placed[t as usize].tile)
     }
 
+    #[inline]
     pub fn pos(&self, t: TileRef) -> Pos {
         self.placed[t as usize].pos
     }
 
+    #[inline]
     pub fn tile_at(&self, pos: Pos) -> Option<TileRef> {
         match self.cell(pos).map(|c| self.cells[c]) {
             Some(v) if v != 0 && v & FRONTIER == 0 => Some(TileRef::from(v) - 1),
@@ -151,6 +162,7 @@ impl Board {
     }
 
     /// What lies on `pos`.
+    #[inline]
     pub fn square(&self, pos: Pos) -> Square {
         if !self.on_map(pos) {
             return Square::OffMap;
@@ -163,16 +175,39 @@ impl Board {
     }
 
     /// What is across `side` of `pos`.
+    #[inline]
     pub fn across(&self, pos: Pos, side: Side) -> Square {
         self.square(pos.step(side))
     }
 
+    /// Calls `f` with every tile on the 3×3 block centred on `pos` (a placed tile's square: the
+    /// grid always holds its neighbours), row by row. Direct cell arithmetic: phase 3 looks for
+    /// monasteries around every placed tile.
+    #[inline]
+    pub fn around(&self, pos: Pos, mut f: impl FnMut(Pos, TileRef)) {
+        let Some(c) = self.cell(pos) else { return };
+        let dim = self.dim as usize;
+        for dy in 0..3 {
+            for dx in 0..3 {
+                let v = self.cells[c + dy * dim + dx - dim - 1];
+                if v != 0 && v & FRONTIER == 0 {
+                    f(
+                        Pos::new(pos.x + dx as i32 - 1, pos.y + dy as i32 - 1),
+                        TileRef::from(v) - 1,
+                    );
+                }
+            }
+        }
+    }
+
     /// Whether `pos` counts as filled around a monastery: a tile, or off the map (P4 DECISION).
+    #[inline]
     pub fn filled(&self, pos: Pos) -> bool {
         self.tile_at(pos).is_some() || !self.on_map(pos)
     }
 
     /// The frontier slot of `pos`, if a tile may go there.
+    #[inline]
     fn slot(&self, pos: Pos) -> Option<usize> {
         match self.cell(pos).map(|c| self.cells[c]) {
             Some(v) if v & FRONTIER != 0 => Some(usize::from(v & !FRONTIER)),
@@ -286,6 +321,7 @@ impl Board {
     }
 
     /// The edge the tile `t` shows on board side `side`.
+    #[inline]
     pub fn edge_of(&self, t: TileRef, side: Side) -> Edge {
         match (self.placed[t as usize].edges >> (2 * side.index())) & 3 {
             1 => Edge::Field,
@@ -295,6 +331,7 @@ impl Board {
     }
 
     /// How many legal (square, rotation) pairs a design with fit table `fits` has.
+    #[inline]
     pub fn placement_count(&self, fits: &[u8; 256]) -> usize {
         self.frontier
             .iter()
@@ -303,6 +340,7 @@ impl Board {
     }
 
     /// The `k`-th legal (square, rotation) pair, in the order of [`Board::placements`].
+    #[inline]
     pub fn placement(&self, fits: &[u8; 256], mut k: usize) -> Option<(Pos, Rotation)> {
         for f in &self.frontier {
             let mut m = fits[usize::from(f.code)];
@@ -320,6 +358,7 @@ impl Board {
     }
 
     /// Whether a design fits anywhere (B4): one pass without branches per square.
+    #[inline]
     pub fn fits_anywhere(&self, fits: &[u8; 256]) -> bool {
         self.frontier
             .iter()

@@ -50,29 +50,35 @@ impl Features {
     }
 
     /// The id the next tile's first segment gets.
+    #[inline]
     pub fn next_seg(&self) -> SegRef {
         self.parent.len() as SegRef
     }
 
     /// Every segment so far (for scans over all roots).
+    #[inline]
     pub fn len(&self) -> SegRef {
         self.parent.len() as SegRef
     }
 
+    #[inline]
     pub fn is_root(&self, s: SegRef) -> bool {
         self.parent[s as usize] == s
     }
 
     /// The record of root `r`.
+    #[inline]
     pub fn get(&self, r: SegRef) -> &Feature {
         &self.features[r as usize]
     }
 
+    #[inline]
     pub fn get_mut(&mut self, r: SegRef) -> &mut Feature {
         &mut self.features[r as usize]
     }
 
     /// The placed tile a segment belongs to.
+    #[inline]
     pub fn tile_of(&self, s: SegRef) -> TileRef {
         self.seg_tile[s as usize]
     }
@@ -99,23 +105,25 @@ impl Features {
     }
 
     /// Joins the features of tile `t` with those of its neighbours; a road or city end facing off
-    /// the map is closed (P4). `merged(big, small)` hears of every merge, so modules can merge
-    /// their own per-feature data.
+    /// the map is closed (P4). `merged(big, small)` hears of every merge of two roads, so modules
+    /// can merge their own per-road data. (Only roads so far: fields merge most often, and no
+    /// module keeps data on them or on cities.)
     pub fn join(&mut self, board: &Board, t: TileRef, mut merged: impl FnMut(SegRef, SegRef)) {
         let pos = board.pos(t);
         let edges = board.placed[t as usize].edges;
         for side in Side::ALL {
             let road_or_city = matches!((edges >> (2 * side.index())) & 3, 2 | 3);
-            let n = match board.across(pos, side) {
-                Square::Tile(n) => n,
-                Square::OffMap => {
-                    if road_or_city && let Some(a) = self.seg_at_side(board, t, side) {
-                        let r = self.find(a);
-                        self.features[r as usize].open -= 1;
-                    }
-                    continue;
+            let Some(n) = board.tile_at(pos.step(side)) else {
+                // P4: a road or city end facing off the map is closed.
+                if road_or_city
+                    && board.bounded()
+                    && board.across(pos, side) == Square::OffMap
+                    && let Some(a) = self.seg_at_side(board, t, side)
+                {
+                    let r = self.find(a);
+                    self.features[r as usize].open -= 1;
                 }
-                Square::Placeable | Square::Empty => continue,
+                continue;
             };
             let opp = side.opposite();
             // Road or city: join the two segments that reach this side; two ends close.
@@ -141,12 +149,14 @@ impl Features {
     }
 
     /// The segments of placed tile `t`.
+    #[inline]
     pub fn segs_of(&self, board: &Board, t: TileRef) -> std::ops::Range<SegRef> {
         let first = board.placed[t as usize].first_seg;
         first..first + board.kind(t).segments.len() as SegRef
     }
 
     /// The first segment of placed tile `t` that `wanted` picks.
+    #[inline]
     pub fn find_seg(
         &self,
         board: &Board,
@@ -162,6 +172,7 @@ impl Features {
     }
 
     /// The road or city segment of placed tile `t` reaching board side `side`.
+    #[inline]
     pub fn seg_at_side(&self, board: &Board, t: TileRef, side: Side) -> Option<SegRef> {
         let rot = board.placed[t as usize].rot;
         let bit = 1u8
@@ -174,6 +185,7 @@ impl Features {
     }
 
     /// The field segment of placed tile `t` reaching board half-edge `h`.
+    #[inline]
     pub fn seg_at_half(&self, board: &Board, t: TileRef, h: Half) -> Option<SegRef> {
         let rot = board.placed[t as usize].rot;
         let bit = 1u8
@@ -185,6 +197,7 @@ impl Features {
     }
 
     /// The segment of placed tile `t` a target names (B5), whatever side the player wrote.
+    #[inline]
     pub fn seg_of_target(&self, board: &Board, t: TileRef, target: Target) -> Option<SegRef> {
         match target {
             Target::Road(side) => self
@@ -199,6 +212,7 @@ impl Features {
     }
 
     /// How a segment is named to players: its kind and first side or half in board orientation.
+    #[inline]
     pub fn target_of(&self, board: &Board, seg: SegRef) -> Target {
         let p = &board.placed[self.seg_tile[seg as usize] as usize];
         let s = &board.cat.get(p.tile).segments[self.seg_local[seg as usize] as usize];
@@ -215,12 +229,7 @@ impl Features {
         }
     }
 
-    /// The monastery segment (a root: monasteries never merge) on `pos`, if any.
-    pub fn monastery_at(&self, board: &Board, pos: Pos) -> Option<SegRef> {
-        let t = board.tile_at(pos)?;
-        self.find_seg(board, t, |s| s.kind == FeatureKind::Monastery)
-    }
-
+    #[inline]
     pub fn find(&self, mut s: SegRef) -> SegRef {
         while self.parent[s as usize] != s {
             s = self.parent[s as usize];
@@ -228,6 +237,7 @@ impl Features {
         s
     }
 
+    #[inline]
     fn find_compress(&mut self, mut s: SegRef) -> SegRef {
         while self.parent[s as usize] != s {
             let gp = self.parent[self.parent[s as usize] as usize];
@@ -277,7 +287,9 @@ impl Features {
         }
         f.coats += s.coats;
         f.meeples.extend(s.meeples);
-        merged(big, small);
+        if kind == FeatureKind::Road {
+            merged(big, small);
+        }
         big
     }
 }

@@ -50,6 +50,7 @@ impl Scoring {
 
 /// The value of road, city or monastery `root`, complete (B6) or as in final scoring (B7);
 /// `None` for a field (fields score only at the end, by [`field_points`]).
+#[inline]
 pub fn value_of(board: &Board, features: &Features, root: SegRef, complete: bool) -> Option<Value> {
     let f = features.get(root);
     Some(match f.kind {
@@ -106,6 +107,7 @@ pub fn majority(features: &Features, root: SegRef) -> (Vec<MeepleCount>, Vec<Pla
 
 /// The scoring of a road, city or monastery with meeples on it; `None` without meeples (nobody
 /// scores) or for a field.
+#[inline]
 pub fn score_of(
     board: &Board,
     features: &Features,
@@ -146,14 +148,14 @@ pub fn completed_by(board: &Board, features: &Features, t: TileRef) -> SmallVec<
             completed.push((order, f.min, r));
         }
     }
-    for q in std::iter::once(pos).chain(pos.ring()) {
-        if let Some(m) = features.monastery_at(board, q)
-            && !features.get(m).done
-            && q.ring().all(|n| board.filled(n))
-        {
-            completed.push((2, q, m));
+    board.around(pos, |q, n| {
+        if let Some(local) = board.kind(n).monastery {
+            let m = board.placed[n as usize].first_seg + SegRef::from(local);
+            if !features.get(m).done && q.ring().all(|r| board.filled(r)) {
+                completed.push((2, q, m));
+            }
         }
-    }
+    });
     completed.sort_unstable();
     completed.into_iter().map(|c| c.2).collect()
 }
@@ -208,6 +210,7 @@ pub fn cities_touched(board: &Board, features: &Features) -> Vec<(SegRef, SegRef
 }
 
 /// B7: a field's completed cities and points (3 a city), from [`cities_touched`].
+#[inline]
 pub fn field_points(touched: &[(SegRef, SegRef)], root: SegRef) -> (u32, u32) {
     let n = touched.iter().filter(|&&(f, _)| f == root).count() as u32;
     (n, 3 * n)

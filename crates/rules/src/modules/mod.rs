@@ -47,6 +47,19 @@ use crate::view::TollhouseView;
 use serde::{Deserialize, Serialize};
 use tollkeepers::Tollkeepers;
 
+/// The notification hooks, for [`Modules::listens`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    TilePlaced,
+    FeatureScored,
+    Award,
+    AfterScoring,
+    TurnPartEnd,
+    TurnEnd,
+    Final,
+    Command,
+}
+
 /// A module's own step on the agenda. (None yet: The Messages adds dispatch draws, M5, M6.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ModuleStep {}
@@ -79,6 +92,7 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Points for `player` through the one award path: they run as the next step.
+    #[inline]
     pub fn award(&mut self, player: PlayerId, points: u32, source: Source) {
         self.agenda.push(Step::Award(Award {
             player,
@@ -116,23 +130,46 @@ impl Modules {
         }
     }
 
+    /// Whether a module that is on answers `hook`: the game skips the others, so a hook costs
+    /// nothing in a match without a module that uses it.
+    #[inline]
+    pub fn listens(&self, hook: Hook) -> bool {
+        #[cfg(test)]
+        if self.witness.is_some() && hook == Hook::TilePlaced {
+            return true;
+        }
+        match hook {
+            Hook::FeatureScored | Hook::TurnEnd => self.toll.is_some(),
+            Hook::TilePlaced
+            | Hook::Award
+            | Hook::AfterScoring
+            | Hook::TurnPartEnd
+            | Hook::Final
+            | Hook::Command => false,
+        }
+    }
+
     /// Whether a tile set is in the match: `base` always, a module's set when it is on.
+    #[inline]
     pub fn uses_set(setup: &Setup, set: &str) -> bool {
         set == "base" || (set == tollkeepers::SET && setup.modules.tollkeepers)
     }
 
+    #[inline]
     pub fn tile_put(&mut self, board: &Board, features: &Features, t: TileRef) {
         if let Some(m) = &mut self.toll {
             m.tile_put(board, features, t);
         }
     }
 
+    #[inline]
     pub fn merged(&mut self, big: SegRef, small: SegRef) {
         if let Some(m) = &mut self.toll {
             m.merged(big, small);
         }
     }
 
+    #[inline]
     pub fn on_tile_placed(&mut self, _ctx: &mut Ctx<'_>, _t: TileRef) {
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
@@ -141,11 +178,13 @@ impl Modules {
     }
 
     /// How many option groups phase 2 offers besides meeples (each module's, in module order).
+    #[inline]
     pub fn follower_groups(&self) -> usize {
         usize::from(self.toll.is_some())
     }
 
     /// The length of module group `g` of phase 2 for `player`.
+    #[inline]
     pub fn follower_len(&self, _g: usize, board: &Board) -> usize {
         match &self.toll {
             Some(m) => m.target_count(board),
@@ -154,6 +193,7 @@ impl Modules {
     }
 
     /// The `i`-th command of module group `g` of phase 2.
+    #[inline]
     pub fn follower_nth(&self, _g: usize, i: usize, board: &Board) -> Option<Command> {
         let pos = self.toll.as_ref()?.target(board, i)?;
         Some(Command::PlaceTollhouse { pos })
@@ -180,6 +220,7 @@ impl Modules {
         self.toll.as_ref()?.view(player, board)
     }
 
+    #[inline]
     pub fn on_feature_scored(&mut self, ctx: &mut Ctx<'_>, root: SegRef, last: bool) {
         if let Some(m) = &mut self.toll {
             m.raise(ctx, root, last);
@@ -188,23 +229,29 @@ impl Modules {
 
     /// Every award passes here first; `true`: a module took it over (and will credit it, or ask
     /// first). No module takes awards yet (The Messages will, M2).
+    #[inline]
     pub fn on_award(&mut self, _ctx: &mut Ctx<'_>, _award: &Award) -> bool {
         false
     }
 
+    #[inline]
     pub fn after_scoring(&mut self, _ctx: &mut Ctx<'_>, _t: TileRef) {}
 
+    #[inline]
     pub fn on_turn_part_end(&mut self, _ctx: &mut Ctx<'_>) {}
 
+    #[inline]
     pub fn on_turn_end(&mut self, ctx: &mut Ctx<'_>) {
         if let Some(m) = &mut self.toll {
             m.turn_over(ctx);
         }
     }
 
+    #[inline]
     pub fn on_final(&mut self, _ctx: &mut Ctx<'_>) {}
 
     /// T10: roads ending at a crossroads are looked at in final scoring even without meeples.
+    #[inline]
     pub fn final_wants(&self, root: SegRef) -> bool {
         self.toll
             .as_ref()

@@ -42,9 +42,14 @@ pub struct Tollkeepers {
     turn_over: Vec<bool>,
     /// Placed tiles showing a crossroads (T3), in placement order.
     crossroads: Vec<TileRef>,
-    /// Per segment (indexed like the features): road data, meaningful on roots.
-    roads: Vec<Road>,
+    /// Per segment (indexed like the features): an index into `marks` for roads with a
+    /// crossroads end or a picture beside them, meaningful on roots; [`NONE`] for the others
+    /// (most segments: the dense part stays four bytes a segment).
+    roads: Vec<u32>,
+    marks: Vec<Road>,
 }
+
+const NONE: u32 = u32::MAX;
 
 /// Picture counts along a road, as tolls see them (T6, T7): water towers never count.
 struct Along {
@@ -79,6 +84,7 @@ impl Tollkeepers {
             turn_over: vec![false; players],
             crossroads: Vec::new(),
             roads: Vec::with_capacity(512),
+            marks: Vec::with_capacity(64),
         }
     }
 
@@ -90,37 +96,64 @@ impl Tollkeepers {
             self.crossroads.push(t);
         }
         let segs = features.segs_of(board, t);
-        self.roads.resize_with(segs.end as usize, Road::default);
+        self.roads.resize(segs.end as usize, NONE);
+        if !crossroads && !kind.pictured_roads {
+            return;
+        }
         for (seg, s) in segs.zip(&kind.segments) {
-            if s.kind != FeatureKind::Road {
+            let end = crossroads && s.end == Some(RoadEnd::Village);
+            if s.kind != FeatureKind::Road || (!end && s.beside.iter().all(|&n| n == 0)) {
                 continue;
             }
-            let r = &mut self.roads[seg as usize];
-            r.pictures = s.beside.map(u16::from);
-            if crossroads && s.end == Some(RoadEnd::Village) {
-                r.crossroads.push(t);
-            }
+            self.roads[seg as usize] = self.marks.len() as u32;
+            self.marks.push(Road {
+                crossroads: if end {
+                    SmallVec::from_slice(&[t])
+                } else {
+                    SmallVec::new()
+                },
+                pictures: s.beside.map(u16::from),
+            });
         }
     }
 
-    /// Two features merged: the small one's road data joins the big one's.
+    /// Two roads merged: the small one's road data joins the big one's.
+    #[inline]
     pub(super) fn merged(&mut self, big: SegRef, small: SegRef) {
-        let s = std::mem::take(&mut self.roads[small as usize]);
-        let b = &mut self.roads[big as usize];
-        b.crossroads.extend(s.crossroads);
+        let s = std::mem::replace(&mut self.roads[small as usize], NONE);
+        if s == NONE {
+            return;
+        }
+        let b = self.roads[big as usize];
+        if b == NONE {
+            self.roads[big as usize] = s;
+            return;
+        }
+        let small = std::mem::take(&mut self.marks[s as usize]);
+        let big = &mut self.marks[b as usize];
+        big.crossroads.extend(small.crossroads);
         // At most MAX_PILE tiles, each with a few pictures: two bytes a kind cannot overflow.
-        for (k, c) in s.pictures.iter().enumerate() {
-            b.pictures[k] = b.pictures[k].saturating_add(*c);
+        for (k, c) in small.pictures.iter().enumerate() {
+            big.pictures[k] = big.pictures[k].saturating_add(*c);
+        }
+    }
+
+    /// The toll data of road `root`, if it has any.
+    #[inline]
+    fn road(&self, root: SegRef) -> Option<&Road> {
+        match self.roads.get(root as usize) {
+            Some(&i) if i != NONE => self.marks.get(i as usize),
+            _ => None,
         }
     }
 
     /// T10: the road ends at a crossroads.
+    #[inline]
     pub(super) fn ends_at_crossroads(&self, root: SegRef) -> bool {
-        self.roads
-            .get(root as usize)
-            .is_some_and(|r| !r.crossroads.is_empty())
+        self.road(root).is_some_and(|r| !r.crossroads.is_empty())
     }
 
+    #[inline]
     fn taken(&self, t: TileRef) -> bool {
         self.houses
             .iter()
@@ -138,12 +171,14 @@ impl Tollkeepers {
     }
 
     /// The `i`-th free crossroads, without listing them (bots).
+    #[inline]
     pub(super) fn target(&self, board: &Board, i: usize) -> Option<Pos> {
         self.free_crossroads(board).nth(i)
     }
 
     /// How many crossroads are free: every crossroads but those holding a tollhouse (each
     /// tollhouse stands on a distinct crossroads).
+    #[inline]
     pub(super) fn target_count(&self, _board: &Board) -> usize {
         self.crossroads.len() - self.houses.iter().filter(|h| h.is_some()).count()
     }
@@ -201,7 +236,7 @@ impl Tollkeepers {
     /// scoring): each owner of a tollhouse at one of the road's crossroads ends collects once, in
     /// seat order.
     pub(super) fn raise(&mut self, ctx: &mut Ctx<'_>, root: SegRef, last: bool) {
-        let Some(r) = self.roads.get(root as usize) else {
+        let Some(r) = self.road(root) else {
             return;
         };
         if r.crossroads.is_empty() || ctx.features.get(root).kind != FeatureKind::Road {
@@ -209,11 +244,12 @@ impl Tollkeepers {
         }
         let road = ctx.features.get(root).min;
         let along = Along::of(r);
+        let ends = r.crossroads.clone();
         for player in 0..self.houses.len() {
             let Some((t, value)) = self.houses[player] else {
                 continue;
             };
-            if !self.roads[root as usize].crossroads.contains(&t) {
+            if !ends.contains(&t) {
                 continue;
             }
             // T10: at the end every picture and group is worth 1, whatever value is up.
