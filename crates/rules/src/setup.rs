@@ -72,6 +72,7 @@ pub struct Setup {
 
 /// A start square and what lies on it when the match begins.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StartSquare {
     pub pos: Pos,
@@ -83,6 +84,7 @@ pub struct StartSquare {
 
 /// What a start square holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StartTile {
     /// The catalogue's start tile (B1), turned by the square's rotation.
@@ -96,6 +98,7 @@ pub enum StartTile {
 
 /// A rectangle of squares, both corners included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Bounds {
     pub min: Pos,

@@ -12,7 +12,7 @@
 //! Record anew (only with a new replay version): `RULES_RECORD_GOLDEN=1 cargo test -p rules
 //! --test golden`.
 
-use rules::{Colour, Command, Event, Game, Modules, PlayerId, Pos, Rotation, Setup, View, bot};
+use rules::{Colour, Command, Event, Game, PlayerId, Pos, Rotation, Setup, View, bot};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -62,9 +62,8 @@ fn json<T: Serialize>(v: &T) -> String {
 
 /// The recorded games: name, players, seed, The Tollkeepers, a forced draw order.
 fn games() -> Vec<(String, Setup)> {
-    let setup = |players: usize, seed: u64, tollkeepers: bool| Setup {
-        modules: Modules { tollkeepers },
-        ..Setup::new(Colour::ALL[..players].to_vec(), seed)
+    let setup = |players: usize, seed: u64, tollkeepers: bool| {
+        Setup::new(Colour::ALL[..players].to_vec(), seed).tollkeepers(tollkeepers)
     };
     let mut out = vec![
         ("base-2p-seed1".to_string(), setup(2, 1, false)),

@@ -7,7 +7,7 @@
 //! until it needs a decision again or the game ends.
 //!
 //! The agenda is data (it serializes with the game) and knows nothing of modules: their own steps
-//! and asks are the type parameters `M` and `A`, defined in `crate::modules`.
+//! and asks are the type parameters `M` and `A`, defined by the modules (`src/modules/`).
 
 use super::ids::{DecisionId, SegRef, TileRef};
 use crate::setup::PlayerId;

@@ -1,5 +1,5 @@
-//! The engine: the data of a match, split by ownership. It knows nothing of modules (nothing
-//! here names `crate::modules`); the game orchestrates both.
+//! The engine: the data of a match, split by ownership. It knows nothing of modules (no file
+//! here imports them; `src/game.rs` orchestrates both), so there is no import circle.
 //!
 //! - [`board`]: the grid, the frontier and placement lookups (what is across a side).
 //! - [`features`]: the union-find over segments, feature records with the base game's fields.
