@@ -928,11 +928,16 @@ impl Game {
         Some(self.board.edge_of(t, side))
     }
 
-    /// Test only: switches on the test module whose decisions belong to a non-active player.
+    /// Test only: switches on the test module whose decisions belong to non-active players.
     #[cfg(test)]
-    pub(crate) fn with_witness(mut self) -> Game {
-        self.modules.witness = Some(crate::modules::witness::Witness);
+    pub(crate) fn with_witness(mut self, w: crate::modules::witness::Witness) -> Game {
+        self.modules.witness = Some(w);
         self
+    }
+
+    #[cfg(test)]
+    pub(crate) fn witness(&self) -> Option<&crate::modules::witness::Witness> {
+        self.modules.witness.as_ref()
     }
 }
 

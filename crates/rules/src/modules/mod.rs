@@ -112,7 +112,8 @@ impl Ctx<'_> {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Modules {
     pub toll: Option<Tollkeepers>,
-    /// Test only: asks the next player to acknowledge every placement.
+    /// Test only: asks the other players to acknowledge every placement, keeps a ledger of
+    /// awards, plays extra turn parts.
     #[cfg(test)]
     #[serde(skip)]
     pub witness: Option<witness::Witness>,
@@ -135,7 +136,12 @@ impl Modules {
     #[inline]
     pub fn listens(&self, hook: Hook) -> bool {
         #[cfg(test)]
-        if self.witness.is_some() && hook == Hook::TilePlaced {
+        if self.witness.is_some()
+            && matches!(
+                hook,
+                Hook::TilePlaced | Hook::Award | Hook::TurnPartEnd | Hook::TurnEnd
+            )
+        {
             return true;
         }
         match hook {
@@ -231,6 +237,10 @@ impl Modules {
     /// first). No module takes awards yet (The Messages will, M2).
     #[inline]
     pub fn on_award(&mut self, _ctx: &mut Ctx<'_>, _award: &Award) -> bool {
+        #[cfg(test)]
+        if let Some(m) = &mut self.witness {
+            m.on_award(_award);
+        }
         false
     }
 
@@ -238,12 +248,21 @@ impl Modules {
     pub fn after_scoring(&mut self, _ctx: &mut Ctx<'_>, _t: TileRef) {}
 
     #[inline]
-    pub fn on_turn_part_end(&mut self, _ctx: &mut Ctx<'_>) {}
+    pub fn on_turn_part_end(&mut self, _ctx: &mut Ctx<'_>) {
+        #[cfg(test)]
+        if let Some(m) = &mut self.witness {
+            m.on_turn_part_end(_ctx);
+        }
+    }
 
     #[inline]
     pub fn on_turn_end(&mut self, ctx: &mut Ctx<'_>) {
         if let Some(m) = &mut self.toll {
             m.turn_over(ctx);
+        }
+        #[cfg(test)]
+        if let Some(m) = &mut self.witness {
+            m.on_turn_end();
         }
     }
 
