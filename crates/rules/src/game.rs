@@ -124,6 +124,13 @@ impl Game {
             if setup.bounds.is_some_and(|b| !b.contains(s.pos)) {
                 return Err(SetupError::StartSquares("a start square is off the map"));
             }
+            // The grid is sized by the distance from (0, 0): keep it bounded like the pile.
+            let far = MAX_PILE as u32;
+            if s.pos.x.unsigned_abs() > far || s.pos.y.unsigned_abs() > far {
+                return Err(SetupError::StartSquares(
+                    "a start square lies more than 500 squares from (0, 0)",
+                ));
+            }
         }
         let start_in_pile = starts.iter().all(|s| s.tile != StartTile::Start);
         let mut pile: Vec<TileIdx> = match &setup.draw_order {

@@ -98,7 +98,24 @@ fn bad_start_squares_are_refused() {
         min: Pos::new(1, 1),
         max: Pos::new(3, 3),
     };
-    assert!(Game::start(two().starts(vec![start]).bounds(bounds)).is_err());
+    assert!(Game::start(two().starts(vec![start.clone()]).bounds(bounds)).is_err());
+    // The grid is sized by the distance from (0, 0): a start square far away is refused.
+    for pos in [
+        Pos::new(1_000_000, 0),
+        Pos::new(0, i32::MIN),
+        Pos::new(i32::MAX, i32::MAX),
+    ] {
+        let far = StartSquare {
+            pos,
+            ..start.clone()
+        };
+        assert!(Game::start(two().starts(vec![far])).is_err());
+    }
+    let edge = StartSquare {
+        pos: Pos::new(500, -500),
+        ..start
+    };
+    assert!(Game::start(two().starts(vec![edge])).is_ok());
 }
 
 #[test]
@@ -144,4 +161,64 @@ fn a_bounded_board_offers_no_square_off_the_map_and_closes_ends_facing_it_p4() {
     )));
     // The monastery counts the squares off the map as present (P4 DECISION): 1 + 8 = 9 at the end.
     assert!(game.is_finished());
+}
+
+/// Random games on a bounded board with two start tiles and an opened square (P1, P2, P4):
+/// they end, no tile lies off the map, meeples are conserved, awards add up to the scores, and a
+/// replay of the commands gives the same events.
+#[test]
+fn random_games_on_a_bounded_board_keep_every_invariant_p1_p2_p4() {
+    let bounds = Bounds {
+        min: Pos::new(-5, -4),
+        max: Pos::new(6, 4),
+    };
+    let starts = vec![
+        StartSquare {
+            pos: Pos::new(-3, 0),
+            rotation: Rotation::default(),
+            tile: StartTile::Start,
+        },
+        StartSquare {
+            pos: Pos::new(4, 1),
+            rotation: Rotation::default(),
+            tile: StartTile::Drawn,
+        },
+        StartSquare {
+            pos: Pos::new(0, -4),
+            rotation: Rotation::default(),
+            tile: StartTile::Open,
+        },
+    ];
+    for seed in 0..12u64 {
+        let setup = Setup::new(Colour::ALL[..3].to_vec(), seed)
+            .tollkeepers(seed % 2 == 0)
+            .starts(starts.clone())
+            .bounds(bounds);
+        let (mut game, mut events) = Game::start(setup.clone()).expect("valid");
+        let mut rng = seed;
+        let mut commands = Vec::new();
+        while let Some((p, c)) = rules::bot::random_move(&game, || rules::bot::splitmix64(&mut rng))
+        {
+            events.extend(game.apply(p, c.clone()).expect("bot moves are legal"));
+            commands.push((p, c));
+            for (s, b) in game.supplies().iter().zip(game.meeples_on_board()) {
+                assert_eq!(s + b, 7);
+            }
+            assert!(commands.len() < 1000);
+        }
+        assert!(game.is_finished());
+        assert!(game.placed_tiles().all(|(pos, _, _)| bounds.contains(pos)));
+        let mut sums = vec![0u32; 3];
+        for e in &events {
+            for (p, pts) in e.awards() {
+                sums[p as usize] += pts;
+            }
+        }
+        assert_eq!(sums, game.scores());
+        let (mut replay, mut again) = Game::start(setup).expect("valid");
+        for (p, c) in commands {
+            again.extend(replay.apply(p, c).expect("replays"));
+        }
+        assert_eq!(again, events);
+    }
 }

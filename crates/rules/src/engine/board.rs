@@ -185,6 +185,17 @@ impl Board {
     /// monasteries around every placed tile.
     #[inline]
     pub fn around(&self, pos: Pos, mut f: impl FnMut(Pos, TileRef)) {
+        let lo = -self.off;
+        let hi = self.dim - self.off - 1;
+        if !(pos.x > lo && pos.x < hi && pos.y > lo && pos.y < hi) {
+            // Not a placed tile's square (its neighbours are always on the grid): look one by one.
+            for q in std::iter::once(pos).chain(pos.ring()) {
+                if let Some(t) = self.tile_at(q) {
+                    f(q, t);
+                }
+            }
+            return;
+        }
         let Some(c) = self.cell(pos) else { return };
         let dim = self.dim as usize;
         for dy in 0..3 {
