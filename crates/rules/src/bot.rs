@@ -5,7 +5,10 @@ use crate::command::Command;
 use crate::decision::{Decision, Options};
 use crate::game::Game;
 use crate::setup::PlayerId;
-use smallvec::SmallVec;
+
+/// The most option groups a bot looks at in one decision (phase 2: meeples and one group per
+/// module that adds options; counts kept small so the bot's own cost stays out of benchmarks).
+const MAX_GROUPS: usize = 4;
 
 /// A uniform pick in `0..n` from a 64-bit random word.
 #[inline]
@@ -18,14 +21,14 @@ fn pick(word: u64, n: usize) -> usize {
 /// over all moves would mostly shuffle tollhouses between crossroads), then a command uniformly in
 /// the group. `None` when the decision has no answer.
 pub fn random_command(o: &impl Options, mut next: impl FnMut() -> u64) -> Option<Command> {
-    let groups = o.groups();
+    // A decision has a few groups (phase 2: meeples and one per module); more are ignored.
+    let groups = o.groups().min(MAX_GROUPS);
     let may_pass = o.may_pass();
-    let mut lens: SmallVec<[usize; 4]> = SmallVec::new();
+    let mut lens = [0u32; MAX_GROUPS];
     let mut open = usize::from(may_pass);
-    for g in 0..groups {
-        let n = o.len(g);
-        open += usize::from(n > 0);
-        lens.push(n);
+    for (g, len) in lens.iter_mut().enumerate().take(groups) {
+        *len = o.len(g) as u32;
+        open += usize::from(*len > 0);
     }
     if open == 0 {
         return None;
@@ -35,12 +38,12 @@ pub fn random_command(o: &impl Options, mut next: impl FnMut() -> u64) -> Option
     } else {
         0
     };
-    for (g, &n) in lens.iter().enumerate() {
+    for (g, &n) in lens.iter().enumerate().take(groups) {
         if n == 0 {
             continue;
         }
         if k == 0 {
-            return o.nth(g, pick(next(), n));
+            return o.nth(g, pick(next(), n as usize));
         }
         k -= 1;
     }

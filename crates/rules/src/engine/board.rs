@@ -188,13 +188,8 @@ impl Board {
         let lo = -self.off;
         let hi = self.dim - self.off - 1;
         if !(pos.x > lo && pos.x < hi && pos.y > lo && pos.y < hi) {
-            // Not a placed tile's square (its neighbours are always on the grid): look one by one.
-            for q in std::iter::once(pos).chain(pos.ring()) {
-                if let Some(t) = self.tile_at(q) {
-                    f(q, t);
-                }
-            }
-            return;
+            // Not a placed tile's square (its neighbours are always on the grid).
+            return self.around_slow(pos, f);
         }
         let Some(c) = self.cell(pos) else { return };
         let dim = self.dim as usize;
@@ -206,6 +201,20 @@ impl Board {
                         Pos::new(pos.x + dx as i32 - 1, pos.y + dy as i32 - 1),
                         TileRef::from(v) - 1,
                     );
+                }
+            }
+        }
+    }
+
+    /// [`Board::around`] one square at a time, for a square at the grid's edge.
+    #[cold]
+    #[inline(never)]
+    fn around_slow(&self, pos: Pos, mut f: impl FnMut(Pos, TileRef)) {
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let q = Pos::new(pos.x.saturating_add(dx), pos.y.saturating_add(dy));
+                if let Some(t) = self.tile_at(q) {
+                    f(q, t);
                 }
             }
         }
