@@ -254,28 +254,29 @@ impl Game {
             return Err(RuleError::UnknownPlayer(player));
         }
         // The player's open decision this command answers: the first of theirs that takes a
-        // command of this kind, else their first (whose refusal explains what it expects).
-        let mut mine = None;
+        // command of this kind. Else a module may take it (a standing preference, M3); else the
+        // player's first decision refuses it and says what it expects.
+        let mut first = None;
+        let mut taker = None;
         for (i, open) in self.agenda.open().iter().enumerate() {
             if open.ask.player() != player {
                 continue;
             }
-            if mine.is_none() || self.accepts(&open.ask, &command) {
-                let found = self.accepts(&open.ask, &command);
-                mine = Some(i);
-                if found {
-                    break;
-                }
+            if self.accepts(&open.ask, &command) {
+                taker = Some(i);
+                break;
             }
+            first.get_or_insert(i);
         }
-        let Some(index) = mine else {
-            if self.modules.listens(Hook::Command)
-                && let Some(r) = hook!(self, events, |m, ctx| m.on_command(ctx, player, &command))
-            {
-                r?;
-                self.run(events);
-                return Ok(());
-            }
+        if taker.is_none()
+            && self.modules.listens(Hook::Command)
+            && let Some(r) = hook!(self, events, |m, ctx| m.on_command(ctx, player, &command))
+        {
+            r?;
+            self.run(events);
+            return Ok(());
+        }
+        let Some(index) = taker.or(first) else {
             let waiting = self
                 .agenda
                 .open()
