@@ -375,12 +375,17 @@ impl Game {
                 Step::Ask(_) => {}
                 Step::ScoreTile(t) => self.score_tile(t, events),
                 Step::Award(a) => self.award(a, events),
+                Step::ReturnMeeple(seg) => self.return_meeple(seg, events),
                 Step::EndTurnPart => notify!(self, events, Hook::TurnPartEnd, |m, ctx| m
                     .on_turn_part_end(ctx)),
                 Step::EndTurn => {
+                    // What modules push at the end of the turn runs before the next player's.
+                    self.agenda.push(Step::NextPlayer);
                     notify!(self, events, Hook::TurnEnd, |m, ctx| m.on_turn_end(ctx));
+                }
+                Step::NextPlayer => {
                     self.active = ((self.active as usize + 1) % self.players.len()) as PlayerId;
-                    self.agenda.push(Step::BeginTurn);
+                    self.begin_turn(events);
                 }
                 Step::Final => self.final_scoring(events),
                 Step::GameOver => {
@@ -526,14 +531,29 @@ impl Game {
     fn return_meeples(&mut self, root: SegRef, events: &mut Vec<Event>) {
         let meeples = std::mem::take(&mut self.features.get_mut(root).meeples);
         for (player, seg) in meeples {
-            self.players[player as usize].supply += 1;
-            self.on_board.retain(|&(_, s)| s != seg);
-            events.push(Event::MeepleReturned {
-                player,
-                pos: self.board.pos(self.features.tile_of(seg)),
-                target: self.features.target_of(&self.board, seg),
-            });
+            self.meeple_home(player, seg, events);
         }
+    }
+
+    /// One meeple, standing on segment `seg`, goes back to its owner's supply (M15: "take back
+    /// only that meeple"); the others on its feature stay. Nothing happens if none stands there.
+    fn return_meeple(&mut self, seg: SegRef, events: &mut Vec<Event>) {
+        let root = self.features.find(seg);
+        let meeples = &mut self.features.get_mut(root).meeples;
+        if let Some(i) = meeples.iter().position(|&(_, s)| s == seg) {
+            let (player, _) = meeples.remove(i);
+            self.meeple_home(player, seg, events);
+        }
+    }
+
+    fn meeple_home(&mut self, player: PlayerId, seg: SegRef, events: &mut Vec<Event>) {
+        self.players[player as usize].supply += 1;
+        self.on_board.retain(|&(_, s)| s != seg);
+        events.push(Event::MeepleReturned {
+            player,
+            pos: self.board.pos(self.features.tile_of(seg)),
+            target: self.features.target_of(&self.board, seg),
+        });
     }
 
     /// B7: incomplete roads, cities, monasteries, then fields; then the game ends.

@@ -30,10 +30,16 @@ pub enum Step<M, A> {
     ScoreTile(TileRef),
     /// Points for a player, through the one award path (modules may turn it into a question, M2).
     Award(Award),
+    /// The meeple standing on this segment goes back to its supply; the others on its feature
+    /// stay (M15). (Only the test module pushes it until The Messages does.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    ReturnMeeple(SegRef),
     /// The end of a turn part (M5: a dispatch check).
     EndTurnPart,
-    /// The end of the turn (T9); the next player's turn begins.
+    /// The end of the turn (T9).
     EndTurn,
+    /// The next player in seat order becomes the active player and their turn begins.
+    NextPlayer,
     /// B7: final scoring.
     Final,
     /// The game is over: the scores are final.

@@ -262,7 +262,7 @@ impl Modules {
         }
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
-            m.on_turn_end();
+            m.on_turn_end(ctx);
         }
     }
 

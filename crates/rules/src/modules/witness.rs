@@ -6,6 +6,9 @@
 //! - It keeps a ledger of every award (M2 sees every scoring through one path).
 //! - With `extra`, the first turn part of each turn is followed by an extra one (M11: a tile
 //!   drawn and placed inside the turn, with its own phases 1–3).
+//! - With `take_back`, at the end of each turn the active player takes back one of their meeples
+//!   (the one on the lowest segment), and only that one (M15).
+//! - With `quiet`, it asks nobody.
 
 use super::{Ctx, ModuleAsk, Step};
 use crate::command::Command;
@@ -21,10 +24,17 @@ pub struct Witness {
     /// Play an extra turn part after the turn's own.
     pub extra: bool,
     extra_done: bool,
+    /// Take back one meeple of the active player at the end of each turn.
+    pub take_back: bool,
+    /// Ask nobody.
+    pub quiet: bool,
 }
 
 impl Witness {
     pub(super) fn on_tile_placed(&mut self, ctx: &mut Ctx<'_>) {
+        if self.quiet {
+            return;
+        }
         for p in 0..ctx.players as PlayerId {
             if p != ctx.active {
                 ctx.ask(p, ModuleAsk::Witness);
@@ -43,8 +53,21 @@ impl Witness {
         }
     }
 
-    pub(super) fn on_turn_end(&mut self) {
+    pub(super) fn on_turn_end(&mut self, ctx: &mut Ctx<'_>) {
         self.extra_done = false;
+        if !self.take_back {
+            return;
+        }
+        let f = ctx.features;
+        let mine = (0..f.len())
+            .filter(|&s| f.is_root(s))
+            .flat_map(|r| f.get(r).meeples.iter())
+            .filter(|&&(p, _)| p == ctx.active)
+            .map(|&(_, seg)| seg)
+            .min();
+        if let Some(seg) = mine {
+            ctx.agenda.push(Step::ReturnMeeple(seg));
+        }
     }
 
     pub(super) fn answer(
@@ -192,6 +215,46 @@ mod tests {
         let events = game.apply(0, Command::Pass {}).expect("phase 2 pass");
         assert!(events.contains(&Event::TurnStarted { player: 1, turn: 2 }));
         assert_eq!(game.placed_tiles().count(), 3);
+    }
+
+    #[test]
+    fn a_meeple_taken_back_returns_alone_m15() {
+        let setup = Setup::new(Colour::ALL[..2].to_vec(), 4);
+        let (game, _) = Game::start(setup).expect("valid setup");
+        let mut game = game.with_witness(Witness {
+            take_back: true,
+            quiet: true,
+            ..Witness::default()
+        });
+        let mut rng = 9u64;
+        let mut returned_alone = 0;
+        while let Some((p, c)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
+            let before = game.meeples_on_board();
+            let placed = matches!(c, Command::PlaceMeeple { .. });
+            let events = game.apply(p, c).expect("legal");
+            for (s, b) in game.supplies().iter().zip(game.meeples_on_board()) {
+                assert_eq!(s + b, 7, "meeples conserved");
+            }
+            let turn_ended = events
+                .iter()
+                .any(|e| matches!(e, Event::TurnStarted { .. } | Event::GameEnded { .. }));
+            let scored = events
+                .iter()
+                .any(|e| matches!(e, Event::FeatureScored { .. } | Event::FieldScored { .. }));
+            if turn_ended && !scored && (before[p as usize] > 0 || placed) {
+                // Exactly one meeple of the player came back, and nobody else's.
+                let back: Vec<_> = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        Event::MeepleReturned { player, .. } => Some(*player),
+                        _ => None,
+                    })
+                    .collect();
+                assert_eq!(back, vec![p]);
+                returned_alone += 1;
+            }
+        }
+        assert!(returned_alone > 5);
     }
 
     #[test]
