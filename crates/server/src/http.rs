@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::Utc;
 use protocol::{CreateMatch, ErrorBody, ErrorCode, MatchCreated, SeatToken};
-use rules::{Game, RULES_VERSION, Setup};
+use rules::{Game, REPLAY_VERSION, Setup};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tracing::{error, info};
@@ -101,13 +101,10 @@ async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
         Ok(s) => s,
         Err(e) => return no_randomness(e),
     };
-    let setup = Setup {
-        players: req.players.clone(),
-        meeples: req.meeples.unwrap_or(rules::setup::default_meeples()),
-        seed,
-        modules: req.modules.clone(),
-        draw_order: req.draw_order.clone(),
-    };
+    let mut setup = Setup::new(req.players.clone(), seed)
+        .meeples(req.meeples.unwrap_or(rules::setup::default_meeples()))
+        .modules(req.modules.clone());
+    setup.draw_order = req.draw_order.clone();
     if let Err(e) = Game::start(setup.clone()) {
         return error(StatusCode::BAD_REQUEST, ErrorCode::Malformed, e.to_string());
     }
@@ -149,7 +146,7 @@ async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
         id,
         setup: setup_json,
         status: MatchStatus::Active,
-        rules_version: RULES_VERSION.to_string(),
+        rules_version: REPLAY_VERSION.to_string(),
         created_at: Utc::now(),
     };
     if let Err(e) = shared.store.create_match(&row, &seats).await {
