@@ -119,6 +119,11 @@ export type Event = ({
   rotation: Rotation;
   start_tile: string;
 } | {
+  type: "start_tile_placed";
+  pos: Pos;
+  rotation: Rotation;
+  tile: string;
+} | {
   type: "turn_started";
   player: number;
   turn: number;
