@@ -4,16 +4,13 @@
 //! Run with `cargo bench -p rules`. Figures are recorded in crates/rules/README.md.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use rules::{Colour, Game, Modules, Setup, bot};
+use rules::{Colour, Game, Setup, bot};
 use std::hint::black_box;
 
 const COLOURS: [Colour; 4] = [Colour::Red, Colour::Green, Colour::Blue, Colour::Yellow];
 
 fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
-    Setup {
-        modules: Modules { tollkeepers },
-        ..Setup::new(COLOURS[..players].to_vec(), seed)
-    }
+    Setup::new(COLOURS[..players].to_vec(), seed).tollkeepers(tollkeepers)
 }
 
 /// One whole random game; returns the scores so nothing is optimised away.

@@ -3,7 +3,7 @@
 //!
 //! Usage: `cargo run --release -p rules --example random_games -- [games] [players] [tollkeepers]`
 
-use rules::{Colour, Game, Modules, Setup, bot};
+use rules::{Colour, Game, Setup, bot};
 use std::time::Instant;
 
 fn main() {
@@ -16,10 +16,8 @@ fn main() {
     let (mut turns, mut points) = (0u64, 0u64);
     let mut events = Vec::new();
     for seed in 0..games {
-        let setup = Setup {
-            modules: Modules { tollkeepers },
-            ..Setup::new(colours[..players.clamp(2, 6)].to_vec(), seed)
-        };
+        let setup =
+            Setup::new(colours[..players.clamp(2, 6)].to_vec(), seed).tollkeepers(tollkeepers);
         let Ok((mut game, _)) = Game::start(setup) else {
             eprintln!("bad setup");
             return;

@@ -2,98 +2,70 @@
 //! rules crate itself has no global randomness). Used by tests, benchmarks and load generators.
 
 use crate::command::Command;
-use crate::decision::Decision;
+use crate::decision::{Decision, Options};
 use crate::game::Game;
 use crate::setup::PlayerId;
 
+/// The most option groups a bot looks at in one decision (phase 2: meeples and one group per
+/// module that adds options; counts kept small so the bot's own cost stays out of benchmarks).
+const MAX_GROUPS: usize = 4;
+
 /// A uniform pick in `0..n` from a 64-bit random word.
+#[inline]
 fn pick(word: u64, n: usize) -> usize {
     ((u128::from(word) * n as u128) >> 64) as usize
 }
 
-/// Phase 2: the kind of move first, uniformly among those open (0 meeple, 1 tollhouse, 2 pass),
-/// since a uniform pick over all moves would mostly shuffle tollhouses between crossroads.
-fn pick_kind(meeple: bool, tollhouse: bool, next: &mut impl FnMut() -> u64) -> usize {
-    let kinds = [meeple, tollhouse, true];
-    let open = kinds.iter().filter(|&&k| k).count();
-    kinds
-        .iter()
-        .enumerate()
-        .filter(|(_, k)| **k)
-        .nth(pick(next(), open))
-        .map_or(2, |(i, _)| i)
-}
-
-/// One legal command for the player whose decision is open, or `None` when the game is over.
-/// Uses the engine's allocation-light paths, so benchmarks measure the rules, not the bot.
-pub fn random_move(game: &Game, mut next: impl FnMut() -> u64) -> Option<(PlayerId, Command)> {
-    if game.is_finished() {
+/// One legal answer to any decision, walked through its [`Options`]: first a group uniformly
+/// among the non-empty ones and `pass` (phase 2: meeple, tollhouse or pass, since a uniform pick
+/// over all moves would mostly shuffle tollhouses between crossroads), then a command uniformly in
+/// the group. `None` when the decision has no answer.
+pub fn random_command(o: &impl Options, mut next: impl FnMut() -> u64) -> Option<Command> {
+    // A decision has a few groups (phase 2: meeples and one per module); more are ignored.
+    let groups = o.groups().min(MAX_GROUPS);
+    let may_pass = o.may_pass();
+    let mut lens = [0u32; MAX_GROUPS];
+    let mut open = usize::from(may_pass);
+    for (g, len) in lens.iter_mut().enumerate().take(groups) {
+        *len = o.len(g) as u32;
+        open += usize::from(*len > 0);
+    }
+    if open == 0 {
         return None;
     }
-    let player = game.active();
-    let placements = game.placement_count();
-    if placements > 0 {
-        let (pos, rotation) = game.placement(pick(next(), placements))?;
-        return Some((player, Command::PlaceTile { pos, rotation }));
-    }
-    let meeples = game.meeple_target_count();
-    let tolls = game.tollhouse_target_count();
-    let kind = pick_kind(meeples > 0, tolls > 0, &mut next);
-    let cmd = match kind {
-        0 => Command::PlaceMeeple {
-            target: game.meeple_target(pick(next(), meeples))?,
-        },
-        1 => Command::PlaceTollhouse {
-            pos: game.tollhouse_target(pick(next(), tolls))?,
-        },
-        _ => Command::Pass {},
+    let mut k = if groups > 1 || may_pass {
+        pick(next(), open)
+    } else {
+        0
     };
-    Some((player, cmd))
+    for (g, &n) in lens.iter().enumerate().take(groups) {
+        if n == 0 {
+            continue;
+        }
+        if k == 0 {
+            return o.nth(g, pick(next(), n as usize));
+        }
+        k -= 1;
+    }
+    Some(Command::Pass {})
+}
+
+/// One legal command for the oldest open decision, or `None` when the game is over. Uses the
+/// engine's counting and indexing, so benchmarks measure the rules, not the bot.
+pub fn random_move(game: &Game, next: impl FnMut() -> u64) -> Option<(PlayerId, Command)> {
+    let (id, player) = game.first_decision()?;
+    let options = game.options(id)?;
+    Some((player, random_command(&options, next)?))
 }
 
 /// The same choice made from the decisions a client sees (a view's `decisions`), for bots and
 /// tests that hold only the public view.
 pub fn random_move_from(
     decisions: &[Decision],
-    mut next: impl FnMut() -> u64,
+    next: impl FnMut() -> u64,
 ) -> Option<(PlayerId, Command)> {
-    match decisions.first()? {
-        Decision::PlaceTile {
-            player, placements, ..
-        } => {
-            let p = placements.get(pick(next(), placements.len()))?;
-            let rotation = *p.rotations.get(pick(next(), p.rotations.len()))?;
-            Some((
-                *player,
-                Command::PlaceTile {
-                    pos: p.pos,
-                    rotation,
-                },
-            ))
-        }
-        Decision::PlaceFollower {
-            player,
-            meeple_targets,
-            tollhouse_targets,
-            ..
-        } => {
-            let kind = pick_kind(
-                !meeple_targets.is_empty(),
-                !tollhouse_targets.is_empty(),
-                &mut next,
-            );
-            let cmd = match kind {
-                0 => Command::PlaceMeeple {
-                    target: meeple_targets[pick(next(), meeple_targets.len())],
-                },
-                1 => Command::PlaceTollhouse {
-                    pos: tollhouse_targets[pick(next(), tollhouse_targets.len())],
-                },
-                _ => Command::Pass {},
-            };
-            Some((*player, cmd))
-        }
-    }
+    let d = decisions.first()?;
+    Some((d.player(), random_command(d, next)?))
 }
 
 /// SplitMix64: a tiny seeded random source for bots, tests and benchmarks (the caller owns the

@@ -2,7 +2,7 @@
 //! Several may be open at once, and one may belong to a player who is not the active one
 //! (expansions add such decisions), so [`crate::Game::decisions`] returns a list.
 
-use crate::command::Target;
+use crate::command::{Command, Target};
 use crate::geometry::{Pos, Rotation};
 use crate::setup::PlayerId;
 use serde::{Deserialize, Serialize};
@@ -34,12 +34,102 @@ pub enum Decision {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tollhouse_targets: Vec<Pos>,
     },
+    /// Test only: `player` must acknowledge with `pass` (a decision of a non-active player).
+    #[cfg(test)]
+    Witness { player: PlayerId },
 }
 
 impl Decision {
     pub fn player(&self) -> PlayerId {
         match self {
             Decision::PlaceTile { player, .. } | Decision::PlaceFollower { player, .. } => *player,
+            #[cfg(test)]
+            Decision::Witness { player } => *player,
         }
+    }
+}
+
+/// The options of a decision, in one shape for every kind: groups of commands (phase 2: meeple
+/// targets, then tollhouse squares), each counted and indexed without listing, and whether `pass`
+/// answers it. A bot walks any decision through this shape ([`crate::bot::random_command`]), so a
+/// new decision kind needs no new bot code.
+pub trait Options {
+    /// Whose decision it is.
+    fn player(&self) -> PlayerId;
+    /// How many groups of commands the decision has (some may be empty now).
+    fn groups(&self) -> usize;
+    /// How many commands group `group` holds.
+    fn len(&self, group: usize) -> usize;
+    /// The `i`-th command of group `group`.
+    fn nth(&self, group: usize, i: usize) -> Option<Command>;
+    /// Whether `pass` answers the decision.
+    fn may_pass(&self) -> bool;
+    /// Group `group`, listed.
+    fn list(&self, group: usize) -> Vec<Command> {
+        (0..self.len(group))
+            .filter_map(|i| self.nth(group, i))
+            .collect()
+    }
+}
+
+/// The options of a decision as a client sees it (from a view).
+impl Options for Decision {
+    fn player(&self) -> PlayerId {
+        Decision::player(self)
+    }
+
+    fn groups(&self) -> usize {
+        match self {
+            Decision::PlaceTile { .. } => 1,
+            Decision::PlaceFollower { .. } => 2,
+            #[cfg(test)]
+            Decision::Witness { .. } => 0,
+        }
+    }
+
+    fn len(&self, group: usize) -> usize {
+        match (self, group) {
+            (Decision::PlaceTile { placements, .. }, _) => {
+                placements.iter().map(|p| p.rotations.len()).sum()
+            }
+            (Decision::PlaceFollower { meeple_targets, .. }, 0) => meeple_targets.len(),
+            (
+                Decision::PlaceFollower {
+                    tollhouse_targets, ..
+                },
+                _,
+            ) => tollhouse_targets.len(),
+            #[cfg(test)]
+            (Decision::Witness { .. }, _) => 0,
+        }
+    }
+
+    fn nth(&self, group: usize, i: usize) -> Option<Command> {
+        match (self, group) {
+            (Decision::PlaceTile { placements, .. }, _) => {
+                let (pos, rotation) = placements
+                    .iter()
+                    .flat_map(|p| p.rotations.iter().map(|&r| (p.pos, r)))
+                    .nth(i)?;
+                Some(Command::PlaceTile { pos, rotation })
+            }
+            (Decision::PlaceFollower { meeple_targets, .. }, 0) => Some(Command::PlaceMeeple {
+                target: *meeple_targets.get(i)?,
+            }),
+            (
+                Decision::PlaceFollower {
+                    tollhouse_targets, ..
+                },
+                _,
+            ) => Some(Command::PlaceTollhouse {
+                pos: *tollhouse_targets.get(i)?,
+            }),
+            #[cfg(test)]
+            (Decision::Witness { .. }, _) => None,
+        }
+    }
+
+    fn may_pass(&self) -> bool {
+        !matches!(self, Decision::PlaceTile { .. })
     }
 }

@@ -59,7 +59,7 @@ impl RuleError {
         }
     }
 
-    /// The id of the rule in `shared/rules/` that refuses the command.
+    /// The id of the rule in `docs/reference/` that refuses the command.
     pub fn rule(&self) -> &'static str {
         match self {
             RuleError::GameOver => "B7",
@@ -91,4 +91,6 @@ pub enum SetupError {
     PileTooLarge(usize),
     #[error("draw order names tile `{0}`, which this match does not use")]
     UnknownTile(String),
+    #[error("start squares: {0}")]
+    StartSquares(&'static str),
 }

@@ -28,6 +28,12 @@ pub enum Event {
         rotation: Rotation,
         pile: u32,
     },
+    /// A further start square got its tile when the match began (P2: a tile from the pile).
+    StartTilePlaced {
+        tile: String,
+        pos: Pos,
+        rotation: Rotation,
+    },
     /// A player's turn begins.
     TurnStarted { player: PlayerId, turn: u32 },
     /// The top tile of the pile is shown to everyone (B9).

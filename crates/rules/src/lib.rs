@@ -5,31 +5,50 @@
 //! player's command and returns the [`Event`]s it caused, or a [`RuleError`] and leaves the state
 //! as it was. [`Game::view`] is what everyone may see; [`Game::decisions`] what is asked now.
 //!
-//! Rule ids (B.., T..) refer to `shared/rules/`; `docs/rules.md` lists the decisions applied.
+//! Rule ids (B.., T.., M.., P..) refer to `docs/reference/`; `docs/rules.md` lists the decisions applied.
 
 pub mod bot;
 pub mod command;
 pub mod decision;
+mod engine;
 pub mod error;
 pub mod event;
 mod game;
 pub mod geometry;
+pub mod maps;
+mod modules;
 pub mod scenario;
 pub mod setup;
 pub mod tiles;
-mod tollkeepers;
 pub mod view;
 
 pub use command::{Command, Target};
-pub use decision::{Decision, Placement};
+pub use decision::{Decision, Options, Placement};
+pub use engine::board::MAX_PILE;
+pub use engine::ids::DecisionId;
 pub use error::{RuleError, SetupError};
 pub use event::{Event, MeepleCount};
-pub use game::Game;
+pub use game::{AskOptions, Game};
 pub use geometry::{Half, Pos, Rotation, Side};
-pub use setup::{Colour, Modules, PlayerId, Setup};
+pub use setup::{Bounds, Colour, Modules, PlayerId, Setup, StartSquare, StartTile};
 pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileKind, catalogue};
 pub use view::View;
 
-/// Version of the rules implementation. Stored with every match: a match replays only on the
-/// rules version it was played with.
+/// Version of the rules implementation (the crate's version): what clients are told. It does not
+/// decide whether a stored match can be replayed; [`REPLAY_VERSION`] does.
 pub const RULES_VERSION: &str = concat!("carcassonne-rules/", env!("CARGO_PKG_VERSION"));
+
+/// The replay-compatibility version, stored with every match: a match replays on any build whose
+/// [`replays`] accepts it. It changes only when the same setup and commands would give other
+/// events (a rule change, a new event in an old situation), never for a release that only adds
+/// modules, events of new situations or fields. The golden match logs (`tests/golden/`) pin it.
+pub const REPLAY_VERSION: &str = "carcassonne-replay/1";
+
+/// Versions stored by earlier builds whose matches this build replays to the same events (the
+/// golden logs were recorded with them).
+const REPLAYS_ALSO: &[&str] = &["carcassonne-rules/0.1.0"];
+
+/// Whether a match stored with version `stored` replays on this build.
+pub fn replays(stored: &str) -> bool {
+    stored == REPLAY_VERSION || REPLAYS_ALSO.contains(&stored)
+}

@@ -1,5 +1,6 @@
 //! The match setup: who plays, with which modules, from which seed.
 
+use crate::geometry::{Pos, Rotation};
 use serde::{Deserialize, Serialize};
 
 /// A seat at the table, 0-based in turn order.
@@ -61,6 +62,53 @@ pub struct Setup {
     /// The start tile is placed as usual and is not part of this list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draw_order: Option<Vec<String>>,
+    /// Start squares (B1; P2 on a map). Empty: the start tile on (0, 0), unturned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub starts: Vec<StartSquare>,
+    /// The squares tiles may lie on (P1). `None`: an open table that grows as needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Bounds>,
+}
+
+/// A start square and what lies on it when the match begins.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StartSquare {
+    pub pos: Pos,
+    #[serde(default)]
+    pub rotation: Rotation,
+    #[serde(default)]
+    pub tile: StartTile,
+}
+
+/// What a start square holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum StartTile {
+    /// The catalogue's start tile (B1), turned by the square's rotation.
+    #[default]
+    Start,
+    /// The top tile of the shuffled pile, turned at random from the seed (P2).
+    Drawn,
+    /// Nothing, but a tile may be placed here with no neighbour (a square opened by the map, P1).
+    Open,
+}
+
+/// A rectangle of squares, both corners included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Bounds {
+    pub min: Pos,
+    pub max: Pos,
+}
+
+impl Bounds {
+    pub fn contains(&self, p: Pos) -> bool {
+        p.x >= self.min.x && p.x <= self.max.x && p.y >= self.min.y && p.y <= self.max.y
+    }
 }
 
 pub const fn default_meeples() -> u8 {
@@ -76,6 +124,45 @@ impl Setup {
             seed,
             modules: Modules::default(),
             draw_order: None,
+            starts: Vec::new(),
+            bounds: None,
         }
+    }
+
+    /// Builder: switches The Tollkeepers on or off. (Builder methods keep call sites working
+    /// when a setup gains fields.)
+    pub fn tollkeepers(mut self, on: bool) -> Self {
+        self.modules.tollkeepers = on;
+        self
+    }
+
+    /// Builder: meeples per player.
+    pub fn meeples(mut self, meeples: u8) -> Self {
+        self.meeples = meeples;
+        self
+    }
+
+    /// Builder: the exact pile, top first, by tile id.
+    pub fn draw_order(mut self, order: Vec<String>) -> Self {
+        self.draw_order = Some(order);
+        self
+    }
+
+    /// Builder: the modules, as a whole.
+    pub fn modules(mut self, modules: Modules) -> Self {
+        self.modules = modules;
+        self
+    }
+
+    /// Builder: start squares (P2).
+    pub fn starts(mut self, starts: Vec<StartSquare>) -> Self {
+        self.starts = starts;
+        self
+    }
+
+    /// Builder: a bounded board (P1).
+    pub fn bounds(mut self, bounds: Bounds) -> Self {
+        self.bounds = Some(bounds);
+        self
     }
 }

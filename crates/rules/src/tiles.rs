@@ -142,6 +142,11 @@ pub struct TileKind {
     pub(crate) edge_code: u8,
     /// Cached [`TileKind::village_roads`] >= 2.
     crossroads: bool,
+    /// Cached index of the monastery segment, if the tile shows one (phase 3 looks around every
+    /// placed tile for monasteries).
+    pub(crate) monastery: Option<u8>,
+    /// Cached: a road segment has a picture beside it (T7).
+    pub(crate) pictured_roads: bool,
     /// For every requirement a square can pose (an edge code with 0 for an unconstrained side),
     /// the rotations that meet it, as bits 0–3: legal placements become one lookup per square.
     pub(crate) fits: [u8; 256],
@@ -544,9 +549,18 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
             }
         }
     }
+    let monastery = segments
+        .iter()
+        .position(|s| s.kind == FeatureKind::Monastery)
+        .map(|i| i as u8);
+    let pictured_roads = segments
+        .iter()
+        .any(|s| s.kind == FeatureKind::Road && s.beside.iter().any(|&n| n > 0));
     Ok(TileKind {
         fits,
         crossroads,
+        monastery,
+        pictured_roads,
         id: def.id,
         letter: def.letter,
         set,

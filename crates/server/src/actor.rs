@@ -26,7 +26,7 @@ use crate::store::{CommandRow, MatchStatus, Store, StoreError};
 use axum::extract::ws::Utf8Bytes;
 use chrono::Utc;
 use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
-use rules::{Command, Event, Game, RULES_VERSION, Setup};
+use rules::{Command, Event, Game, REPLAY_VERSION, Setup};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -685,7 +685,9 @@ enum LoadError {
     Unknown,
     #[error("store: {0}")]
     Store(#[from] StoreError),
-    #[error("the match was played with rules {stored}, this server has {RULES_VERSION}")]
+    #[error(
+        "the match was stored with replay version {stored}, this server replays {REPLAY_VERSION}"
+    )]
     RulesVersion { stored: String },
     #[error("the match is marked broken")]
     Broken,
@@ -884,7 +886,7 @@ impl Actor {
         if row.status == MatchStatus::Broken {
             return Err(LoadError::Broken);
         }
-        if row.rules_version != RULES_VERSION {
+        if !rules::replays(&row.rules_version) {
             return Err(LoadError::RulesVersion {
                 stored: row.rules_version,
             });

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::Utc;
 use protocol::{CreateMatch, ErrorBody, ErrorCode, MatchCreated, SeatToken};
-use rules::{Game, RULES_VERSION, Setup};
+use rules::{Game, REPLAY_VERSION, Setup};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tracing::{error, info};
@@ -32,10 +32,11 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/api/admin/matches/{id}/log", get(admin_log))
         .route("/api/admin/stats", get(admin_stats))
         .route("/ws", get(ws_upgrade))
+        .with_state(shared)
+        .merge(crate::web::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(shared)
 }
 
 async fn not_found(method: Method, uri: Uri) -> Response {
@@ -156,13 +157,10 @@ async fn create_match(
         Ok(s) => s,
         Err(e) => return no_randomness(e),
     };
-    let setup = Setup {
-        players: req.players.clone(),
-        meeples: req.meeples.unwrap_or(rules::setup::default_meeples()),
-        seed,
-        modules: req.modules.clone(),
-        draw_order: req.draw_order.clone(),
-    };
+    let mut setup = Setup::new(req.players.clone(), seed)
+        .meeples(req.meeples.unwrap_or(rules::setup::default_meeples()))
+        .modules(req.modules.clone());
+    setup.draw_order = req.draw_order.clone();
     // A pile that is empty from the start (a test setup) ends the match at once: it is stored as
     // finished, so that no restart resumes it.
     let status = match Game::start(setup.clone()) {
@@ -208,7 +206,7 @@ async fn create_match(
         id,
         setup: setup_json,
         status,
-        rules_version: RULES_VERSION.to_string(),
+        rules_version: REPLAY_VERSION.to_string(),
         created_at: Utc::now(),
     };
     if let Err(e) = shared.store.create_match(&row, &seats).await {

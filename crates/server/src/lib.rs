@@ -13,6 +13,7 @@ pub mod config;
 pub mod conn;
 pub mod http;
 pub mod store;
+pub mod web;
 
 pub use config::{Config, LogFormat};
 pub use store::{Store, StoreError};

@@ -1,0 +1,182 @@
+//! The agenda: a turn as an explicit list of steps, which can stop for anyone's decision.
+//!
+//! Steps run one after another, the top of the stack first. A step may push further steps, which
+//! run before the rest ("next"). An [`Ask`] step opens a decision; consecutive asks open
+//! together (several players asked at once, M3), and every other step waits until no decision is
+//! open. A command answers one open decision; its answer may push steps; then the agenda runs on
+//! until it needs a decision again or the game ends.
+//!
+//! The agenda is data (it serializes with the game) and knows nothing of modules: their own steps
+//! and asks are the type parameters `M` and `A`, defined by the modules (`src/modules/`).
+
+use super::ids::{DecisionId, SegRef, TileRef};
+use crate::setup::PlayerId;
+use crate::tiles::TileIdx;
+use serde::{Deserialize, Serialize};
+
+/// One thing to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Step<M, A> {
+    /// B4: the active player's turn begins (final scoring instead when the pile is empty).
+    BeginTurn,
+    /// Phase 1: draw until a tile fits (B4) and ask the active player to place it. `extra`: a
+    /// turn part inside the turn (M11), which ends without a tile when the pile runs out; the
+    /// turn's own draw ends the game then (B7).
+    Draw { extra: bool },
+    /// Open a decision.
+    Ask(Ask<A>),
+    /// Phase 3 of a turn part: score what tile `t` completed (B6, B11), then the modules'
+    /// `after_scoring` (P9).
+    ScoreTile(TileRef),
+    /// Points for a player, through the one award path (modules may turn it into a question, M2).
+    Award(Award),
+    /// The meeple standing on this segment goes back to its supply; the others on its feature
+    /// stay (M15). (Only the test module pushes it until The Messages does.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    ReturnMeeple(SegRef),
+    /// The end of a turn part (M5: a dispatch check).
+    EndTurnPart,
+    /// The end of the turn (T9).
+    EndTurn,
+    /// The next player in seat order becomes the active player and their turn begins.
+    NextPlayer,
+    /// B7: final scoring.
+    Final,
+    /// The game is over: the scores are final.
+    GameOver,
+    /// A module's own step.
+    Module(M),
+}
+
+/// A decision to ask.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Ask<A> {
+    /// Phase 1 (B4): place the drawn tile.
+    PlaceTile { player: PlayerId, tile: TileIdx },
+    /// Phase 2 (B5, T2): a follower on or around tile `tile`, or nothing.
+    PlaceFollower { player: PlayerId, tile: TileRef },
+    /// A module's decision.
+    Module { player: PlayerId, ask: A },
+}
+
+impl<A> Ask<A> {
+    #[inline]
+    pub fn player(&self) -> PlayerId {
+        match self {
+            Ask::PlaceTile { player, .. }
+            | Ask::PlaceFollower { player, .. }
+            | Ask::Module { player, .. } => *player,
+        }
+    }
+}
+
+/// Points for one player from one scoring (M2, M17: features, fields, tolls; later chips, wine
+/// and dispatches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Award {
+    pub player: PlayerId,
+    pub points: u32,
+    pub source: Source,
+}
+
+/// What a scoring was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Source {
+    /// A road, city or monastery (B6, B7): its root.
+    Feature(SegRef),
+    /// A field at the end (B7).
+    Field(SegRef),
+    /// A toll (T6, T10) raised at the crossroads tile.
+    Toll(TileRef),
+}
+
+/// An open decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Open<A> {
+    pub id: DecisionId,
+    pub ask: Ask<A>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Agenda<M, A> {
+    /// Steps to run; the last runs first.
+    steps: Vec<Step<M, A>>,
+    /// Decisions asked and not answered yet, oldest first.
+    open: Vec<Open<A>>,
+    next_id: u32,
+}
+
+impl<M, A> Default for Agenda<M, A> {
+    fn default() -> Self {
+        Agenda {
+            steps: Vec::with_capacity(16),
+            open: Vec::with_capacity(4),
+            next_id: 0,
+        }
+    }
+}
+
+impl<M, A> Agenda<M, A> {
+    /// `step` runs next, before everything already on the agenda.
+    #[inline]
+    pub fn push(&mut self, step: Step<M, A>) {
+        self.steps.push(step);
+    }
+
+    /// `steps` run next, in the order given, before everything already on the agenda.
+    #[inline]
+    pub fn push_all<const N: usize>(&mut self, steps: [Step<M, A>; N]) {
+        self.steps.extend(steps.into_iter().rev());
+    }
+
+    /// A mark for [`Agenda::settle`]: steps pushed after it can be put in the order pushed.
+    #[inline]
+    pub fn mark(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Steps pushed one by one since `mark` run in the order they were pushed (a hook's steps).
+    #[inline]
+    pub fn settle(&mut self, mark: usize) {
+        if self.steps.len() > mark + 1 {
+            self.steps[mark..].reverse();
+        }
+    }
+
+    /// The next step that may run now: asks on top are opened (together) on the way; any other
+    /// step waits while a decision is open. `None`: waiting for a decision, or nothing left.
+    #[inline]
+    pub fn next(&mut self) -> Option<Step<M, A>> {
+        loop {
+            match self.steps.last() {
+                Some(Step::Ask(_)) => {
+                    if let Some(Step::Ask(ask)) = self.steps.pop() {
+                        let id = DecisionId(self.next_id);
+                        self.next_id += 1;
+                        self.open.push(Open { id, ask });
+                    }
+                }
+                Some(_) if self.open.is_empty() => return self.steps.pop(),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The open decisions, oldest first.
+    #[inline]
+    pub fn open(&self) -> &[Open<A>] {
+        &self.open
+    }
+
+    /// Closes the open decision at `index` of [`Agenda::open`] (it was answered).
+    #[inline]
+    pub fn close(&mut self, index: usize) -> Open<A> {
+        self.open.remove(index)
+    }
+
+    /// Drops every step and open decision (the game ends).
+    pub fn clear(&mut self) {
+        self.steps.clear();
+        self.open.clear();
+    }
+}

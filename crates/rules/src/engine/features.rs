@@ -1,0 +1,295 @@
+//! Features: a union-find over the segments of the placed tiles (B5–B7). Each root carries what
+//! scoring needs (open ends, tiles, coats of arms, meeples), merged as tiles join features. Only the
+//! base game's fields live here; a module keeps its own per-feature data and is told of merges.
+
+use super::board::{Board, Square};
+use super::ids::{SegRef, TileRef};
+use crate::command::Target;
+use crate::geometry::{Half, Pos, Rotation, Side};
+use crate::setup::PlayerId;
+use crate::tiles::{FeatureKind, Segment, TileKind};
+use serde::{Deserialize, Serialize};
+use smallvec::{SmallVec, smallvec};
+
+/// What a feature root knows. Entries of non-root segments keep only their `kind`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Feature {
+    pub kind: FeatureKind,
+    /// Union-find size, for union by size.
+    size: u32,
+    /// Road and city ends that face no tile yet; 0 means closed (B6).
+    pub open: u16,
+    /// Distinct tiles of a road, city or monastery (fields keep only their first). (Inline
+    /// vectors: most features stay small, and a random game creates hundreds of them.)
+    pub tiles: SmallVec<[TileRef; 4]>,
+    /// The feature's square with the smallest (x, y): its canonical position (B11).
+    pub min: Pos,
+    pub coats: u32,
+    /// Meeples on the feature: owner and the segment it stands on.
+    pub meeples: SmallVec<[(PlayerId, SegRef); 1]>,
+    /// Completed and scored: never scored again.
+    pub done: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Features {
+    parent: Vec<SegRef>,
+    seg_tile: Vec<TileRef>,
+    seg_local: Vec<u8>,
+    features: Vec<Feature>,
+}
+
+impl Features {
+    pub fn with_capacity(segments: usize) -> Features {
+        Features {
+            parent: Vec::with_capacity(segments),
+            seg_tile: Vec::with_capacity(segments),
+            seg_local: Vec::with_capacity(segments),
+            features: Vec::with_capacity(segments),
+        }
+    }
+
+    /// The id the next tile's first segment gets.
+    #[inline]
+    pub fn next_seg(&self) -> SegRef {
+        self.parent.len() as SegRef
+    }
+
+    /// Every segment so far (for scans over all roots).
+    #[inline]
+    pub fn len(&self) -> SegRef {
+        self.parent.len() as SegRef
+    }
+
+    #[inline]
+    pub fn is_root(&self, s: SegRef) -> bool {
+        self.parent[s as usize] == s
+    }
+
+    /// The record of root `r`.
+    #[inline]
+    pub fn get(&self, r: SegRef) -> &Feature {
+        &self.features[r as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, r: SegRef) -> &mut Feature {
+        &mut self.features[r as usize]
+    }
+
+    /// The placed tile a segment belongs to.
+    #[inline]
+    pub fn tile_of(&self, s: SegRef) -> TileRef {
+        self.seg_tile[s as usize]
+    }
+
+    /// Adds the segments of the tile `t` just put on `pos`, each its own feature.
+    pub fn add_tile(&mut self, t: TileRef, kind: &TileKind, pos: Pos) {
+        let first = self.next_seg();
+        for (i, seg) in kind.segments.iter().enumerate() {
+            let id = first + i as SegRef;
+            self.parent.push(id);
+            self.seg_tile.push(t);
+            self.seg_local.push(i as u8);
+            self.features.push(Feature {
+                kind: seg.kind,
+                size: 1,
+                open: seg.side_count() as u16,
+                tiles: smallvec![t],
+                min: pos,
+                coats: u32::from(seg.coat),
+                meeples: SmallVec::new(),
+                done: false,
+            });
+        }
+    }
+
+    /// Joins the features of tile `t` with those of its neighbours; a road or city end facing off
+    /// the map is closed (P4). `merged(big, small)` hears of every merge of two roads, so modules
+    /// can merge their own per-road data. (Only roads so far: fields merge most often, and no
+    /// module keeps data on them or on cities.)
+    pub fn join(&mut self, board: &Board, t: TileRef, mut merged: impl FnMut(SegRef, SegRef)) {
+        let pos = board.pos(t);
+        let edges = board.placed[t as usize].edges;
+        for side in Side::ALL {
+            let road_or_city = matches!((edges >> (2 * side.index())) & 3, 2 | 3);
+            let Some(n) = board.tile_at(pos.step(side)) else {
+                // P4: a road or city end facing off the map is closed.
+                if road_or_city
+                    && board.bounded()
+                    && board.across(pos, side) == Square::OffMap
+                    && let Some(a) = self.seg_at_side(board, t, side)
+                {
+                    let r = self.find(a);
+                    self.features[r as usize].open -= 1;
+                }
+                continue;
+            };
+            let opp = side.opposite();
+            // Road or city: join the two segments that reach this side; two ends close.
+            if road_or_city
+                && let (Some(a), Some(b)) = (
+                    self.seg_at_side(board, t, side),
+                    self.seg_at_side(board, n, opp),
+                )
+            {
+                let r = self.union(a, b, &mut merged);
+                self.features[r as usize].open -= 2;
+            }
+            // Fields meet on both halves of a field or road side.
+            for h in side.halves() {
+                if let (Some(a), Some(b)) = (
+                    self.seg_at_half(board, t, h),
+                    self.seg_at_half(board, n, h.facing()),
+                ) {
+                    self.union(a, b, &mut merged);
+                }
+            }
+        }
+    }
+
+    /// The segments of placed tile `t`.
+    #[inline]
+    pub fn segs_of(&self, board: &Board, t: TileRef) -> std::ops::Range<SegRef> {
+        let first = board.placed[t as usize].first_seg;
+        first..first + board.kind(t).segments.len() as SegRef
+    }
+
+    /// The first segment of placed tile `t` that `wanted` picks.
+    #[inline]
+    pub fn find_seg(
+        &self,
+        board: &Board,
+        t: TileRef,
+        wanted: impl Fn(&Segment) -> bool,
+    ) -> Option<SegRef> {
+        board
+            .kind(t)
+            .segments
+            .iter()
+            .position(wanted)
+            .map(|i| board.placed[t as usize].first_seg + i as SegRef)
+    }
+
+    /// The road or city segment of placed tile `t` reaching board side `side`.
+    #[inline]
+    pub fn seg_at_side(&self, board: &Board, t: TileRef, side: Side) -> Option<SegRef> {
+        let rot = board.placed[t as usize].rot;
+        let bit = 1u8
+            << side
+                .rotate(Rotation::from_quarters(4 - rot.quarters()))
+                .index();
+        self.find_seg(board, t, |s| {
+            matches!(s.kind, FeatureKind::Road | FeatureKind::City) && s.sides & bit != 0
+        })
+    }
+
+    /// The field segment of placed tile `t` reaching board half-edge `h`.
+    #[inline]
+    pub fn seg_at_half(&self, board: &Board, t: TileRef, h: Half) -> Option<SegRef> {
+        let rot = board.placed[t as usize].rot;
+        let bit = 1u8
+            << h.rotate(Rotation::from_quarters(4 - rot.quarters()))
+                .index();
+        self.find_seg(board, t, |s| {
+            s.kind == FeatureKind::Field && s.halves & bit != 0
+        })
+    }
+
+    /// The segment of placed tile `t` a target names (B5), whatever side the player wrote.
+    #[inline]
+    pub fn seg_of_target(&self, board: &Board, t: TileRef, target: Target) -> Option<SegRef> {
+        match target {
+            Target::Road(side) => self
+                .seg_at_side(board, t, side)
+                .filter(|&s| self.features[s as usize].kind == FeatureKind::Road),
+            Target::City(side) => self
+                .seg_at_side(board, t, side)
+                .filter(|&s| self.features[s as usize].kind == FeatureKind::City),
+            Target::Field(h) => self.seg_at_half(board, t, h),
+            Target::Monastery => self.find_seg(board, t, |s| s.kind == FeatureKind::Monastery),
+        }
+    }
+
+    /// How a segment is named to players: its kind and first side or half in board orientation.
+    #[inline]
+    pub fn target_of(&self, board: &Board, seg: SegRef) -> Target {
+        let p = &board.placed[self.seg_tile[seg as usize] as usize];
+        let s = &board.cat.get(p.tile).segments[self.seg_local[seg as usize] as usize];
+        let q = u32::from(p.rot.quarters());
+        // Turn the segment's masks with the tile; the lowest set bit is its first side or half.
+        let sides = ((u32::from(s.sides) << q) | (u32::from(s.sides) >> (4 - q))) & 0xF;
+        let side = Side::from_index(sides.trailing_zeros() as usize % 4);
+        let half = Half::ALL[s.halves.rotate_left(2 * q).trailing_zeros() as usize % 8];
+        match s.kind {
+            FeatureKind::Monastery => Target::Monastery,
+            FeatureKind::Field => Target::Field(half),
+            FeatureKind::Road => Target::Road(side),
+            FeatureKind::City => Target::City(side),
+        }
+    }
+
+    #[inline]
+    pub fn find(&self, mut s: SegRef) -> SegRef {
+        while self.parent[s as usize] != s {
+            s = self.parent[s as usize];
+        }
+        s
+    }
+
+    #[inline]
+    fn find_compress(&mut self, mut s: SegRef) -> SegRef {
+        while self.parent[s as usize] != s {
+            let gp = self.parent[self.parent[s as usize] as usize];
+            self.parent[s as usize] = gp;
+            s = gp;
+        }
+        s
+    }
+
+    /// Joins two segments' features and returns the root.
+    fn union(&mut self, a: SegRef, b: SegRef, merged: &mut impl FnMut(SegRef, SegRef)) -> SegRef {
+        let (ra, rb) = (self.find_compress(a), self.find_compress(b));
+        if ra == rb {
+            return ra;
+        }
+        let (big, small) = if self.features[ra as usize].size >= self.features[rb as usize].size {
+            (ra, rb)
+        } else {
+            (rb, ra)
+        };
+        self.parent[small as usize] = big;
+        let kind = self.features[small as usize].kind;
+        let s = std::mem::replace(
+            &mut self.features[small as usize],
+            Feature {
+                kind,
+                size: 0,
+                open: 0,
+                tiles: SmallVec::new(),
+                min: Pos::default(),
+                coats: 0,
+                meeples: SmallVec::new(),
+                done: false,
+            },
+        );
+        let f = &mut self.features[big as usize];
+        f.size += s.size;
+        f.open += s.open;
+        f.min = f.min.min(s.min);
+        // Fields never count their tiles (B7), and a large field is merged into often.
+        if f.kind != FeatureKind::Field {
+            for t in s.tiles {
+                if !f.tiles.contains(&t) {
+                    f.tiles.push(t);
+                }
+            }
+        }
+        f.coats += s.coats;
+        f.meeples.extend(s.meeples);
+        if kind == FeatureKind::Road {
+            merged(big, small);
+        }
+        big
+    }
+}

@@ -1,0 +1,347 @@
+//! The expansions, each a module with its own state, reached by the engine only through a fixed
+//! list of hooks (a closed list, not a plugin system: static dispatch over `Option<State>`).
+//!
+//! A module gets `&mut` its own state and a [`Ctx`]: queries on the board and the features, the
+//! pure scoring functions, the event list, and the agenda to push steps and asks on. It never gets
+//! `&mut Game`, and nothing in `crate::engine` names a module.
+//!
+//! # Hooks, in the order the game calls them in a turn
+//!
+//! | hook | when | used by |
+//! | --- | --- | --- |
+//! | [`Modules::tile_put`] | a tile's segments exist, before they join their neighbours | T3, T7 (per-feature data) |
+//! | [`Modules::merged`] | two features merged (big, small) | T8 (merge per-feature data) |
+//! | [`Modules::on_tile_placed`] | after `tile_placed`, before phase 2 | P8 (take a chip) |
+//! | `follower_*` | the options phase 2 offers besides a meeple | T2 (tollhouse) |
+//! | [`Modules::on_feature_scored`] | after a feature scored and before its meeples return; also at the end (`last`) | T6–T8, T10 |
+//! | [`Modules::on_award`] | every award, before points are added; may take it over | M2, M3 |
+//! | [`Modules::after_scoring`] | phase 3 of a turn part, after its features scored | P9 (wine sale ask) |
+//! | [`Modules::on_turn_part_end`] | the end of each turn part (the turn's tile, each extra tile) | M5, M6, M11 |
+//! | [`Modules::on_turn_end`] | the end of the turn, before the next player's | T9 |
+//! | [`Modules::on_final`] | before final scoring | M16 |
+//! | [`Modules::final_wants`] | which unscored features final scoring looks at besides those with meeples | T10 |
+//! | [`Modules::run`], [`Modules::answer`], [`Modules::options`], [`Modules::default_command`] | a module's own steps and decisions | M3, M7, P9 |
+//! | [`Modules::on_command`] | a command that answers no open decision (standing preferences) | M3 |
+//!
+//! # Order in which modules answer (a B11 for modules)
+//!
+//! At every hook the modules are called in one fixed order: The Tollkeepers, then The Messages,
+//! then the map (France chips). The steps pushed during one hook (by all modules) run in the order
+//! they were pushed, before the steps already on the agenda: The Tollkeepers' first. Asks pushed
+//! in one hook open together. Award hooks see awards in the order they are made.
+
+pub mod tollkeepers;
+#[cfg(test)]
+pub(crate) mod witness;
+
+use crate::command::Command;
+use crate::decision::Decision;
+use crate::engine::agenda::{self, Award, Source};
+use crate::engine::board::Board;
+use crate::engine::features::Features;
+use crate::engine::ids::{SegRef, TileRef};
+use crate::error::RuleError;
+use crate::event::Event;
+use crate::setup::{PlayerId, Setup};
+use crate::view::TollhouseView;
+use serde::{Deserialize, Serialize};
+use tollkeepers::Tollkeepers;
+
+/// The notification hooks, for [`Modules::listens`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    TilePlaced,
+    FeatureScored,
+    Award,
+    AfterScoring,
+    TurnPartEnd,
+    TurnEnd,
+    Final,
+    Command,
+}
+
+/// A module's own step on the agenda. (None yet: The Messages adds dispatch draws, M5, M6.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ModuleStep {}
+
+/// A module's own decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ModuleAsk {
+    /// Test only: a player must acknowledge with `pass` (a decision of a non-active player).
+    #[cfg(test)]
+    Witness,
+}
+
+pub type Step = agenda::Step<ModuleStep, ModuleAsk>;
+pub type Ask = agenda::Ask<ModuleAsk>;
+pub type Agenda = agenda::Agenda<ModuleStep, ModuleAsk>;
+
+/// What a module may see and do from a hook. (Parts that only modules which ask use are read
+/// by the test module alone until The Messages and the map arrive.)
+#[derive(Debug)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub struct Ctx<'a> {
+    pub board: &'a Board,
+    pub features: &'a Features,
+    pub agenda: &'a mut Agenda,
+    pub events: &'a mut Vec<Event>,
+    /// Whose turn it is.
+    pub active: PlayerId,
+    pub players: usize,
+}
+
+impl Ctx<'_> {
+    /// Points for `player` through the one award path: they run as the next step.
+    #[inline]
+    pub fn award(&mut self, player: PlayerId, points: u32, source: Source) {
+        self.agenda.push(Step::Award(Award {
+            player,
+            points,
+            source,
+        }));
+    }
+
+    /// Asks `player` a module decision (asks pushed in one hook open together).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn ask(&mut self, player: PlayerId, ask: ModuleAsk) {
+        self.agenda.push(Step::Ask(Ask::Module { player, ask }));
+    }
+}
+
+/// The modules of a match: `None` when switched off.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Modules {
+    pub toll: Option<Tollkeepers>,
+    /// Test only: asks the other players to acknowledge every placement, keeps a ledger of
+    /// awards, plays extra turn parts.
+    #[cfg(test)]
+    #[serde(skip)]
+    pub witness: Option<witness::Witness>,
+}
+
+impl Modules {
+    pub fn new(setup: &Setup) -> Modules {
+        Modules {
+            toll: setup
+                .modules
+                .tollkeepers
+                .then(|| Tollkeepers::new(setup.players.len())),
+            #[cfg(test)]
+            witness: None,
+        }
+    }
+
+    /// Whether a module that is on answers `hook`: the game skips the others, so a hook costs
+    /// nothing in a match without a module that uses it.
+    #[inline]
+    pub fn listens(&self, hook: Hook) -> bool {
+        #[cfg(test)]
+        if self.witness.is_some()
+            && matches!(
+                hook,
+                Hook::TilePlaced | Hook::Award | Hook::TurnPartEnd | Hook::TurnEnd
+            )
+        {
+            return true;
+        }
+        match hook {
+            Hook::FeatureScored | Hook::TurnEnd => self.toll.is_some(),
+            Hook::TilePlaced
+            | Hook::Award
+            | Hook::AfterScoring
+            | Hook::TurnPartEnd
+            | Hook::Final
+            | Hook::Command => false,
+        }
+    }
+
+    /// Whether a tile set is in the match: `base` always, a module's set when it is on.
+    #[inline]
+    pub fn uses_set(setup: &Setup, set: &str) -> bool {
+        set == "base" || (set == tollkeepers::SET && setup.modules.tollkeepers)
+    }
+
+    #[inline]
+    pub fn tile_put(&mut self, board: &Board, features: &Features, t: TileRef) {
+        if let Some(m) = &mut self.toll {
+            m.tile_put(board, features, t);
+        }
+    }
+
+    #[inline]
+    pub fn merged(&mut self, big: SegRef, small: SegRef) {
+        if let Some(m) = &mut self.toll {
+            m.merged(big, small);
+        }
+    }
+
+    #[inline]
+    pub fn on_tile_placed(&mut self, _ctx: &mut Ctx<'_>, _t: TileRef) {
+        #[cfg(test)]
+        if let Some(m) = &mut self.witness {
+            m.on_tile_placed(_ctx);
+        }
+    }
+
+    /// How many option groups phase 2 offers besides meeples (each module's, in module order).
+    #[inline]
+    pub fn follower_groups(&self) -> usize {
+        usize::from(self.toll.is_some())
+    }
+
+    /// The length of module group `g` of phase 2 for `player`.
+    #[inline]
+    pub fn follower_len(&self, _g: usize, board: &Board) -> usize {
+        match &self.toll {
+            Some(m) => m.target_count(board),
+            None => 0,
+        }
+    }
+
+    /// The `i`-th command of module group `g` of phase 2.
+    #[inline]
+    pub fn follower_nth(&self, _g: usize, i: usize, board: &Board) -> Option<Command> {
+        let pos = self.toll.as_ref()?.target(board, i)?;
+        Some(Command::PlaceTollhouse { pos })
+    }
+
+    /// A phase 2 command that is not a meeple or a pass: the module it belongs to carries it out.
+    pub fn answer_follower(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        player: PlayerId,
+        command: &Command,
+    ) -> Result<(), RuleError> {
+        match (command, &mut self.toll) {
+            (Command::PlaceTollhouse { pos }, Some(m)) => m.place(ctx, player, *pos),
+            (Command::PlaceTollhouse { .. }, None) => Err(RuleError::ModuleOff("tollkeepers")),
+            _ => Err(RuleError::WrongPhase {
+                expected: "phase 2: place_meeple, place_tollhouse or pass",
+            }),
+        }
+    }
+
+    /// The Tollkeepers' view of a player: their tollhouse.
+    pub fn tollhouse_view(&self, player: PlayerId, board: &Board) -> Option<TollhouseView> {
+        self.toll.as_ref()?.view(player, board)
+    }
+
+    #[inline]
+    pub fn on_feature_scored(&mut self, ctx: &mut Ctx<'_>, root: SegRef, last: bool) {
+        if let Some(m) = &mut self.toll {
+            m.raise(ctx, root, last);
+        }
+    }
+
+    /// Every award passes here first; `true`: a module took it over (and will credit it, or ask
+    /// first). No module takes awards yet (The Messages will, M2).
+    #[inline]
+    pub fn on_award(&mut self, _ctx: &mut Ctx<'_>, _award: &Award) -> bool {
+        #[cfg(test)]
+        if let Some(m) = &mut self.witness {
+            m.on_award(_award);
+        }
+        false
+    }
+
+    #[inline]
+    pub fn after_scoring(&mut self, _ctx: &mut Ctx<'_>, _t: TileRef) {}
+
+    #[inline]
+    pub fn on_turn_part_end(&mut self, _ctx: &mut Ctx<'_>) {
+        #[cfg(test)]
+        if let Some(m) = &mut self.witness {
+            m.on_turn_part_end(_ctx);
+        }
+    }
+
+    #[inline]
+    pub fn on_turn_end(&mut self, ctx: &mut Ctx<'_>) {
+        if let Some(m) = &mut self.toll {
+            m.turn_over(ctx);
+        }
+        #[cfg(test)]
+        if let Some(m) = &mut self.witness {
+            m.on_turn_end(ctx);
+        }
+    }
+
+    #[inline]
+    pub fn on_final(&mut self, _ctx: &mut Ctx<'_>) {}
+
+    /// T10: roads ending at a crossroads are looked at in final scoring even without meeples.
+    #[inline]
+    pub fn final_wants(&self, root: SegRef) -> bool {
+        self.toll
+            .as_ref()
+            .is_some_and(|m| m.ends_at_crossroads(root))
+    }
+
+    /// Runs a module's own step.
+    pub fn run(&mut self, _ctx: &mut Ctx<'_>, step: ModuleStep) {
+        match step {}
+    }
+
+    /// Answers a module's decision with `command`; on an error nothing changed.
+    pub fn answer(
+        &mut self,
+        _ctx: &mut Ctx<'_>,
+        _player: PlayerId,
+        ask: &ModuleAsk,
+        _command: &Command,
+    ) -> Result<(), RuleError> {
+        match *ask {
+            #[cfg(test)]
+            ModuleAsk::Witness => witness::Witness::answer(_ctx, _player, _command),
+        }
+    }
+
+    /// The options of a module's decision: (groups, may pass).
+    pub fn options(&self, ask: &ModuleAsk) -> (usize, bool) {
+        match *ask {
+            #[cfg(test)]
+            ModuleAsk::Witness => (0, true),
+        }
+    }
+
+    pub fn option_len(&self, ask: &ModuleAsk, _g: usize) -> usize {
+        match *ask {
+            #[cfg(test)]
+            ModuleAsk::Witness => 0,
+        }
+    }
+
+    pub fn option_nth(&self, ask: &ModuleAsk, _g: usize, _i: usize) -> Option<Command> {
+        match *ask {
+            #[cfg(test)]
+            ModuleAsk::Witness => None,
+        }
+    }
+
+    /// The deterministic default answer of a module's decision (a clock ran out).
+    pub fn default_command(&self, ask: &ModuleAsk) -> Command {
+        match *ask {
+            #[cfg(test)]
+            ModuleAsk::Witness => Command::Pass {},
+        }
+    }
+
+    /// A module's decision as clients see it.
+    pub fn decision(&self, _player: PlayerId, ask: &ModuleAsk) -> Decision {
+        match *ask {
+            #[cfg(test)]
+            ModuleAsk::Witness => Decision::Witness { player: _player },
+        }
+    }
+
+    /// A command that answers no open decision (a standing preference, M3): `None` when no
+    /// module takes it. No module has such commands yet.
+    pub fn on_command(
+        &mut self,
+        _ctx: &mut Ctx<'_>,
+        _player: PlayerId,
+        _command: &Command,
+    ) -> Option<Result<(), RuleError>> {
+        None
+    }
+}

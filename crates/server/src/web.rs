@@ -1,0 +1,174 @@
+//! The browser client, served by the server itself: the page and its ES modules (from `web/`,
+//! compiled into the binary so that running the server needs nothing else), and `GET /api/tiles`,
+//! the tile catalogue as JSON so the page draws every tile from the rules crate's data.
+
+use axum::Router;
+use axum::extract::Path;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rules::geometry::{Half, Side};
+use rules::{Edge, FeatureKind, catalogue};
+use serde_json::{Value, json};
+use std::sync::OnceLock;
+
+/// One embedded file of `web/`.
+#[derive(Debug)]
+pub struct Asset {
+    /// Path under `web/`, as served under `/web/`.
+    pub path: &'static str,
+    pub bytes: &'static [u8],
+}
+
+macro_rules! assets {
+    ($($path:literal),* $(,)?) => {
+        /// Every file the page loads. `tests/web_assets.rs` fails when a file in `web/` (other than
+        /// dev tooling) is missing here, so the list cannot drift from the folder.
+        pub const ASSETS: &[Asset] = &[
+            $(Asset { path: $path, bytes: include_bytes!(concat!("../../../web/", $path)) },)*
+        ];
+    };
+}
+
+assets!(
+    "index.html",
+    "style.css",
+    "js/app.js",
+    "js/board.js",
+    "js/conn.js",
+    "js/patch.js",
+    "js/tiles.js",
+    "js/words.js",
+);
+
+/// The routes of the browser client. Stateless: merged into the main router.
+pub fn router() -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/watch/{id}", get(index))
+        .route("/web/{*path}", get(asset))
+        .route("/api/tiles", get(tiles))
+}
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        _ => "application/octet-stream",
+    }
+}
+
+fn serve(path: &str) -> Response {
+    match ASSETS.iter().find(|a| a.path == path) {
+        Some(a) => (
+            [
+                (header::CONTENT_TYPE, content_type(path)),
+                // The binary is the version: a restart may bring new files, so revalidate.
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            a.bytes,
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "no such file").into_response(),
+    }
+}
+
+async fn index() -> Response {
+    serve("index.html")
+}
+
+async fn asset(Path(path): Path<String>) -> Response {
+    serve(&path)
+}
+
+async fn tiles() -> Response {
+    static JSON: OnceLock<String> = OnceLock::new();
+    let body = JSON.get_or_init(|| tiles_json().to_string());
+    ([(header::CONTENT_TYPE, "application/json")], body.as_str()).into_response()
+}
+
+fn edge_letter(e: Edge) -> &'static str {
+    match e {
+        Edge::Field => "F",
+        Edge::Road => "R",
+        Edge::City => "C",
+    }
+}
+
+fn sides(bits: u8) -> Vec<String> {
+    Side::ALL
+        .iter()
+        .filter(|s| bits & (1 << s.index()) != 0)
+        .map(|s| format!("{s:?}"))
+        .collect()
+}
+
+fn halves(bits: u8) -> Vec<String> {
+    Half::ALL
+        .iter()
+        .filter(|h| bits & (1 << h.index()) != 0)
+        .map(|h| format!("{h:?}"))
+        .collect()
+}
+
+fn to_json<T: serde::Serialize>(v: T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// The catalogue as the page needs it: every design at rotation 0 with its edges, segments (sides
+/// for roads and cities, halves for fields, in the wire's names) and pictures. Built from the
+/// public `rules` API so that the rules crate stays the one source of tile data.
+pub fn tiles_json() -> Value {
+    let cat = catalogue();
+    let tiles: Vec<Value> = cat
+        .tiles
+        .iter()
+        .map(|t| {
+            let segments: Vec<Value> = t
+                .segments
+                .iter()
+                .map(|s| {
+                    let mut o = json!({ "kind": to_json(s.kind) });
+                    match s.kind {
+                        FeatureKind::Road => {
+                            o["sides"] = json!(sides(s.sides));
+                            if let Some(end) = s.end {
+                                o["end"] = to_json(end);
+                            }
+                        }
+                        FeatureKind::City => {
+                            o["sides"] = json!(sides(s.sides));
+                            o["coat"] = json!(s.coat);
+                        }
+                        FeatureKind::Field => {
+                            o["halves"] = json!(halves(s.halves));
+                            o["touches"] = json!(s.touches);
+                        }
+                        FeatureKind::Monastery => {}
+                    }
+                    o
+                })
+                .collect();
+            let pictures: Vec<Value> = t
+                .pictures
+                .iter()
+                .map(|p| json!({ "kind": to_json(p.kind), "field": p.field, "road": p.road }))
+                .collect();
+            json!({
+                "id": t.id,
+                "letter": t.letter,
+                "set": t.set,
+                "count": t.count,
+                "edges": t.edges.iter().map(|e| edge_letter(*e)).collect::<Vec<_>>(),
+                "village": t.village,
+                "crossroads": t.is_crossroads(),
+                "segments": segments,
+                "pictures": pictures,
+            })
+        })
+        .collect();
+    json!({ "start": cat.get(cat.start).id, "tiles": tiles })
+}

@@ -1,0 +1,378 @@
+// The page: join a seat (a token in the URL's #fragment, never sent to the server in a URL),
+// watch a match by id (/watch/ID), or create a test match; then play with the mouse or keyboard.
+
+import { MatchClient } from './conn.js';
+import { Board } from './board.js';
+import { drawTile, el, segmentAnchor, titled } from './tiles.js';
+import { COLOURS, cap, eventWords, targetWords } from './words.js';
+
+/**
+ * @typedef {import('./tiles.js').Catalogue} Catalogue
+ * @typedef {import('./proto').View} View
+ * @typedef {import('./proto').Pos} Pos
+ * @typedef {import('./proto').Decision} Decision
+ * @typedef {import('./proto').Command} Command
+ * @typedef {import('./proto').Colour} Colour
+ * @typedef {import('./proto').MatchCreated} MatchCreated
+ * @typedef {import('./proto').Rotation} Rotation
+ */
+
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+const params = new URLSearchParams(location.hash.slice(1));
+const watchPath = location.pathname.match(/^\/watch\/([0-9a-fA-F-]+)/);
+const token = params.get('token');
+const watchId = watchPath ? watchPath[1] : params.get('watch');
+
+/** @type {Catalogue} */
+const catalogue = await (await fetch('/api/tiles')).json();
+const designs = new Map(catalogue.tiles.map((t) => [t.id, t]));
+
+if (location.hash === '#tiles') showGallery();
+else if (!token && !watchId) showLobby();
+else play();
+
+/** Every design of the catalogue with its id and the anchor of each segment: a reader can check
+ * the drawing against `crates/rules/data/*.toml`. */
+function showGallery() {
+  $('lobby').hidden = true;
+  $('game').hidden = true;
+  $('status').textContent = '';
+  const g = $('gallery');
+  g.hidden = false;
+  for (const t of catalogue.tiles) {
+    const fig = document.createElement('figure');
+    fig.dataset.tile = t.id;
+    const svg = el('svg', { viewBox: '-52 -52 104 104', width: 120, height: 120, role: 'img' });
+    svg.appendChild(drawTile(t));
+    t.segments.forEach((seg, i) => {
+      const [x, y] = segmentAnchor(t, i);
+      svg.appendChild(el('g', { class: 'anchor', transform: `translate(${x},${y})` }, [
+        el('circle', { r: 4 }),
+        titled(`${seg.kind} ${i}`),
+      ]));
+    });
+    const cap = document.createElement('figcaption');
+    cap.textContent = `${t.id} ×${t.count}`;
+    fig.append(svg, cap);
+    g.append(fig);
+  }
+}
+
+function showLobby() {
+  $('status').textContent = '';
+  $('lobby').hidden = false;
+  $('game').hidden = true;
+  $('join-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const v = /** @type {HTMLInputElement} */ ($('join-token')).value.trim();
+    if (v) go(`/#token=${encodeURIComponent(v)}`);
+  });
+  $('watch-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const v = /** @type {HTMLInputElement} */ ($('watch-id')).value.trim();
+    if (v) go(`/watch/${encodeURIComponent(v)}`);
+  });
+  $('create-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const n = Number(/** @type {HTMLSelectElement} */ ($('create-players')).value);
+    /** @type {Colour[]} */
+    const all = ['red', 'blue', 'green', 'yellow', 'black', 'pink'];
+    const tollkeepers = /** @type {HTMLInputElement} */ ($('create-tollkeepers')).checked;
+    const res = await fetch('/api/matches', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ players: all.slice(0, n), modules: { tollkeepers } }),
+    });
+    const out = $('created');
+    if (!res.ok) {
+      out.textContent = `The server refused: ${(await res.json()).message}`;
+      return;
+    }
+    /** @type {MatchCreated} */
+    const created = await res.json();
+    out.replaceChildren();
+    for (const s of created.seats) {
+      const a = document.createElement('a');
+      a.href = `/#token=${s.token}`;
+      a.target = '_blank';
+      a.textContent = `Play ${cap(s.colour)}`;
+      a.className = 'seat-link';
+      out.append(a, ' ');
+    }
+    const w = document.createElement('a');
+    w.href = `/watch/${created.match_id}`;
+    w.target = '_blank';
+    w.textContent = 'Watch';
+    out.append(w);
+  });
+}
+
+/** @param {string} url */
+function go(url) {
+  location.assign(url);
+}
+// The page is chosen by the URL's fragment (a seat token, `#tiles`): start afresh when it changes.
+window.addEventListener('hashchange', () => location.reload());
+
+function play() {
+  $('lobby').hidden = true;
+  $('game').hidden = false;
+  const ws = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
+
+  /** @type {{pos: Pos, rotation: Rotation}|null} */
+  let selected = null;
+  /** @type {string|null} keyboard focus among the targets of phase 2 */
+  let focusTarget = null;
+  /** @type {string[]} */
+  const log = [];
+
+  /** @type {number|null} the seq of the last snapshot logged */
+  let snapSeq = null;
+  const client = new MatchClient({ ws, token, matchId: watchId }, {
+    state: () => {
+      if (client.view && client.seq !== null && snapSeq === null) {
+        log.push(`Joined at seq ${client.seq}, turn ${client.view.turn}.`);
+        snapSeq = client.seq;
+      }
+      render();
+    },
+    events: (events, seq) => {
+      const colours = client.view ? client.view.players.map((p) => p.colour) : [];
+      for (const [i, e] of events.entries()) {
+        const line = eventWords(e, colours, events.slice(0, i));
+        if (line) log.push(line);
+      }
+      if (events.some((e) => e.type === 'tile_placed' || e.type === 'turn_started')) selected = null;
+      focusTarget = null;
+      showError(null);
+      $('log').dataset.seq = String(seq);
+    },
+    refused: (err) => {
+      const rule = err.rule ? ` (rule ${err.rule})` : '';
+      showError(`The server refused: ${err.message}${rule}`);
+    },
+    status: (s) => {
+      document.body.dataset.status = s;
+      $('status').textContent = s === 'live' ? 'connected' : s === 'reconnecting' ? 'reconnecting…' : 'connecting…';
+    },
+  });
+  // For tests and the curious: the exact state the page shows.
+  /** @type {any} */ (window).carcassonne = client;
+
+  const board = new Board(/** @type {SVGSVGElement} */ (/** @type {unknown} */ ($('board'))), designs, {
+    square: (pos) => select(pos),
+    preview: () => turn(1),
+    meeple: (t) => send({ type: 'place_meeple', target: t }),
+    tollhouse: (pos) => send({ type: 'place_tollhouse', pos }),
+  });
+
+  /** @param {string|null} msg */
+  function showError(msg) {
+    const e = $('error');
+    e.textContent = msg ?? '';
+    e.hidden = !msg;
+  }
+
+  /** @param {Command} c */
+  function send(c) {
+    showError(null);
+    client.command(c);
+  }
+
+  /** The decision the page's seat may answer now, if any. */
+  function myDecision() {
+    const v = client.view;
+    if (!v || client.seat === null) return null;
+    return v.decisions.find((d) => d.player === client.seat) ?? null;
+  }
+
+  function legal() {
+    const v = client.view;
+    const d = v?.decisions.find((x) => x.type === 'place_tile');
+    return d && d.type === 'place_tile' ? d.placements : [];
+  }
+
+  /** @param {Pos} pos */
+  function rotationsAt(pos) {
+    return legal().find((p) => p.pos.x === pos.x && p.pos.y === pos.y)?.rotations ?? [];
+  }
+
+  /** @param {Pos} pos */
+  function select(pos) {
+    const rots = rotationsAt(pos);
+    /** @type {Rotation} */
+    const keep = selected && rots.includes(selected.rotation) ? selected.rotation : rots[0] ?? 0;
+    selected = { pos, rotation: keep };
+    render();
+  }
+
+  /** Turns the drawn tile a quarter: every rotation may be tried, the fitting ones are marked. */
+  /** @param {number} dir */
+  function turn(dir) {
+    if (!selected) {
+      const first = legal()[0];
+      if (!first) return;
+      selected = { pos: first.pos, rotation: first.rotations[0] };
+    } else selected.rotation = /** @type {Rotation} */ ((selected.rotation + 90 * dir + 360) % 360);
+    render();
+  }
+
+  /** @param {number} dir */
+  function cycleSquare(dir) {
+    const l = legal();
+    if (l.length === 0) return;
+    const i = selected ? l.findIndex((p) => p.pos.x === selected?.pos.x && p.pos.y === selected?.pos.y) : -1;
+    select(l[(i + dir + l.length) % l.length].pos);
+  }
+
+  /** @param {number} dir */
+  function cycleTarget(dir) {
+    const d = myDecision();
+    if (!d || d.type !== 'place_follower') return;
+    const all = [...d.meeple_targets, ...(d.tollhouse_targets ?? []).map((p) => `tollhouse@${p.x},${p.y}`)];
+    if (all.length === 0) return;
+    const i = focusTarget ? all.indexOf(focusTarget) : -1;
+    focusTarget = all[(i + dir + all.length) % all.length];
+    render();
+  }
+
+  function confirm() {
+    const d = myDecision();
+    if (!d) return;
+    if (d.type === 'place_tile' && selected) {
+      send({ type: 'place_tile', pos: selected.pos, rotation: selected.rotation });
+    } else if (d.type === 'place_follower' && focusTarget) {
+      if (focusTarget.startsWith('tollhouse@')) {
+        const [x, y] = focusTarget.slice(10).split(',').map(Number);
+        send({ type: 'place_tollhouse', pos: { x, y } });
+      } else send({ type: 'place_meeple', target: focusTarget });
+    }
+  }
+
+  $('rotate-cw').addEventListener('click', () => turn(1));
+  $('rotate-ccw').addEventListener('click', () => turn(-1));
+  $('confirm').addEventListener('click', confirm);
+  $('pass').addEventListener('click', () => send({ type: 'pass' }));
+  $('zoom-in').addEventListener('click', () => board.zoom(1.25));
+  $('zoom-out').addEventListener('click', () => board.zoom(0.8));
+  $('zoom-fit').addEventListener('click', () => board.fit());
+  document.addEventListener('keydown', (e) => {
+    if (e.target instanceof HTMLInputElement) return;
+    const d = myDecision();
+    const k = e.key.toLowerCase();
+    if (k === 'r') turn(e.shiftKey ? -1 : 1);
+    else if (k === 'n') (d?.type === 'place_follower' ? cycleTarget : cycleSquare)(e.shiftKey ? -1 : 1);
+    else if (k === 'enter') confirm();
+    else if (k === 's') send({ type: 'pass' });
+    else if (k === '+' || k === '=') board.zoom(1.25);
+    else if (k === '-') board.zoom(0.8);
+    else if (k === '0') board.fit();
+    else return;
+    e.preventDefault();
+  });
+  window.addEventListener('resize', () => board.fit());
+
+  function render() {
+    const v = client.view;
+    if (!v) return;
+    const d = myDecision();
+    const colours = v.players.map((p) => p.colour);
+    const activeName = cap(colours[v.active] ?? '');
+    const mine = d !== null;
+    const you = client.seat !== null ? colours[client.seat] : null;
+    document.title = v.finished
+      ? 'Game over — Carcassonne'
+      : `${mine ? 'Your turn' : `${activeName}'s turn`} — Carcassonne`;
+    $('whoami').textContent = you ? `You play ${cap(you)}` : 'Watching';
+    $('turn').textContent = v.finished ? 'Game over' : `Turn ${v.turn}: ${activeName}${mine ? ' (you)' : ''}`;
+    $('pile').textContent = String(v.pile_size);
+    $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
+    $('seq').textContent = String(client.seq);
+
+    const rows = v.players.map((p, i) => {
+      const c = COLOURS[p.colour];
+      const tr = document.createElement('tr');
+      tr.dataset.player = p.colour;
+      if (i === v.active && !v.finished) tr.className = 'active';
+      const sw = `<span class="swatch" style="background:${c.fill};color:${c.ink}">${c.letter}</span>`;
+      const toll = p.tollhouse ? `${p.tollhouse.value} at ${p.tollhouse.pos.x},${p.tollhouse.pos.y}` : '–';
+      tr.innerHTML = `<td>${sw} ${cap(p.colour)}</td><td class="score">${p.score}</td><td class="meeples">${p.meeples}</td>` +
+        (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '');
+      return tr;
+    });
+    $('toll-head').hidden = !v.modules.tollkeepers;
+    $('players').replaceChildren(...rows);
+
+    // The drawn tile beside the board, in the chosen rotation.
+    const drawn = $('drawn');
+    drawn.replaceChildren();
+    const dd = v.drawn ? designs.get(v.drawn) : undefined;
+    const rot = selected ? selected.rotation : 0;
+    if (dd) {
+      const svg = el('svg', { viewBox: '-52 -52 104 104', width: 96, height: 96, role: 'img' });
+      svg.appendChild(el('g', { transform: `rotate(${rot})` }, [drawTile(dd)]));
+      drawn.appendChild(svg);
+    }
+    $('drawn-name').textContent = v.drawn ? `${v.drawn}, turned ${rot}°` : 'no tile drawn';
+    $('drawn-name').dataset.rotation = String(rot);
+
+    const placing = d?.type === 'place_tile';
+    const following = d?.type === 'place_follower';
+    const fits = !!selected && rotationsAt(selected.pos).includes(selected.rotation);
+    /** @type {HTMLButtonElement} */ ($('confirm')).disabled = !((placing && selected) || (following && focusTarget));
+    /** @type {HTMLButtonElement} */ ($('pass')).disabled = !mine;
+    /** @type {HTMLButtonElement} */ ($('rotate-cw')).disabled = !placing;
+    /** @type {HTMLButtonElement} */ ($('rotate-ccw')).disabled = !placing;
+    $('fit-hint').textContent = placing && selected ? (fits ? 'fits here' : 'does not fit here') : '';
+    $('hint').textContent = !mine
+      ? (v.finished ? 'The game is over.' : `Waiting for ${activeName}.`)
+      : placing
+        ? 'Pick a highlighted square (N cycles), turn the tile (R), place it (Enter).'
+        : 'Click a circle to put a meeple there, a T for the tollhouse, or Pass (S).';
+
+    // Meeple and tollhouse targets as buttons too, for keyboards and screen readers.
+    const tl = $('targets');
+    tl.replaceChildren();
+    if (following && d.type === 'place_follower') {
+      for (const t of d.meeple_targets) {
+        const b = document.createElement('button');
+        b.textContent = targetWords(t);
+        b.dataset.targetButton = t;
+        b.onclick = () => send({ type: 'place_meeple', target: t });
+        tl.append(b);
+      }
+      for (const p of d.tollhouse_targets ?? []) {
+        const b = document.createElement('button');
+        b.textContent = `tollhouse at ${p.x},${p.y}`;
+        b.onclick = () => send({ type: 'place_tollhouse', pos: p });
+        tl.append(b);
+      }
+    }
+
+    const follower = v.decisions.find((x) => x.type === 'place_follower');
+    board.render({
+      view: v,
+      legal: legal(),
+      selected: placing ? selected : null,
+      fits,
+      targets: follower && follower.type === 'place_follower'
+        ? { pos: follower.pos, meeple: follower.meeple_targets, tollhouse: follower.tollhouse_targets ?? [] }
+        : null,
+      focusTarget,
+      mine,
+    });
+
+    const logEl = $('log');
+    logEl.replaceChildren(...log.slice(-200).map((l) => {
+      const li = document.createElement('li');
+      li.textContent = l;
+      return li;
+    }));
+    logEl.scrollTop = logEl.scrollHeight;
+    document.body.dataset.finished = String(v.finished);
+  }
+
+  client.start();
+}

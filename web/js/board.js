@@ -1,0 +1,258 @@
+// The board: placed tiles, meeples and tollhouses from the view, the legal squares of the open
+// decision, a preview of the drawn tile, and the meeple/tollhouse targets of the tile just placed.
+// Pans with a drag, zooms with the wheel or the +/- buttons; fits itself until the user moves it.
+
+import { el, drawTile, segmentAnchor, segmentOf, rotate, titled } from './tiles.js';
+import { COLOURS, targetWords } from './words.js';
+
+/**
+ * @typedef {import('./tiles.js').TileDesign} TileDesign
+ * @typedef {import('./proto').View} View
+ * @typedef {import('./proto').Pos} Pos
+ * @typedef {import('./proto').Placement} Placement
+ * @typedef {{
+ *   view: View,
+ *   legal: Placement[],
+ *   selected: {pos: Pos, rotation: number}|null,
+ *   fits: boolean,
+ *   targets: {pos: Pos, meeple: string[], tollhouse: Pos[]}|null,
+ *   focusTarget: string|null,
+ *   mine: boolean,
+ * }} Scene
+ * @typedef {{
+ *   square: (pos: Pos) => void,
+ *   preview: () => void,
+ *   meeple: (target: string) => void,
+ *   tollhouse: (pos: Pos) => void,
+ * }} Handlers
+ */
+
+const U = 100; // one square
+
+/** @param {string} key @returns {Pos} */
+export function parseKey(key) {
+  const [x, y] = key.split(',').map(Number);
+  return { x, y };
+}
+
+export class Board {
+  /**
+   * @param {SVGSVGElement} svg
+   * @param {Map<string, TileDesign>} designs
+   * @param {Handlers} on
+   */
+  constructor(svg, designs, on) {
+    this.svg = svg;
+    this.designs = designs;
+    this.on = on;
+    this.world = el('g', { class: 'world' });
+    svg.appendChild(this.world);
+    this.scale = 0.8;
+    this.tx = 0;
+    this.ty = 0;
+    this.autoFit = true;
+    /** @type {Scene|null} */
+    this.scene = null;
+    this.dragged = false;
+    this.bindPanZoom();
+  }
+
+  bindPanZoom() {
+    /** @type {{x: number, y: number, tx: number, ty: number}|null} */
+    let drag = null;
+    this.svg.addEventListener('pointerdown', (e) => {
+      drag = { x: e.clientX, y: e.clientY, tx: this.tx, ty: this.ty };
+      this.dragged = false;
+    });
+    this.svg.addEventListener('pointermove', (e) => {
+      if (!drag) return;
+      const dx = e.clientX - drag.x;
+      const dy = e.clientY - drag.y;
+      if (!this.dragged && Math.hypot(dx, dy) < 5) return;
+      this.dragged = true;
+      this.autoFit = false;
+      this.tx = drag.tx + dx;
+      this.ty = drag.ty + dy;
+      this.apply();
+    });
+    const end = () => {
+      drag = null;
+    };
+    this.svg.addEventListener('pointerup', end);
+    this.svg.addEventListener('pointerleave', end);
+    this.svg.addEventListener(
+      'wheel',
+      (e) => {
+        e.preventDefault();
+        const r = this.svg.getBoundingClientRect();
+        this.zoom(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top);
+      },
+      { passive: false },
+    );
+  }
+
+  /**
+   * @param {number} f
+   * @param {number} [cx] screen point that stays put
+   * @param {number} [cy]
+   */
+  zoom(f, cx, cy) {
+    const r = this.svg.getBoundingClientRect();
+    const x = cx ?? r.width / 2;
+    const y = cy ?? r.height / 2;
+    const s = Math.min(3, Math.max(0.1, this.scale * f));
+    const k = s / this.scale;
+    this.tx = x - (x - this.tx) * k;
+    this.ty = y - (y - this.ty) * k;
+    this.scale = s;
+    this.autoFit = false;
+    this.apply();
+  }
+
+  fit() {
+    this.autoFit = true;
+    if (this.scene) this.render(this.scene);
+  }
+
+  apply() {
+    this.world.setAttribute('transform', `translate(${this.tx},${this.ty}) scale(${this.scale})`);
+  }
+
+  /** @param {Scene} scene */
+  fitTo(scene) {
+    const pts = [...Object.keys(scene.view.board).map(parseKey), ...scene.legal.map((p) => p.pos)];
+    const xs = pts.map((p) => p.x);
+    const ys = pts.map((p) => -p.y);
+    const minx = Math.min(...xs) - 0.5, maxx = Math.max(...xs) + 1.5;
+    const miny = Math.min(...ys) - 0.5, maxy = Math.max(...ys) + 1.5;
+    const r = this.svg.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) return;
+    const s = Math.min(1.2, r.width / ((maxx - minx) * U), r.height / ((maxy - miny) * U));
+    this.scale = s;
+    this.tx = r.width / 2 - ((minx + maxx) / 2 - 0.5) * U * s;
+    this.ty = r.height / 2 - ((miny + maxy) / 2 - 0.5) * U * s;
+    this.apply();
+  }
+
+  /** @param {Scene} scene */
+  render(scene) {
+    this.scene = scene;
+    const w = this.world;
+    while (w.firstChild) w.removeChild(w.firstChild);
+    const view = scene.view;
+    for (const [key, tv] of Object.entries(view.board)) {
+      const p = parseKey(key);
+      const d = this.designs.get(tv.tile);
+      const g = el('g', {
+        transform: `translate(${p.x * U},${-p.y * U}) rotate(${tv.rotation})`,
+        'data-square': key,
+        class: 'placed',
+      });
+      if (d) g.appendChild(drawTile(d));
+      g.appendChild(titled(`${tv.tile} at ${key}, turned ${tv.rotation}°`));
+      w.appendChild(g);
+    }
+    for (const pl of scene.legal) {
+      const key = `${pl.pos.x},${pl.pos.y}`;
+      const sel = scene.selected && scene.selected.pos.x === pl.pos.x && scene.selected.pos.y === pl.pos.y;
+      const r = el('rect', {
+        x: pl.pos.x * U - 46, y: -pl.pos.y * U - 46, width: 92, height: 92, rx: 8,
+        class: `legal${sel ? ' selected' : ''}${scene.mine ? '' : ' theirs'}`,
+        'data-legal': key,
+        tabindex: -1,
+      }, [titled(`legal square ${key}`)]);
+      if (scene.mine) r.addEventListener('click', () => !this.dragged && this.on.square(pl.pos));
+      w.appendChild(r);
+    }
+    if (scene.selected && view.drawn) {
+      const d = this.designs.get(view.drawn);
+      const { pos, rotation } = scene.selected;
+      const g = el('g', {
+        transform: `translate(${pos.x * U},${-pos.y * U}) rotate(${rotation})`,
+        class: `preview${scene.fits ? '' : ' misfit'}`,
+        'data-preview': `${pos.x},${pos.y}`,
+        'data-rotation': rotation,
+      }, [titled(`the drawn tile, turned ${rotation}°: click to turn`)]);
+      if (d) g.appendChild(drawTile(d));
+      g.addEventListener('click', () => !this.dragged && this.on.preview());
+      w.appendChild(g);
+    }
+    for (const [key, m] of Object.entries(view.meeples)) {
+      const tv = view.board[`${m.pos.x},${m.pos.y}`];
+      const d = tv && this.designs.get(tv.tile);
+      if (!tv || !d) continue;
+      const [x, y] = this.anchor(d, tv.rotation, m.target, m.pos);
+      const c = COLOURS[view.players[m.player]?.colour ?? 'black'];
+      w.appendChild(el('g', { class: 'meeple', 'data-meeple': key, transform: `translate(${x},${y})` }, [
+        el('path', { d: 'M0,-13 a5,5 0 1,1 0.1,0 M-10,12 L-10,4 L-4,-4 L4,-4 L10,4 L10,12 Z', fill: c.fill, class: 'meeple-body' }),
+        el('text', { y: 9, class: 'meeple-letter', fill: c.ink }, [textNode(c.letter)]),
+        titled(`${view.players[m.player]?.colour} meeple on ${targetWords(m.target)}`),
+      ]));
+    }
+    view.players.forEach((pl) => {
+      if (!pl.tollhouse) return;
+      const c = COLOURS[pl.colour];
+      const { pos, value } = pl.tollhouse;
+      w.appendChild(el('g', {
+        class: 'tollhouse', 'data-tollhouse': pl.colour,
+        transform: `translate(${pos.x * U + 22},${-pos.y * U + 22})`,
+      }, [
+        el('path', { d: 'M-13,12 L-13,-4 L0,-15 L13,-4 L13,12 Z', fill: c.fill }),
+        el('text', { y: 8, class: 'toll-value', fill: c.ink }, [textNode(`${c.letter}${value}`)]),
+        titled(`${pl.colour}'s tollhouse, toll ${value}`),
+      ]));
+    });
+    if (scene.targets) {
+      const { pos } = scene.targets;
+      const tv = view.board[`${pos.x},${pos.y}`];
+      const d = tv && this.designs.get(tv.tile);
+      if (tv && d) {
+        for (const t of scene.targets.meeple) {
+          const [x, y] = this.anchor(d, tv.rotation, t, pos);
+          const g = el('g', {
+            class: `target${scene.focusTarget === t ? ' focus' : ''}`,
+            'data-target': t,
+            transform: `translate(${x},${y})`,
+          }, [el('circle', { r: 9 }), titled(`put a meeple on ${targetWords(t)}`)]);
+          if (scene.mine) g.addEventListener('click', () => !this.dragged && this.on.meeple(t));
+          w.appendChild(g);
+        }
+      }
+      for (const tp of scene.targets.tollhouse) {
+        const key = `${tp.x},${tp.y}`;
+        const g = el('g', {
+          class: `toll-target${scene.focusTarget === `tollhouse@${key}` ? ' focus' : ''}`,
+          'data-toll-target': key,
+          transform: `translate(${tp.x * U + 22},${-tp.y * U + 22})`,
+        }, [el('rect', { x: -11, y: -11, width: 22, height: 22, rx: 3 }), el('text', { y: 6 }, [textNode('T')]),
+          titled(`put the tollhouse on the crossroads at ${key}`)]);
+        if (scene.mine) g.addEventListener('click', () => !this.dragged && this.on.tollhouse(tp));
+        w.appendChild(g);
+      }
+    }
+    if (this.autoFit) this.fitTo(scene);
+    else this.apply();
+  }
+
+  /**
+   * Board coordinates of a target on the tile at `pos`.
+   * @param {TileDesign} d
+   * @param {number} rotation
+   * @param {string} target
+   * @param {Pos} pos
+   * @returns {[number, number]}
+   */
+  anchor(d, rotation, target, pos) {
+    const i = segmentOf(d, rotation, target);
+    const [x, y] = i >= 0 ? rotate(segmentAnchor(d, i), rotation) : [0, 0];
+    return [pos.x * U + x, -pos.y * U + y];
+  }
+}
+
+/**
+ * @param {string} s
+ * @returns {Element}
+ */
+function textNode(s) {
+  return /** @type {Element} */ (/** @type {unknown} */ (document.createTextNode(s)));
+}

@@ -1,0 +1,190 @@
+// One match over the WebSocket (proto/README.md): take a seat or watch, keep the public view by
+// applying diffs strictly in order, resubscribe with `since` on a gap or after a dropped
+// connection, and send unanswered commands again with the same id (the server answers a repeated
+// id with its first answer and applies nothing twice).
+
+import { applyPatch } from './patch.js';
+
+/**
+ * @typedef {import('./proto').ServerMessage} ServerMessage
+ * @typedef {import('./proto').ClientMessage} ClientMessage
+ * @typedef {import('./proto').Command} Command
+ * @typedef {import('./proto').View} View
+ * @typedef {import('./proto').Event} Event
+ * @typedef {import('./proto').ErrorBody} ErrorBody
+ * @typedef {'connecting'|'live'|'reconnecting'} Status
+ * @typedef {{
+ *   state: () => void,
+ *   events: (events: Event[], seq: number) => void,
+ *   refused: (error: ErrorBody, command: Command|null) => void,
+ *   status: (status: Status) => void,
+ * }} Listener
+ */
+
+/** How long a command may stay unanswered on a live connection before it is sent again. */
+const RESEND_MS = 4000;
+
+export class MatchClient {
+  /**
+   * @param {{ws: string, token?: string|null, matchId?: string|null}} opts
+   * @param {Listener} listener
+   */
+  constructor(opts, listener) {
+    this.url = opts.ws;
+    this.token = opts.token ?? null;
+    /** @type {string|null} */
+    this.matchId = opts.matchId ?? null;
+    this.listener = listener;
+    /** @type {WebSocket|null} */
+    this.ws = null;
+    /** @type {Status} */
+    this.status = 'connecting';
+    /** @type {number|null} the last seq applied */
+    this.seq = null;
+    /** @type {View|null} */
+    this.view = null;
+    /** @type {number|null} */
+    this.seat = null;
+    /** @type {Map<string, {command: Command, sent: number}>} sent, not yet answered */
+    this.pending = new Map();
+    this.counter = 0;
+    // Ids must be unique per seat, and two tabs may hold the same seat.
+    this.prefix = Math.random().toString(36).slice(2, 10);
+    this.attempt = 0;
+    /** @type {ReturnType<typeof setInterval>|null} */
+    this.timer = null;
+  }
+
+  start() {
+    this.open();
+    this.timer = setInterval(() => this.resendStale(), 1000);
+  }
+
+  open() {
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    ws.onmessage = (e) => {
+      /** @type {ServerMessage} */
+      let msg;
+      try {
+        msg = JSON.parse(String(e.data));
+      } catch {
+        return;
+      }
+      this.handle(msg);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.setStatus('reconnecting');
+      const delay = Math.min(2000, 150 * 2 ** this.attempt++);
+      setTimeout(() => this.open(), delay);
+    };
+  }
+
+  /** @param {Status} s */
+  setStatus(s) {
+    if (this.status === s) return;
+    this.status = s;
+    this.listener.status(s);
+  }
+
+  /** @param {ClientMessage} msg */
+  send(msg) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
+  }
+
+  subscribe() {
+    if (!this.matchId) return;
+    this.send({ type: 'subscribe', match_id: this.matchId, since: this.seq });
+  }
+
+  /**
+   * Sends a command; it stays pending (and is sent again on reconnect) until answered.
+   * @param {Command} command
+   * @returns {string} its id
+   */
+  command(command) {
+    const id = `${this.prefix}-${++this.counter}`;
+    this.pending.set(id, { command, sent: Date.now() });
+    this.send({ type: 'command', id, command });
+    return id;
+  }
+
+  resendAll() {
+    for (const [id, p] of this.pending) {
+      p.sent = Date.now();
+      this.send({ type: 'command', id, command: p.command });
+    }
+  }
+
+  resendStale() {
+    if (this.status !== 'live') return;
+    const now = Date.now();
+    for (const [id, p] of this.pending) {
+      if (now - p.sent > RESEND_MS) {
+        p.sent = now;
+        this.send({ type: 'command', id, command: p.command });
+      }
+    }
+  }
+
+  /** @param {ServerMessage} msg */
+  handle(msg) {
+    switch (msg.type) {
+      case 'welcome':
+        this.attempt = 0;
+        if (this.token) this.send({ type: 'auth', token: this.token });
+        else {
+          this.setStatus('live');
+          this.subscribe();
+        }
+        break;
+      case 'authenticated':
+        this.seat = msg.seat;
+        this.matchId = msg.match_id;
+        this.setStatus('live');
+        this.subscribe();
+        this.resendAll();
+        break;
+      case 'snapshot':
+        if (msg.match_id !== this.matchId) return;
+        this.view = msg.view;
+        this.seq = msg.seq;
+        this.listener.state();
+        break;
+      case 'diff': {
+        if (msg.match_id !== this.matchId || this.seq === null || !this.view) return;
+        if (msg.seq <= this.seq) return; // already applied
+        if (msg.seq !== this.seq + 1) {
+          // A gap: ask for what we missed, from the last seq we applied.
+          this.subscribe();
+          return;
+        }
+        try {
+          this.view = applyPatch(this.view, msg.patch);
+        } catch {
+          // Our copy is not the view the patch was made from: start again from a snapshot.
+          this.seq = null;
+          this.view = null;
+          this.subscribe();
+          return;
+        }
+        this.seq = msg.seq;
+        this.listener.events(msg.events, msg.seq);
+        this.listener.state();
+        break;
+      }
+      case 'ack':
+        this.pending.delete(msg.id);
+        break;
+      case 'error': {
+        const p = msg.id ? this.pending.get(msg.id) : undefined;
+        if (msg.id && p && msg.code === 'busy') return; // resent by the timer, same id
+        if (msg.id) this.pending.delete(msg.id);
+        this.listener.refused(msg, p ? p.command : null);
+        break;
+      }
+    }
+  }
+}

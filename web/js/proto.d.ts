@@ -1,0 +1,341 @@
+// Generated from proto/*.schema.json by crates/server/tests/web_client.rs; do not edit.
+// Regenerate: UPDATE_WEB_TYPES=1 cargo test -p server --test web_client
+
+/** Client to server. */
+export type ClientMessage = ({
+  type: "auth";
+  token: string;
+} | {
+  type: "subscribe";
+  match_id: string;
+  since?: number | null;
+} | {
+  type: "unsubscribe";
+  match_id: string;
+} | {
+  type: "command";
+  command: Command;
+  id: string;
+});
+
+/** `POST /api/matches`: create a match with one seat per colour. */
+export type CreateMatch = {
+  /** Forced pile order, for tests and scenarios; refused unless the server allows test setups. */
+  draw_order?: string[] | null;
+  /** Meeples per player (default 7). */
+  meeples?: number | null;
+  modules?: Modules;
+  /** Colours in turn order (2 to 6). */
+  players: Colour[];
+};
+
+/** The answer to [`CreateMatch`]: the match id and one secret token per seat. */
+export type MatchCreated = {
+  match_id: string;
+  seats: SeatToken[];
+};
+
+/** Server to client. */
+export type ServerMessage = ({
+  type: "welcome";
+  protocol_version: number;
+  rules_version: string;
+  server_version: string;
+} | {
+  type: "authenticated";
+  match_id: string;
+  seat: number;
+} | {
+  type: "snapshot";
+  match_id: string;
+  seq: number;
+  view: View;
+} | {
+  type: "diff";
+  events: Event[];
+  match_id: string;
+  patch: PatchOp[];
+  seq: number;
+} | {
+  type: "ack";
+  id: string;
+  match_id: string;
+  seq: number;
+} | ErrorBody & {
+  type: "error";
+});
+
+/** Player colours (B3). */
+export type Colour = "red" | "green" | "blue" | "yellow" | "black" | "pink";
+
+/** A command of one player. */
+export type Command = ({
+  type: "place_tile";
+  pos: Pos;
+  rotation: Rotation;
+} | {
+  type: "place_meeple";
+  target: Target;
+} | {
+  type: "place_tollhouse";
+  pos: Pos;
+} | {
+  type: "pass";
+});
+
+export type Decision = ({
+  type: "place_tile";
+  placements: Placement[];
+  player: number;
+  tile: string;
+} | {
+  type: "place_follower";
+  meeple_targets: Target[];
+  player: number;
+  pos: Pos;
+  tollhouse_targets?: Pos[];
+});
+
+/** A refusal, with a stable code. */
+export type ErrorBody = {
+  code: ErrorCode;
+  /** The client's command id, when the error answers a command. */
+  id?: string | null;
+  message: string;
+  /** With `code = rule`: the rule id in the rules reference (for example `B4`). */
+  rule?: string | null;
+  /** With `code = rule`: the rules' own code (for example `edge_mismatch`). */
+  rule_code?: string | null;
+};
+
+export type ErrorCode = ("unknown_match" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal");
+
+/** One event. Events of one command come in the order they happened (B11). */
+export type Event = ({
+  type: "game_started";
+  pile: number;
+  players: Colour[];
+  pos: Pos;
+  rotation: Rotation;
+  start_tile: string;
+} | {
+  type: "start_tile_placed";
+  pos: Pos;
+  rotation: Rotation;
+  tile: string;
+} | {
+  type: "turn_started";
+  player: number;
+  turn: number;
+} | {
+  type: "tile_drawn";
+  player: number;
+  tile: string;
+} | {
+  type: "tile_discarded";
+  player: number;
+  tile: string;
+} | {
+  type: "tile_placed";
+  player: number;
+  pos: Pos;
+  rotation: Rotation;
+  tile: string;
+} | {
+  type: "meeple_placed";
+  player: number;
+  pos: Pos;
+  target: Target;
+} | {
+  type: "passed";
+  player: number;
+} | {
+  type: "feature_scored";
+  /** Coats of arms (cities). */
+  coats: number;
+  complete: boolean;
+  feature: FeatureKind;
+  meeples: MeepleCount[];
+  /** Points each winner scores. */
+  points: number;
+  /** The feature's tile with the smallest (x, y): where to point at it. */
+  pos: Pos;
+  /** Distinct tiles (a tile counts once even if the feature crosses it twice). */
+  tiles: number;
+  /** The players with the most meeples (all tied players score, B6). */
+  winners: number[];
+} | {
+  type: "field_scored";
+  /** Completed cities touching the field. */
+  cities: number;
+  meeples: MeepleCount[];
+  points: number;
+  pos: Pos;
+  winners: number[];
+} | {
+  type: "meeple_returned";
+  player: number;
+  pos: Pos;
+  target: Target;
+} | {
+  type: "tollhouse_placed";
+  player: number;
+  pos: Pos;
+  value: number;
+} | {
+  type: "tollhouse_moved";
+  from: Pos;
+  player: number;
+  to: Pos;
+  value: number;
+} | {
+  type: "toll_raised";
+  farmhouses: number;
+  /** True during final scoring (T10). */
+  final?: boolean;
+  gardens: number;
+  highwaymen: number;
+  player: number;
+  points: number;
+  /** The crossroads the tollhouse stands on. */
+  pos: Pos;
+  /** The road's tile with the smallest (x, y). */
+  road: Pos;
+  sheds: number;
+  travellers: number;
+  /** The value used (1 or 2); at the end of the game always 1 (T10). */
+  value: number;
+} | {
+  type: "tollhouse_turned";
+  from: number;
+  player: number;
+  pos: Pos;
+  to: number;
+} | {
+  type: "game_ended";
+  scores: number[];
+});
+
+/** The four kinds of feature a meeple can stand on. */
+export type FeatureKind = "road" | "city" | "field" | "monastery";
+
+/** How many meeples one player has on a feature. */
+export type MeepleCount = {
+  count: number;
+  player: number;
+};
+
+export type MeepleView = {
+  player: number;
+  pos: Pos;
+  target: Target;
+};
+
+/** The expansions switched on for a match. Each is a module of the rules crate. */
+export type Modules = {
+  /** The Tollkeepers (T1–T10): its 10 tiles join the pile and each player gets a tollhouse. */
+  tollkeepers?: boolean;
+};
+
+/** One RFC 6902 operation, as in the `json-patch` crate's serialization. */
+export type PatchOp = ({
+  op: "add";
+  path: string;
+  value: unknown;
+} | {
+  op: "remove";
+  path: string;
+} | {
+  op: "replace";
+  path: string;
+  value: unknown;
+} | {
+  from: string;
+  op: "move";
+  path: string;
+} | {
+  from: string;
+  op: "copy";
+  path: string;
+} | {
+  op: "test";
+  path: string;
+  value: unknown;
+});
+
+/** Where the drawn tile may go: a square and the rotations that fit there (B4). */
+export type Placement = {
+  pos: Pos;
+  rotations: Rotation[];
+};
+
+export type PlayerView = {
+  colour: Colour;
+  /** Meeples in the supply. */
+  meeples: number;
+  score: number;
+  /** The Tollkeepers: the tollhouse, once in play. */
+  tollhouse?: (TollhouseView | null);
+};
+
+/** A square of the board. */
+export type Pos = {
+  /** Grows to the east. */
+  x: number;
+  /** Grows to the north. */
+  y: number;
+};
+
+/** Clockwise rotation of a tile in degrees. */
+export type Rotation = 0 | 90 | 180 | 270;
+
+export type SeatToken = {
+  colour: Colour;
+  seat: number;
+  token: string;
+};
+
+/** A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half> or monastery. */
+export type Target = string;
+
+export type TileView = {
+  rotation: Rotation;
+  tile: string;
+};
+
+export type TollhouseView = {
+  pos: Pos;
+  /** 1 (small toll) or 2 (large toll) up. */
+  value: number;
+};
+
+export type View = {
+  /** Whose turn it is. */
+  active: number;
+  /** Placed tiles keyed by square, `"x,y"`. */
+  board: {
+    [key: string]: TileView;
+  };
+  /** The decisions open now. */
+  decisions: Decision[];
+  /** Tiles that fitted nowhere and left the game (B4). */
+  discarded: string[];
+  /** The tile drawn this turn and not yet placed. */
+  drawn?: string | null;
+  finished: boolean;
+  /** Meeples on the board keyed by `"x,y target"`, for example `"0,1 road:E"`. */
+  meeples: {
+    [key: string]: MeepleView;
+  };
+  modules: Modules;
+  /** Tiles still in the pile, by tile id (the order is secret). */
+  pile: {
+    [key: string]: number;
+  };
+  pile_size: number;
+  /** Seats in turn order. */
+  players: PlayerView[];
+  /** Turn number, from 1. */
+  turn: number;
+};
+

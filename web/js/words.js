@@ -1,0 +1,103 @@
+// Events, targets and errors in words, for the event log and for screen readers.
+
+/**
+ * @typedef {import('./proto').Event} Event
+ * @typedef {import('./proto').Colour} Colour
+ * @typedef {import('./proto').Pos} Pos
+ */
+
+/** Okabe–Ito colours, which colour-blind players can tell apart, and a letter for each. */
+/** @type {Record<Colour, {fill: string, letter: string, ink: string}>} */
+export const COLOURS = {
+  red: { fill: '#D55E00', letter: 'R', ink: '#fff' },
+  blue: { fill: '#0072B2', letter: 'B', ink: '#fff' },
+  green: { fill: '#009E73', letter: 'G', ink: '#fff' },
+  yellow: { fill: '#F0E442', letter: 'Y', ink: '#000' },
+  black: { fill: '#222222', letter: 'K', ink: '#fff' },
+  pink: { fill: '#CC79A7', letter: 'P', ink: '#000' },
+};
+
+/** @param {string} s */
+export const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** @param {Pos} p */
+export const at = (p) => `${p.x},${p.y}`;
+
+/** @type {Record<string, string>} */
+const SIDE = { N: 'north', E: 'east', S: 'south', W: 'west' };
+
+/**
+ * `road:E` → "the road to the east".
+ * @param {string} target
+ */
+export function targetWords(target) {
+  const [kind, where] = target.split(':');
+  if (kind === 'monastery') return 'the monastery';
+  if (kind === 'field') {
+    const [side, half] = [where.charAt(0), where.charAt(1).toUpperCase()];
+    return `the field on the ${SIDE[half]} half of the ${SIDE[side]} side`;
+  }
+  return `the ${kind} to the ${SIDE[where] ?? where}`;
+}
+
+/**
+ * @param {Event} e
+ * @param {Colour[]} colours seat → colour
+ * @param {Event[]} [before] the events of the same diff before `e`
+ * @returns {string|null} null for events not worth a line
+ */
+export function eventWords(e, colours, before = []) {
+  /** @param {number} p */
+  const who = (p) => cap(colours[p] ?? `player ${p + 1}`);
+  /** @param {{player: number, count: number}[]} m */
+  const owners = (m) => m.map((x) => who(x.player)).join(' and ');
+  /** @param {number[]} w */
+  const winners = (w) => w.map(who).join(' and ');
+  switch (e.type) {
+    case 'game_started':
+      return `The game begins with ${e.pile} tiles in the pile.`;
+    case 'start_tile_placed':
+      return `${e.tile} lies on the start square ${at(e.pos)}, turned ${e.rotation}°.`;
+    case 'turn_started':
+      return null;
+    case 'tile_drawn':
+      return `${who(e.player)} draws ${e.tile}.`;
+    case 'tile_discarded':
+      return `${who(e.player)} discards ${e.tile}: it fits nowhere.`;
+    case 'tile_placed':
+      return `${who(e.player)} places ${e.tile} at ${at(e.pos)}, turned ${e.rotation}°.`;
+    case 'meeple_placed':
+      return `${who(e.player)} puts a meeple on ${targetWords(e.target)} at ${at(e.pos)}.`;
+    case 'passed':
+      return `${who(e.player)} places no meeple.`;
+    case 'feature_scored': {
+      const what = `${e.complete ? 'completed' : 'unfinished'} ${e.feature}`;
+      if (e.winners.length === 0) return `The ${what} at ${at(e.pos)} scores for nobody.`;
+      return `${owners(e.meeples.filter((m) => e.winners.includes(m.player)))}'s ${what} at ${at(e.pos)} scores ${e.points}.`;
+    }
+    case 'field_scored':
+      if (e.winners.length === 0 || e.points === 0) return null;
+      return `${winners(e.winners)}'s field at ${at(e.pos)} scores ${e.points} for ${e.cities} cities.`;
+    case 'meeple_returned':
+      return `${who(e.player)}'s meeple returns from ${targetWords(e.target)} at ${at(e.pos)}.`;
+    case 'tollhouse_placed':
+      return `${who(e.player)} builds a tollhouse at ${at(e.pos)} (toll ${e.value}).`;
+    case 'tollhouse_moved':
+      return `${who(e.player)} moves the tollhouse from ${at(e.from)} to ${at(e.to)} (toll ${e.value}).`;
+    case 'toll_raised': {
+      // The road's owners, when the same diff just scored that road: "Blue's road … paid".
+      const road = before.findLast(
+        (x) => x.type === 'feature_scored' && x.feature === 'road' && at(x.pos) === at(e.road),
+      );
+      const owners = road && road.type === 'feature_scored' && road.winners.length
+        ? `${winners(road.winners)}'s road`
+        : 'The road';
+      return `${owners} at ${at(e.road)} paid ${who(e.player)}'s tollhouse ${e.points}${e.final ? ' at the end' : ''}.`;
+    }
+    case 'tollhouse_turned':
+      return `${who(e.player)}'s tollhouse at ${at(e.pos)} turns from ${e.from} to ${e.to}.`;
+    case 'game_ended':
+      return `Game over. Final scores: ${e.scores.map((s, i) => `${who(i)} ${s}`).join(', ')}.`;
+  }
+  return null;
+}
