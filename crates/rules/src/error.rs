@@ -93,4 +93,7 @@ pub enum SetupError {
     UnknownTile(String),
     #[error("start squares: {0}")]
     StartSquares(&'static str),
+    // Carcassonne Maps
+    #[error("map: {0}")]
+    Map(String),
 }

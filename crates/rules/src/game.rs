@@ -102,13 +102,52 @@ impl Game {
         let cat = catalogue();
         let in_match = |set: &str| Modules::uses_set(&setup, set);
         let mut rng = ChaCha8Rng::seed_from_u64(setup.seed);
+        // Carcassonne Maps (P1, P2): the map, and its bounding box as the board's outline.
+        let map = match &setup.modules.map {
+            Some(m) => Some(
+                crate::maps::map(&m.map)
+                    .ok_or_else(|| SetupError::Map(format!("unknown map `{}`", m.map)))?,
+            ),
+            None => None,
+        };
+        let bounds = match map {
+            Some(m) => Some(crate::setup::Bounds {
+                min: m.bounds().min,
+                max: m.bounds().max,
+            }),
+            None => setup.bounds,
+        };
         let starts = match setup.starts.is_empty() {
+            true if map.is_some() => Vec::new(), // P2: chosen from the seed below
             true => vec![StartSquare {
                 pos: Pos::new(0, 0),
                 rotation: Rotation::default(),
                 tile: StartTile::Start,
             }],
             false => setup.starts.clone(),
+        };
+        let starts = match (map, starts.is_empty()) {
+            (Some(m), true) => {
+                // P2: the start tile on one of two start squares, a drawn tile on the other.
+                let requested = setup.modules.map.as_ref().and_then(|s| s.starts.as_ref());
+                let names = requested.map(|[a, b]| [a.as_str(), b.as_str()]);
+                let choice = crate::maps::choose_starts(m, names, &mut rng)
+                    .map_err(|e| SetupError::Map(e.to_string()))?;
+                let [a, b] = choice.squares(m);
+                vec![
+                    StartSquare {
+                        pos: a,
+                        rotation: Rotation::default(),
+                        tile: StartTile::Start,
+                    },
+                    StartSquare {
+                        pos: b,
+                        rotation: Rotation::default(),
+                        tile: StartTile::Drawn,
+                    },
+                ]
+            }
+            _ => starts,
         };
         let first = starts
             .iter()
@@ -121,7 +160,9 @@ impl Game {
             if starts[..i].iter().any(|o| o.pos == s.pos) {
                 return Err(SetupError::StartSquares("two start squares on one square"));
             }
-            if setup.bounds.is_some_and(|b| !b.contains(s.pos)) {
+            if bounds.is_some_and(|b| !b.contains(s.pos))
+                || map.is_some_and(|m| !m.is_placeable(s.pos))
+            {
                 return Err(SetupError::StartSquares("a start square is off the map"));
             }
             // The grid is sized by the distance from (0, 0): keep it bounded like the pile.
@@ -178,7 +219,7 @@ impl Game {
             rng,
             pile,
             discarded: Vec::new(),
-            board: Board::new(cat, total, setup.bounds),
+            board: Board::new(cat, total, bounds),
             features: Features::with_capacity(total * 6),
             players,
             on_board: Vec::new(),
@@ -189,6 +230,9 @@ impl Game {
             over: false,
             setup,
         };
+        if let Some(m) = map {
+            game.board.set_map(m);
+        }
         let mut events = Vec::new();
         for (i, s) in starts.iter().enumerate() {
             let (tile, rotation) = match s.tile {

@@ -30,7 +30,9 @@ pub use error::{RuleError, SetupError};
 pub use event::{Event, MeepleCount};
 pub use game::{AskOptions, Game};
 pub use geometry::{Half, Pos, Rotation, Side};
-pub use setup::{Bounds, Colour, Modules, PlayerId, Setup, StartSquare, StartTile};
+pub use setup::{
+    Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartSquare, StartTile,
+};
 pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileKind, catalogue};
 pub use view::View;
 

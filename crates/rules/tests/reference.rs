@@ -360,7 +360,10 @@ impl Model {
 fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool, meeples: u8) {
     let colours = Colour::ALL;
     let setup = Setup {
-        modules: Modules { tollkeepers },
+        modules: Modules {
+            tollkeepers,
+            ..Default::default()
+        },
         meeples,
         ..Setup::new(colours[..players].to_vec(), seed)
     };
