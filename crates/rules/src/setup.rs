@@ -42,7 +42,7 @@ pub struct Modules {
     // Carcassonne Maps
     /// Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub map: Option<MapSetup>,
+    pub map: Option<Box<MapSetup>>,
 }
 
 // Carcassonne Maps
@@ -190,12 +190,12 @@ impl Setup {
     /// Builder: play on the built-in map `id` (P1–P6), its start squares drawn from the seed,
     /// with 9 meeples a player (general Maps rules; [`Setup::meeples`] after this changes it).
     pub fn map(mut self, id: &str) -> Self {
-        self.modules.map = Some(MapSetup {
+        self.modules.map = Some(Box::new(MapSetup {
             map: id.to_string(),
             starts: None,
             chips: false,
             chip_layout: None,
-        });
+        }));
         self.meeples = 9;
         self
     }

@@ -386,14 +386,22 @@ impl Board {
         if self.tile_at(pos).is_some() {
             return Err(RuleError::Occupied(pos));
         }
+        if self.map.is_some() && !self.on_map(pos) {
+            return Err(RuleError::OffMap(pos));
+        }
         let Some(slot) = self.slot(pos).filter(|_| self.on_map(pos)) else {
             return Err(RuleError::NotAdjacent(pos));
         };
         let code = self.frontier[slot].code;
         let edges = kind.edge_code_rotated(rot.quarters());
+        let printed = self.printed(pos);
         for side in Side::ALL {
             let m = 3u8 << (2 * side.index());
             if code & m != 0 && (edges ^ code) & m != 0 {
+                // P3, P4: a side the map prints on (no tile can lie across it).
+                if printed & m != 0 {
+                    return Err(RuleError::PrintMismatch { pos, side });
+                }
                 return Err(RuleError::EdgeMismatch { pos, side });
             }
         }
