@@ -22,7 +22,7 @@ pub mod setup;
 pub mod tiles;
 pub mod view;
 
-pub use command::{Command, Target};
+pub use command::{Command, Sale, Target, WineSale};
 pub use decision::{Decision, Options, Placement};
 pub use engine::board::MAX_PILE;
 pub use engine::ids::DecisionId;
