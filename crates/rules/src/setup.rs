@@ -45,6 +45,21 @@ pub struct Modules {
     pub map: Option<Box<MapSetup>>,
 }
 
+impl Modules {
+    /// Meeples per player when the setup does not say: 7 (B3), 9 on a map (general Maps rules).
+    pub fn default_meeples(&self) -> u8 {
+        match self.map {
+            Some(_) => 9,
+            None => default_meeples(),
+        }
+    }
+
+    /// Whether the setup forces what is secret (a chip layout): tests and scenarios only.
+    pub fn forces_secrets(&self) -> bool {
+        self.map.as_ref().is_some_and(|m| m.chip_layout.is_some())
+    }
+}
+
 // Carcassonne Maps
 /// A match on a printed map (P1–P6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
