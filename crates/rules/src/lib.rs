@@ -19,6 +19,7 @@ pub mod maps;
 mod modules;
 pub mod scenario;
 pub mod setup;
+pub mod text;
 pub mod tiles;
 pub mod view;
 

@@ -166,6 +166,10 @@ fn start_squares_from_the_seed_or_the_setup_p2() {
         "P7: 30 chips"
     );
     assert_eq!(view.players[0].meeples, 9);
+    // The text picture shows where chips lie, never what they are.
+    let text = rules::text::board(&view);
+    assert_eq!(text.matches(" ? ").count(), 30, "{text}");
+    assert!(text.contains("D0 "), "the start tile, unturned: {text}");
     let bad = setup(2, 1, false, false).map_starts("Paris", "Nancy");
     assert!(matches!(Game::start(bad), Err(SetupError::Map(_))));
     let mut unknown = setup(2, 1, false, false);
