@@ -91,12 +91,12 @@ impl MapChips {
     /// P9 (DECISION: after the features of step 3 scored): ask the active player whether to sell
     /// a wine, if the tile just placed allows a sale they can make and none was made this turn.
     pub fn after_scoring(&mut self, ctx: &mut Ctx<'_>, t: TileRef) {
-        if self.sold {
+        if self.sold || self.hand(ctx.active).is_empty() {
             return;
         }
         let Some(map) = self.map() else { return };
         let pos = ctx.board.pos(t);
-        if !self.sales(map, ctx.active, pos).is_empty() {
+        if self.can_sell(map, ctx.active, pos) {
             let player = ctx.active;
             ctx.ask(
                 player,
@@ -107,6 +107,17 @@ impl MapChips {
                 },
             );
         }
+    }
+
+    /// Whether [`MapChips::sales`] would offer anything, without listing (asked after every tile).
+    fn can_sell(&self, map: &Map, player: PlayerId, pos: Pos) -> bool {
+        let hand = self.hand(player);
+        let wine_of = |g: Grape| {
+            hand.iter().any(|c| c.grape == g && c.value == 2)
+                || hand.iter().filter(|c| c.grape == g && c.value == 1).count() >= 2
+        };
+        (map.sale_abroad_sides(pos).next().is_some() && Grape::ALL.into_iter().any(wine_of))
+            || map.town_at(pos).and_then(|t| t.grape).is_some_and(wine_of)
     }
 
     /// The turn is over: the next one may sell again.
