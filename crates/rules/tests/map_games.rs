@@ -47,6 +47,13 @@ fn play(setup: Setup, bot_seed: u64) -> (Vec<(PlayerId, Command)>, Vec<Event>, G
             .expect("bot moves are legal");
         commands.push((player, cmd));
         events.extend(evs);
+        if commands.len() == 40 {
+            // A server snapshot (map layer, large cities, chips) restores the same game.
+            let text = serde_json::to_string(&game).expect("serializes");
+            let copy: Game = serde_json::from_str(&text).expect("deserializes");
+            assert_eq!(copy.view(), game.view());
+            game = copy;
+        }
         for (s, b) in game.supplies().iter().zip(game.meeples_on_board()) {
             assert_eq!(s + b, meeples, "meeples conserved");
         }
@@ -177,4 +184,20 @@ fn start_squares_from_the_seed_or_the_setup_p2() {
         m.map = "atlantis".into();
     }
     assert!(matches!(Game::start(unknown), Err(SetupError::Map(_))));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Any seed, any bot, any player count, with or without The Tollkeepers and the chips.
+    #[test]
+    fn any_random_game_on_the_france_map(
+        players in 2usize..=6,
+        seed: u64,
+        bot_seed: u64,
+        toll: bool,
+        chips: bool,
+    ) {
+        check(players, seed, bot_seed, toll, chips);
+    }
 }
