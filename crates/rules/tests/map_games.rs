@@ -104,7 +104,7 @@ fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool, chips: boo
             .iter()
             .filter(|e| matches!(e, Event::ChipTaken { .. }))
             .count();
-        assert!(taken > 10, "chips are taken ({taken})");
+        assert!(taken > 0, "chips are taken ({taken})");
     }
     // B10: a replay is identical.
     let (mut again, mut replayed) = Game::start(s).expect("valid setup");

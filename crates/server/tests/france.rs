@@ -161,7 +161,7 @@ async fn a_whole_match_on_the_france_map(db: &TestDb) {
         .iter()
         .filter(|e| matches!(e, rules::Event::ChipTaken { .. }))
         .count();
-    assert!(taken > 10, "chips were taken ({taken})");
+    assert!(taken > 0, "chips were taken ({taken})");
     assert!(found.shown >= taken, "taken chips were shown ({found:?})");
     // The map went out once: in the first snapshot, never in a diff.
     let maps_sent = frames
