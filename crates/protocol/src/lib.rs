@@ -162,7 +162,7 @@ pub struct CreateMatch {
     pub players: Vec<Colour>,
     #[serde(default)]
     pub modules: Modules,
-    /// Meeples per player (default 7).
+    /// Meeples per player (default 7; 9 on a map).
     #[serde(default)]
     pub meeples: Option<u8>,
     /// Forced pile order, for tests and scenarios; refused unless the server allows test setups.

@@ -1,5 +1,6 @@
 //! Throughput of the rules engine: complete random games (2 and 4 players, base game and with
-//! The Tollkeepers) and legal-placement generation on a board of about 70 tiles.
+//! The Tollkeepers, on an open table and on the France map with its chips) and legal-placement
+//! generation on a board of about 70 tiles.
 //!
 //! Run with `cargo bench -p rules`. Figures are recorded in crates/rules/README.md.
 
@@ -15,7 +16,19 @@ fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
 
 /// One whole random game; returns the scores so nothing is optimised away.
 fn random_game(players: usize, seed: u64, tollkeepers: bool) -> Vec<u32> {
-    let Ok((mut game, _)) = Game::start(setup(players, seed, tollkeepers)) else {
+    play(setup(players, seed, tollkeepers), seed)
+}
+
+/// One whole random game on the France map (P1–P6), with its chips if `chips` (P7–P10).
+fn map_game(players: usize, seed: u64, tollkeepers: bool, chips: bool) -> Vec<u32> {
+    play(
+        setup(players, seed, tollkeepers).map("france").chips(chips),
+        seed,
+    )
+}
+
+fn play(setup: Setup, seed: u64) -> Vec<u32> {
+    let Ok((mut game, _)) = Game::start(setup) else {
         return Vec::new();
     };
     let mut rng = seed ^ 0xDEAD_BEEF;
@@ -39,6 +52,20 @@ fn games(c: &mut Criterion) {
             b.iter(|| {
                 seed += 1;
                 black_box(random_game(players, seed, toll))
+            })
+        });
+    }
+    for (players, toll, chips) in [(2, false, false), (2, false, true), (4, true, true)] {
+        let name = match (toll, chips) {
+            (false, false) => "france",
+            (false, true) => "france_chips",
+            _ => "france_chips_tollkeepers",
+        };
+        let mut seed = 0u64;
+        g.bench_function(BenchmarkId::new(name, format!("{players}p")), |b| {
+            b.iter(|| {
+                seed += 1;
+                black_box(map_game(players, seed, toll, chips))
             })
         });
     }

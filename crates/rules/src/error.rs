@@ -36,6 +36,17 @@ pub enum RuleError {
     CrossroadsTaken(Pos),
     #[error("your tollhouse already stands on {0}: that is not a move")]
     TollhouseAlreadyThere(Pos),
+    // Carcassonne Maps
+    #[error("square {0} is not a square of the map that takes a tile")]
+    OffMap(Pos),
+    #[error("the tile's {side} side at {pos} must show what the map prints there")]
+    PrintMismatch { pos: Pos, side: Side },
+    #[error("no wine sale is open to you now")]
+    NoSale,
+    #[error("those chips are not a wine: one colour, values adding up to exactly 2")]
+    NotAWine,
+    #[error("that sale is not allowed by the tile just placed")]
+    SaleNotAllowed,
 }
 
 impl RuleError {
@@ -56,6 +67,11 @@ impl RuleError {
             RuleError::NotACrossroads(_) => "not_a_crossroads",
             RuleError::CrossroadsTaken(_) => "crossroads_taken",
             RuleError::TollhouseAlreadyThere(_) => "tollhouse_already_there",
+            RuleError::OffMap(_) => "off_map",
+            RuleError::PrintMismatch { .. } => "print_mismatch",
+            RuleError::NoSale => "no_sale",
+            RuleError::NotAWine => "not_a_wine",
+            RuleError::SaleNotAllowed => "sale_not_allowed",
         }
     }
 
@@ -74,6 +90,9 @@ impl RuleError {
             RuleError::NotACrossroads(_) => "T3",
             RuleError::CrossroadsTaken(_) => "T4",
             RuleError::TollhouseAlreadyThere(_) => "T5",
+            RuleError::OffMap(_) => "P1",
+            RuleError::PrintMismatch { .. } => "P4",
+            RuleError::NoSale | RuleError::NotAWine | RuleError::SaleNotAllowed => "P9",
         }
     }
 }
@@ -93,4 +112,7 @@ pub enum SetupError {
     UnknownTile(String),
     #[error("start squares: {0}")]
     StartSquares(&'static str),
+    // Carcassonne Maps
+    #[error("map: {0}")]
+    Map(String),
 }

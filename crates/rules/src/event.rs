@@ -125,6 +125,24 @@ pub enum Event {
     },
     /// The pile is empty and final scoring is done (B7). Scores in seat order.
     GameEnded { scores: Vec<u32> },
+    // Carcassonne Maps
+    /// P8: a tile placed on a chip's square: the player turns the chip over and scores it.
+    ChipTaken {
+        player: PlayerId,
+        pos: Pos,
+        chip: crate::maps::Chip,
+        points: u32,
+    },
+    /// P9: a wine sold, abroad or to `town`, from the tile on `pos`; the chips leave the game.
+    WineSold {
+        player: PlayerId,
+        pos: Pos,
+        sale: crate::command::Sale,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        town: Option<String>,
+        chips: Vec<crate::maps::Chip>,
+        points: u32,
+    },
 }
 
 impl Event {
@@ -137,7 +155,9 @@ impl Event {
             | Event::FieldScored {
                 points, winners, ..
             } => winners.iter().map(|&w| (w, *points)).collect(),
-            Event::TollRaised { player, points, .. } => vec![(*player, *points)],
+            Event::TollRaised { player, points, .. }
+            | Event::ChipTaken { player, points, .. }
+            | Event::WineSold { player, points, .. } => vec![(*player, *points)],
             _ => Vec::new(),
         }
     }

@@ -100,6 +100,11 @@ fn show(c: &Command) -> String {
 
 /// Plays the scenario's steps; refusals other than the expected ones stop it.
 pub fn play(s: &Scenario) -> Result<Outcome, ScenarioError> {
+    play_game(s).map(|(out, _)| out)
+}
+
+/// [`play`], also returning the game in its final position (to draw it, [`crate::text`]).
+pub fn play_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
     let (mut game, mut events) = Game::start(s.setup.clone())?;
     for (index, step) in s.steps.iter().enumerate() {
         let result = game.apply(step.player, step.command.clone());
@@ -137,17 +142,23 @@ pub fn play(s: &Scenario) -> Result<Outcome, ScenarioError> {
             }
         }
     }
-    Ok(Outcome {
+    let out = Outcome {
         name: s.name.clone(),
         events,
         scores: game.scores(),
         finished: game.is_finished(),
-    })
+    };
+    Ok((out, game))
 }
 
 /// Plays the scenario and checks its expectations.
 pub fn run(s: &Scenario) -> Result<Outcome, ScenarioError> {
-    let out = play(s)?;
+    run_game(s).map(|(out, _)| out)
+}
+
+/// [`run`], also returning the game in its final position.
+pub fn run_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
+    let (out, game) = play_game(s)?;
     let e = &s.expect;
     if let Some(scores) = &e.scores
         && *scores != out.scores
@@ -174,7 +185,7 @@ pub fn run(s: &Scenario) -> Result<Outcome, ScenarioError> {
             )));
         }
     }
-    Ok(out)
+    Ok((out, game))
 }
 
 /// Every expected partial event occurs in `events`, in order.

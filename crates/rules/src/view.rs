@@ -33,6 +33,25 @@ pub struct View {
     /// The decisions open now.
     pub decisions: Vec<Decision>,
     pub finished: bool,
+    // Carcassonne Maps
+    /// The map the match is played on (P1–P6) and its chips (P7–P10); absent on an open table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map: Option<Box<MapView>>,
+}
+
+// Carcassonne Maps
+/// The public state of a map: the printed map (it never changes, so JSON Patches between views
+/// never repeat it), where chips lie face down, and each player's chips face up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct MapView {
+    pub info: crate::maps::MapInfo,
+    /// Squares where a chip lies face down: only "a chip lies here", never its face (P7, B9).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chips: Vec<Pos>,
+    /// Per seat, the chips taken and not sold, face up (P8); empty without the France chips.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hands: Vec<Vec<crate::maps::Chip>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,7 +11,11 @@ fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
 
 /// Plays a random game; at every step checks the defaults and options of every open decision.
 fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool) {
-    let (mut game, _) = Game::start(setup(players, seed, tollkeepers)).expect("valid setup");
+    check_setup(setup(players, seed, tollkeepers), bot_seed);
+}
+
+fn check_setup(setup: Setup, bot_seed: u64) {
+    let (mut game, _) = Game::start(setup).expect("valid setup");
     let mut rng = bot_seed;
     let mut steps = 0;
     while let Some((player, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
@@ -78,12 +82,22 @@ proptest! {
     fn every_decision_kind_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
         check(players, seed, bot, toll);
     }
+
+    /// On the France map with its chips (P1–P10): placements, wine sales (P9: default no sale).
+    #[test]
+    fn every_decision_on_the_map_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
+        check_setup(setup(players, seed, toll).map("france").chips(true), bot);
+    }
 }
 
 #[test]
 fn playing_only_defaults_ends_the_game() {
-    for tollkeepers in [false, true] {
-        let (mut game, _) = Game::start(setup(3, 11, tollkeepers)).expect("valid setup");
+    for (tollkeepers, map) in [(false, false), (true, false), (true, true)] {
+        let mut s = setup(3, 11, tollkeepers);
+        if map {
+            s = s.map("france").chips(true);
+        }
+        let (mut game, _) = Game::start(s).expect("valid setup");
         let mut n = 0;
         while let Some((id, _)) = game.first_decision() {
             let (p, c) = game.default_command(id).expect("a default");
@@ -103,7 +117,10 @@ fn the_setup_builder_equals_the_struct_literal() {
         .draw_order(vec!["base/U".into()]);
     let literal = Setup {
         meeples: 9,
-        modules: rules::Modules { tollkeepers: true },
+        modules: rules::Modules {
+            tollkeepers: true,
+            ..Default::default()
+        },
         draw_order: Some(vec!["base/U".into()]),
         ..Setup::new(vec![Colour::Red, Colour::Blue], 5)
     };

@@ -145,11 +145,13 @@ async fn create_match(
             );
         }
     };
-    if req.draw_order.is_some() && !shared.config.allow_test_setups {
+    if (req.draw_order.is_some() || req.modules.forces_secrets())
+        && !shared.config.allow_test_setups
+    {
         return error(
             StatusCode::BAD_REQUEST,
             ErrorCode::Malformed,
-            "draw_order is for tests and scenarios; this server does not allow test setups",
+            "draw_order and chip_layout are for tests and scenarios; this server does not allow test setups",
         );
     }
     // The seed decides the pile: it comes from the OS and never leaves the server.
@@ -158,7 +160,7 @@ async fn create_match(
         Err(e) => return no_randomness(e),
     };
     let mut setup = Setup::new(req.players.clone(), seed)
-        .meeples(req.meeples.unwrap_or(rules::setup::default_meeples()))
+        .meeples(req.meeples.unwrap_or(req.modules.default_meeples()))
         .modules(req.modules.clone());
     setup.draw_order = req.draw_order.clone();
     // A pile that is empty from the start (a test setup) ends the match at once: it is stored as

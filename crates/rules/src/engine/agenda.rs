@@ -88,6 +88,11 @@ pub enum Source {
     Field(SegRef),
     /// A toll (T6, T10) raised at the crossroads tile.
     Toll(TileRef),
+    // Carcassonne Maps
+    /// A chip taken by placing this tile (P8).
+    Chip(TileRef),
+    /// A wine sold from this tile (P9).
+    Wine(TileRef),
 }
 
 /// An open decision.

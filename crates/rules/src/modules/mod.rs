@@ -31,6 +31,8 @@
 //! in one hook open together. Award hooks see awards in the order they are made.
 
 pub mod tollkeepers;
+// Carcassonne Maps
+pub mod map;
 #[cfg(test)]
 pub(crate) mod witness;
 
@@ -70,6 +72,13 @@ pub enum ModuleAsk {
     /// Test only: a player must acknowledge with `pass` (a decision of a non-active player).
     #[cfg(test)]
     Witness,
+    // Carcassonne Maps
+    /// P9: the active player may sell a wine with tile `tile` on `pos`.
+    SellWine {
+        player: PlayerId,
+        tile: TileRef,
+        pos: crate::geometry::Pos,
+    },
 }
 
 pub type Step = agenda::Step<ModuleStep, ModuleAsk>;
@@ -112,6 +121,10 @@ impl Ctx<'_> {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Modules {
     pub toll: Option<Tollkeepers>,
+    // Carcassonne Maps
+    /// The Map Chips of France (P7–P10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chips: Option<map::MapChips>,
     /// Test only: asks the other players to acknowledge every placement, keeps a ledger of
     /// awards, plays extra turn parts.
     #[cfg(test)]
@@ -126,6 +139,12 @@ impl Modules {
                 .modules
                 .tollkeepers
                 .then(|| Tollkeepers::new(setup.players.len())),
+            chips: setup
+                .modules
+                .map
+                .as_ref()
+                .filter(|m| m.chips)
+                .map(|m| map::MapChips::new(setup.players.len(), &m.map)),
             #[cfg(test)]
             witness: None,
         }
@@ -145,13 +164,10 @@ impl Modules {
             return true;
         }
         match hook {
-            Hook::FeatureScored | Hook::TurnEnd => self.toll.is_some(),
-            Hook::TilePlaced
-            | Hook::Award
-            | Hook::AfterScoring
-            | Hook::TurnPartEnd
-            | Hook::Final
-            | Hook::Command => false,
+            Hook::FeatureScored => self.toll.is_some(),
+            Hook::TurnEnd => self.toll.is_some() || self.chips.is_some(),
+            Hook::TilePlaced | Hook::AfterScoring | Hook::Command => self.chips.is_some(),
+            Hook::Award | Hook::TurnPartEnd | Hook::Final => false,
         }
     }
 
@@ -177,6 +193,9 @@ impl Modules {
 
     #[inline]
     pub fn on_tile_placed(&mut self, _ctx: &mut Ctx<'_>, _t: TileRef) {
+        if let Some(m) = &mut self.chips {
+            m.on_tile_placed(_ctx, _t);
+        }
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
             m.on_tile_placed(_ctx);
@@ -245,7 +264,11 @@ impl Modules {
     }
 
     #[inline]
-    pub fn after_scoring(&mut self, _ctx: &mut Ctx<'_>, _t: TileRef) {}
+    pub fn after_scoring(&mut self, ctx: &mut Ctx<'_>, t: TileRef) {
+        if let Some(m) = &mut self.chips {
+            m.after_scoring(ctx, t);
+        }
+    }
 
     #[inline]
     pub fn on_turn_part_end(&mut self, _ctx: &mut Ctx<'_>) {
@@ -259,6 +282,9 @@ impl Modules {
     pub fn on_turn_end(&mut self, ctx: &mut Ctx<'_>) {
         if let Some(m) = &mut self.toll {
             m.turn_over(ctx);
+        }
+        if let Some(m) = &mut self.chips {
+            m.on_turn_end();
         }
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
@@ -293,6 +319,10 @@ impl Modules {
         match *ask {
             #[cfg(test)]
             ModuleAsk::Witness => witness::Witness::answer(_ctx, _player, _command),
+            ModuleAsk::SellWine { tile, .. } => match &mut self.chips {
+                Some(m) => m.answer(_ctx, _player, tile, _command),
+                None => Err(RuleError::ModuleOff("map chips")),
+            },
         }
     }
 
@@ -301,6 +331,7 @@ impl Modules {
         match *ask {
             #[cfg(test)]
             ModuleAsk::Witness => (0, true),
+            ModuleAsk::SellWine { .. } => (1, true),
         }
     }
 
@@ -308,6 +339,10 @@ impl Modules {
         match *ask {
             #[cfg(test)]
             ModuleAsk::Witness => 0,
+            ModuleAsk::SellWine { player, pos, .. } => self
+                .chips
+                .as_ref()
+                .map_or(0, |m| m.offered(player, pos).len()),
         }
     }
 
@@ -315,6 +350,18 @@ impl Modules {
         match *ask {
             #[cfg(test)]
             ModuleAsk::Witness => None,
+            ModuleAsk::SellWine { player, pos, .. } => {
+                let sale = self
+                    .chips
+                    .as_ref()?
+                    .offered(player, pos)
+                    .into_iter()
+                    .nth(_i)?;
+                Some(Command::SellWine {
+                    sale: sale.sale,
+                    chips: sale.chips,
+                })
+            }
         }
     }
 
@@ -323,6 +370,8 @@ impl Modules {
         match *ask {
             #[cfg(test)]
             ModuleAsk::Witness => Command::Pass {},
+            // P9: no sale.
+            ModuleAsk::SellWine { .. } => Command::Pass {},
         }
     }
 
@@ -331,17 +380,28 @@ impl Modules {
         match *ask {
             #[cfg(test)]
             ModuleAsk::Witness => Decision::Witness { player: _player },
+            ModuleAsk::SellWine { player, pos, .. } => Decision::SellWine {
+                player,
+                pos,
+                sales: self
+                    .chips
+                    .as_ref()
+                    .map_or_else(Vec::new, |m| m.offered(player, pos)),
+            },
         }
     }
 
     /// A command that answers no open decision (a standing preference, M3): `None` when no
-    /// module takes it. No module has such commands yet.
+    /// module takes it. P9: a `sell_wine` with no sale open is refused as such.
     pub fn on_command(
         &mut self,
         _ctx: &mut Ctx<'_>,
         _player: PlayerId,
-        _command: &Command,
+        command: &Command,
     ) -> Option<Result<(), RuleError>> {
-        None
+        match command {
+            Command::SellWine { .. } if self.chips.is_some() => Some(Err(RuleError::NoSale)),
+            _ => None,
+        }
     }
 }
