@@ -4,7 +4,8 @@
 import { MatchClient } from './conn.js';
 import { Board } from './board.js';
 import { drawTile, el, segmentAnchor, titled } from './tiles.js';
-import { COLOURS, cap, eventWords, targetWords } from './words.js';
+import { COLOURS, GRAPES, REFUSALS, SALE_POINTS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
+import { cellAt } from './map.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -15,6 +16,7 @@ import { COLOURS, cap, eventWords, targetWords } from './words.js';
  * @typedef {import('./proto').Colour} Colour
  * @typedef {import('./proto').MatchCreated} MatchCreated
  * @typedef {import('./proto').Rotation} Rotation
+ * @typedef {import('./proto').WineSale} WineSale
  */
 
 /** @param {string} id */
@@ -80,10 +82,12 @@ function showLobby() {
     /** @type {Colour[]} */
     const all = ['red', 'blue', 'green', 'yellow', 'black', 'pink'];
     const tollkeepers = /** @type {HTMLInputElement} */ ($('create-tollkeepers')).checked;
+    const france = /** @type {HTMLInputElement} */ ($('create-map')).checked;
+    const map = france ? { map: 'france', chips: true } : undefined;
     const res = await fetch('/api/matches', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ players: all.slice(0, n), modules: { tollkeepers } }),
+      body: JSON.stringify({ players: all.slice(0, n), modules: { tollkeepers, map } }),
     });
     const out = $('created');
     if (!res.ok) {
@@ -151,7 +155,8 @@ function play() {
     },
     refused: (err) => {
       const rule = err.rule ? ` (rule ${err.rule})` : '';
-      showError(`The server refused: ${err.message}${rule}`);
+      const words = err.rule_code ? REFUSALS[err.rule_code] : undefined;
+      showError(`${words ? `${words} ` : ''}The server refused: ${err.message}${rule}`);
     },
     status: (s) => {
       document.body.dataset.status = s;
@@ -227,11 +232,21 @@ function play() {
     select(l[(i + dir + l.length) % l.length].pos);
   }
 
+  /** A sale's key, for keyboard focus and the page's buttons. @param {WineSale} s */
+  const saleKey = (s) => `sale@${s.sale}:${s.chips.map(chipWords).join('+')}`;
+
+  /** @param {WineSale} s */
+  function sell(s) {
+    send({ type: 'sell_wine', sale: s.sale, chips: s.chips });
+  }
+
   /** @param {number} dir */
   function cycleTarget(dir) {
     const d = myDecision();
-    if (!d || d.type !== 'place_follower') return;
-    const all = [...d.meeple_targets, ...(d.tollhouse_targets ?? []).map((p) => `tollhouse@${p.x},${p.y}`)];
+    if (!d || (d.type !== 'place_follower' && d.type !== 'sell_wine')) return;
+    const all = d.type === 'sell_wine'
+      ? d.sales.map(saleKey)
+      : [...d.meeple_targets, ...(d.tollhouse_targets ?? []).map((p) => `tollhouse@${p.x},${p.y}`)];
     if (all.length === 0) return;
     const i = focusTarget ? all.indexOf(focusTarget) : -1;
     focusTarget = all[(i + dir + all.length) % all.length];
@@ -248,6 +263,9 @@ function play() {
         const [x, y] = focusTarget.slice(10).split(',').map(Number);
         send({ type: 'place_tollhouse', pos: { x, y } });
       } else send({ type: 'place_meeple', target: focusTarget });
+    } else if (d.type === 'sell_wine' && focusTarget) {
+      const s = d.sales.find((x) => saleKey(x) === focusTarget);
+      if (s) sell(s);
     }
   }
 
@@ -263,7 +281,7 @@ function play() {
     const d = myDecision();
     const k = e.key.toLowerCase();
     if (k === 'r') turn(e.shiftKey ? -1 : 1);
-    else if (k === 'n') (d?.type === 'place_follower' ? cycleTarget : cycleSquare)(e.shiftKey ? -1 : 1);
+    else if (k === 'n') (d?.type === 'place_follower' || d?.type === 'sell_wine' ? cycleTarget : cycleSquare)(e.shiftKey ? -1 : 1);
     else if (k === 'enter') confirm();
     else if (k === 's') send({ type: 'pass' });
     else if (k === '+' || k === '=') board.zoom(1.25);
@@ -291,6 +309,7 @@ function play() {
     $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
 
+    const chips = !!v.map?.hands?.length;
     const rows = v.players.map((p, i) => {
       const c = COLOURS[p.colour];
       const tr = document.createElement('tr');
@@ -299,10 +318,12 @@ function play() {
       const sw = `<span class="swatch" style="background:${c.fill};color:${c.ink}">${c.letter}</span>`;
       const toll = p.tollhouse ? `${p.tollhouse.value} at ${p.tollhouse.pos.x},${p.tollhouse.pos.y}` : '–';
       tr.innerHTML = `<td>${sw} ${cap(p.colour)}</td><td class="score">${p.score}</td><td class="meeples">${p.meeples}</td>` +
-        (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '');
+        (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '') +
+        (chips ? `<td class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</td>` : '');
       return tr;
     });
     $('toll-head').hidden = !v.modules.tollkeepers;
+    $('chips-head').hidden = !chips;
     $('players').replaceChildren(...rows);
 
     // The drawn tile beside the board, in the chosen rotation.
@@ -320,17 +341,21 @@ function play() {
 
     const placing = d?.type === 'place_tile';
     const following = d?.type === 'place_follower';
+    const selling = d?.type === 'sell_wine';
+    const offMap = !!(placing && selected && v.map && cellAt(v.map.info, selected.pos) === '.');
     const fits = !!selected && rotationsAt(selected.pos).includes(selected.rotation);
-    /** @type {HTMLButtonElement} */ ($('confirm')).disabled = !((placing && selected) || (following && focusTarget));
+    /** @type {HTMLButtonElement} */ ($('confirm')).disabled = !((placing && selected) || ((following || selling) && focusTarget));
     /** @type {HTMLButtonElement} */ ($('pass')).disabled = !mine;
     /** @type {HTMLButtonElement} */ ($('rotate-cw')).disabled = !placing;
     /** @type {HTMLButtonElement} */ ($('rotate-ccw')).disabled = !placing;
-    $('fit-hint').textContent = placing && selected ? (fits ? 'fits here' : 'does not fit here') : '';
+    $('fit-hint').textContent = placing && selected ? (offMap ? 'off the map' : fits ? 'fits here' : 'does not fit here') : '';
     $('hint').textContent = !mine
       ? (v.finished ? 'The game is over.' : `Waiting for ${activeName}.`)
       : placing
         ? 'Pick a highlighted square (N cycles), turn the tile (R), place it (Enter).'
-        : 'Click a circle to put a meeple there, a T for the tollhouse, or Pass (S).';
+        : selling
+          ? 'Sell a wine: pick a sale (click, or N and Enter), or Pass (S) to keep your chips.'
+          : 'Click a circle to put a meeple there, a T for the tollhouse, or Pass (S).';
 
     // Meeple and tollhouse targets as buttons too, for keyboards and screen readers.
     const tl = $('targets');
@@ -350,6 +375,20 @@ function play() {
         tl.append(b);
       }
     }
+    if (selling && d.type === 'sell_wine') {
+      const town = v.map?.info.towns.find((t) => t.pos.x === d.pos.x && t.pos.y === d.pos.y);
+      for (const s of d.sales) {
+        const b = document.createElement('button');
+        const key = saleKey(s);
+        const grape = s.chips[0] ? GRAPES[s.chips[0].grape].name : '';
+        const where = s.sale === 'abroad' ? 'abroad' : `to ${town?.name ?? 'the town'}`;
+        b.textContent = `Sell the ${grape} wine (${s.chips.map(chipWords).join(' + ')}) ${where}: +${SALE_POINTS[s.sale]}`;
+        b.dataset.sale = key;
+        b.className = `sale${focusTarget === key ? ' focus' : ''}`;
+        b.onclick = () => sell(s);
+        tl.append(b);
+      }
+    }
 
     const follower = v.decisions.find((x) => x.type === 'place_follower');
     board.render({
@@ -362,6 +401,7 @@ function play() {
         : null,
       focusTarget,
       mine,
+      placing: !!placing,
     });
 
     const logEl = $('log');
@@ -375,4 +415,18 @@ function play() {
   }
 
   client.start();
+}
+
+/**
+ * A player's face-up chips, and the wines they make (P9), with letters as well as colours.
+ * @param {import('./proto').Chip[]} hand
+ */
+function handHtml(hand) {
+  if (hand.length === 0) return '–';
+  const chips = hand.map((c) => {
+    const g = GRAPES[c.grape];
+    return `<span class="hand-chip" data-grape="${c.grape}" title="${g.name} chip worth ${c.value}" style="background:${g.fill};color:${g.ink}">${g.letter}${c.value}</span>`;
+  }).join('');
+  const w = wines(hand).map((g) => `<span class="wine" data-wine="${g}">${GRAPES[g].name} wine</span>`).join(' ');
+  return chips + (w ? ` ${w}` : '');
 }

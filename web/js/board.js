@@ -4,6 +4,7 @@
 
 import { el, drawTile, segmentAnchor, segmentOf, rotate, titled } from './tiles.js';
 import { COLOURS, targetWords } from './words.js';
+import { drawMap } from './map.js';
 
 /**
  * @typedef {import('./tiles.js').TileDesign} TileDesign
@@ -18,6 +19,7 @@ import { COLOURS, targetWords } from './words.js';
  *   targets: {pos: Pos, meeple: string[], tollhouse: Pos[]}|null,
  *   focusTarget: string|null,
  *   mine: boolean,
+ *   placing: boolean,
  * }} Scene
  * @typedef {{
  *   square: (pos: Pos) => void,
@@ -54,6 +56,8 @@ export class Board {
     /** @type {Scene|null} */
     this.scene = null;
     this.dragged = false;
+    /** @type {{info: import('./proto').MapInfo, layer: SVGGElement}|null} the map, drawn once */
+    this.map = null;
     this.bindPanZoom();
   }
 
@@ -121,6 +125,8 @@ export class Board {
   /** @param {Scene} scene */
   fitTo(scene) {
     const pts = [...Object.keys(scene.view.board).map(parseKey), ...scene.legal.map((p) => p.pos)];
+    const info = scene.view.map?.info;
+    if (info) pts.push(info.bounds.min, info.bounds.max);
     const xs = pts.map((p) => p.x);
     const ys = pts.map((p) => -p.y);
     const minx = Math.min(...xs) - 0.5, maxx = Math.max(...xs) + 1.5;
@@ -140,6 +146,19 @@ export class Board {
     const w = this.world;
     while (w.firstChild) w.removeChild(w.firstChild);
     const view = scene.view;
+    const info = view.map?.info;
+    if (info) {
+      // Any square may be tried while placing (the server says why not): clicks pass through.
+      if (!this.map || this.map.info.id !== info.id) {
+        this.map = {
+          info,
+          layer: drawMap(info, (pos) => {
+            if (!this.dragged && this.scene?.placing && !this.scene.view.board[`${pos.x},${pos.y}`]) this.on.square(pos);
+          }),
+        };
+      }
+      w.appendChild(this.map.layer);
+    }
     for (const [key, tv] of Object.entries(view.board)) {
       const p = parseKey(key);
       const d = this.designs.get(tv.tile);
@@ -151,6 +170,16 @@ export class Board {
       if (d) g.appendChild(drawTile(d));
       g.appendChild(titled(`${tv.tile} at ${key}, turned ${tv.rotation}°`));
       w.appendChild(g);
+    }
+    for (const c of view.map?.chips ?? []) {
+      w.appendChild(el('g', { class: 'chip', 'data-chip': `${c.x},${c.y}`, transform: `translate(${c.x * U + 24},${-c.y * U - 24})` }, [
+        el('circle', { r: 14 }), el('text', { y: 6 }, [textNode('?')]),
+        titled(`a chip lies face down at ${c.x},${c.y}`),
+      ]));
+    }
+    if (scene.selected && !scene.legal.some((p) => p.pos.x === scene.selected?.pos.x && p.pos.y === scene.selected.pos.y)) {
+      const { x, y } = scene.selected.pos;
+      w.appendChild(el('rect', { x: x * U - 46, y: -y * U - 46, width: 92, height: 92, rx: 8, class: 'legal selected tried', 'data-tried': `${x},${y}` }));
     }
     for (const pl of scene.legal) {
       const key = `${pl.pos.x},${pl.pos.y}`;

@@ -4,6 +4,8 @@
  * @typedef {import('./proto').Event} Event
  * @typedef {import('./proto').Colour} Colour
  * @typedef {import('./proto').Pos} Pos
+ * @typedef {import('./proto').Chip} Chip
+ * @typedef {import('./proto').Grape} Grape
  */
 
 /** Okabe–Ito colours, which colour-blind players can tell apart, and a letter for each. */
@@ -16,6 +18,45 @@ export const COLOURS = {
   black: { fill: '#222222', letter: 'K', ink: '#fff' },
   pink: { fill: '#CC79A7', letter: 'P', ink: '#000' },
 };
+
+/** Grape colours (P5, P7): each with a letter and a shape, so no one needs to tell the hues apart. */
+/** @type {Record<Grape, {fill: string, letter: string, ink: string, name: string}>} */
+export const GRAPES = {
+  purple: { fill: '#6A3D9A', letter: 'P', ink: '#fff', name: 'purple' },
+  light_blue: { fill: '#56B4E9', letter: 'B', ink: '#000', name: 'light blue' },
+  orange: { fill: '#E69F00', letter: 'O', ink: '#000', name: 'orange' },
+};
+
+/** P9: what a wine earns. */
+export const SALE_POINTS = { abroad: 5, town: 9 };
+
+/** The map's refusals, in the player's words; the server's own message follows. */
+/** @type {Record<string, string>} */
+export const REFUSALS = {
+  off_map: 'That square is not on the map.',
+  print_mismatch: 'The tile must show what the map prints on that border.',
+  not_a_wine: 'Those chips are no wine: one grape colour worth exactly 2.',
+  sale_not_allowed: 'The tile just placed does not allow that sale.',
+  no_sale: 'No wine sale is open to you now.',
+};
+
+/** @param {Chip} c */
+export const chipWords = (c) => `${GRAPES[c.grape].name} ${c.value}`;
+
+/**
+ * The wines a hand holds (P9): per grape, one 2-chip or two 1-chips.
+ * @param {Chip[]} hand
+ * @returns {Grape[]}
+ */
+export function wines(hand) {
+  /** @type {Grape[]} */
+  const out = [];
+  for (const g of /** @type {Grape[]} */ (Object.keys(GRAPES))) {
+    const vs = hand.filter((c) => c.grape === g).map((c) => c.value);
+    if (vs.includes(2) || vs.filter((v) => v === 1).length >= 2) out.push(g);
+  }
+  return out;
+}
 
 /** @param {string} s */
 export const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -96,6 +137,13 @@ export function eventWords(e, colours, before = []) {
     }
     case 'tollhouse_turned':
       return `${who(e.player)}'s tollhouse at ${at(e.pos)} turns from ${e.from} to ${e.to}.`;
+    case 'chip_taken':
+      return `${who(e.player)} takes a ${GRAPES[e.chip.grape].name} chip worth ${e.chip.value} at ${at(e.pos)}: +${e.points}.`;
+    case 'wine_sold': {
+      const grape = e.chips[0] ? GRAPES[e.chips[0].grape].name : '';
+      const where = e.sale === 'abroad' ? 'abroad' : `to ${e.town ?? 'the town'}`;
+      return `${who(e.player)} sells a ${grape} wine (${e.chips.map(chipWords).join(' + ')}) ${where} at ${at(e.pos)}: +${e.points}.`;
+    }
     case 'game_ended':
       return `Game over. Final scores: ${e.scores.map((s, i) => `${who(i)} ${s}`).join(', ')}.`;
   }

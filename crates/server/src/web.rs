@@ -36,6 +36,7 @@ assets!(
     "js/app.js",
     "js/board.js",
     "js/conn.js",
+    "js/map.js",
     "js/patch.js",
     "js/tiles.js",
     "js/words.js",
