@@ -2,8 +2,10 @@
 //! SQLite store: two players in separate browser contexts play a scenario's game to the end by
 //! clicking; a toll is paid and shown; a reload and a server restart both resume the exact state;
 //! a spectator follows live; a refused command shows the server's words; keyboard play on a phone
-//! viewport. Each test saves a screenshot under `target/browser-tests/`. Without Chromium the
-//! tests are skipped with a notice (and fail with `CI=true`).
+//! viewport; on the France map, the map drawn, a chip taken and a wine sold by clicking, and
+//! refusals off the map and against a border print in words. Each test saves a screenshot under
+//! `target/browser-tests/`. Without Chromium the tests are skipped with a notice (and fail with
+//! `CI=true`).
 
 mod browser {
     pub mod cdp;
@@ -1084,6 +1086,13 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
         offer,
         "Sell the light blue wine (light blue 2) to Colmar: +9"
     );
+    // The keyboard reaches the sale too (N focuses it, Enter would sell); the mouse sells.
+    red.key("n").await;
+    red.wait(
+        "document.querySelector('button.sale.focus')",
+        "the sale focused",
+    )
+    .await;
     red.screenshot("france-sell-wine").await;
     red.click("button.sale").await;
     for q in pages {
@@ -1176,4 +1185,39 @@ async fn france_map_refused_placements_show_the_reason_in_words() {
     let (sseq, view) = server_view(&server, created.match_id).await;
     assert_eq!(sseq, seq);
     assert_eq!(page_view(&blue).await, view);
+}
+
+/// The start page offers a test match on the France map with its chips; its seat shows the map.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_page_creates_a_match_on_the_france_map() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let p = b.page(1280, 720).await;
+    p.goto(&format!("{}/", server.http())).await;
+    p.click("#create-map").await;
+    p.click("#create-form button").await;
+    p.wait(
+        "document.querySelectorAll('#created a').length === 3",
+        "seat and watch links",
+    )
+    .await;
+    let href = text_of(
+        &p,
+        "document.querySelector('#created a.seat-link').getAttribute('href')",
+    )
+    .await;
+    let seat = b.page(1280, 720).await;
+    seat.goto(&format!("{}{href}", server.http())).await;
+    seat.wait(
+        "document.querySelector('[data-map=\"france\"]') && document.querySelectorAll('[data-chip]').length === 30",
+        "the France map with 30 chips face down (P7)",
+    )
+    .await;
+    assert_eq!(
+        seat.eval("window.carcassonne.view.map.info.id").await,
+        json!("france")
+    );
 }
