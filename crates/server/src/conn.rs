@@ -10,8 +10,11 @@
 //! connection goes on. Only a message above the hard limit, which tungstenite refuses while
 //! reading, closes the connection with 1009 (message too big).
 
-use crate::actor::{ActorMsg, ConnHandle, MatchHandle, TooSlow, error_frame, frame};
-use crate::{Phase, Shared, token_hash};
+use crate::actor::{ActorMsg, MatchHandle};
+use crate::outbox::{ConnHandle, TooSlow};
+use crate::state::{Lifecycle, Shared};
+use crate::tokens::token_hash;
+use crate::wire::{Frame, error_frame, frame};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
@@ -23,7 +26,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 use tokio::time::{Instant, timeout};
-use tracing::{Instrument, debug, info_span, warn};
+use tracing::{Instrument, debug, error, info_span, warn};
 use uuid::Uuid;
 
 /// Largest message the socket layer reads at all; between `MAX_FRAME_BYTES` and this, the client
@@ -79,7 +82,7 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
     debug!("connected");
     let config = Arc::clone(&shared.config);
     let (sink, mut stream) = socket.split();
-    let (out_tx, out_rx) = mpsc::channel::<Utf8Bytes>(config.outgoing_queue.max(4));
+    let (out_tx, out_rx) = mpsc::channel::<Frame>(config.outgoing_queue.max(4));
     let (ctrl_tx, ctrl_rx) = mpsc::channel::<Ctrl>(4);
     let drained = Arc::new(Notify::new());
     let mut writer = tokio::spawn(
@@ -106,7 +109,7 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
         server_version: env!("CARGO_PKG_VERSION").to_string(),
     }));
 
-    let mut phase = shared.phase.clone();
+    let mut lifecycle = shared.lifecycle.clone();
     let mut ping = tokio::time::interval_at(
         Instant::now() + config.heartbeat_interval(),
         config.heartbeat_interval(),
@@ -138,8 +141,8 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
                 let _ = ctrl_tx.try_send(Ctrl::Ping);
             }
             () = too_slow.wait() => {}
-            res = phase.changed() => {
-                let closing = res.is_err() || *phase.borrow_and_update() == Phase::Closing;
+            res = lifecycle.changed() => {
+                let closing = res.is_err() || *lifecycle.borrow_and_update() == Lifecycle::Closing;
                 if closing {
                     break Some((GOING_AWAY, "server shutting down", true));
                 }
@@ -202,11 +205,24 @@ fn violation_close(e: axum::Error) -> Option<(u16, &'static str)> {
     }
 }
 
+/// A frame as a WebSocket text message (frames are UTF-8 by construction).
+fn text(frame: Frame) -> Message {
+    match Utf8Bytes::try_from(frame.into_bytes()) {
+        Ok(t) => Message::Text(t),
+        Err(e) => {
+            error!(error = %e, "a frame that is not UTF-8");
+            Message::Text(Utf8Bytes::from_static(
+                r#"{"type":"error","code":"internal","message":"serialization failed"}"#,
+            ))
+        }
+    }
+}
+
 /// Owns the sending half: drains control messages first, then the outgoing queue. `drained` is
 /// notified after each write, for catch-ups that wait for room in the queue.
 async fn writer(
     mut sink: SplitSink<WebSocket, Message>,
-    mut out: mpsc::Receiver<Utf8Bytes>,
+    mut out: mpsc::Receiver<Frame>,
     mut ctrl: mpsc::Receiver<Ctrl>,
     drained: Arc<Notify>,
     write_timeout: Duration,
@@ -232,15 +248,15 @@ async fn writer(
     /// the diff of a command leave together, in one TCP segment when they fit.
     async fn write_queued(
         sink: &mut SplitSink<WebSocket, Message>,
-        first: Utf8Bytes,
-        out: &mut mpsc::Receiver<Utf8Bytes>,
+        first: Frame,
+        out: &mut mpsc::Receiver<Frame>,
         t: Duration,
     ) -> Result<(), ()> {
         let write = async {
-            sink.feed(Message::Text(first)).await?;
+            sink.feed(text(first)).await?;
             for _ in 1..MAX_FRAMES_PER_FLUSH {
                 match out.try_recv() {
-                    Ok(f) => sink.feed(Message::Text(f)).await?,
+                    Ok(f) => sink.feed(text(f)).await?,
                     Err(_) => break,
                 }
             }
@@ -270,7 +286,7 @@ async fn writer(
                 Some(Ctrl::Close { code, reason, flush }) => {
                     if flush {
                         while let Ok(f) = out.try_recv() {
-                            if send(&mut sink, Message::Text(f), write_timeout).await.is_err() {
+                            if send(&mut sink, text(f), write_timeout).await.is_err() {
                                 break;
                             }
                         }
@@ -306,7 +322,7 @@ struct Connection {
 
 impl Connection {
     /// Queues a frame for this client; an overflow raises `too_slow`, which closes the socket.
-    fn reply(&self, frame: Utf8Bytes) {
+    fn reply(&self, frame: Frame) {
         self.handle.push(frame);
     }
 
@@ -457,7 +473,7 @@ impl Connection {
             ));
             return;
         }
-        if *self.shared.phase.borrow() != Phase::Running {
+        if *self.shared.lifecycle.borrow() != Lifecycle::Running {
             self.reply(error_frame(
                 ErrorCode::Unavailable,
                 Some(id),

@@ -1,8 +1,9 @@
 //! HTTP routes: match creation, health, the admin log, and the WebSocket upgrade.
 
 use crate::conn::{self, HARD_LIMIT};
+use crate::state::{Lifecycle, Shared};
 use crate::store::{MatchRow, MatchStatus, SeatRow};
-use crate::{Phase, Shared, token_hash};
+use crate::tokens::{new_token, token_hash};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -95,7 +96,7 @@ async fn ws_upgrade(
             );
         }
     };
-    if *shared.phase.borrow() != Phase::Running {
+    if *shared.lifecycle.borrow() != Lifecycle::Running {
         return error(
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::Unavailable,
@@ -105,13 +106,6 @@ async fn ws_upgrade(
     ws.max_message_size(HARD_LIMIT)
         .max_frame_size(HARD_LIMIT)
         .on_upgrade(move |socket| conn::serve(socket, shared, peer))
-}
-
-/// 32 bytes from the OS, hex: unguessable seat tokens.
-fn new_token() -> Result<String, getrandom::Error> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 async fn create_match(
