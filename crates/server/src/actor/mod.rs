@@ -15,8 +15,8 @@
 //! (the last `diff_window` diffs), or, further back, from the store (each record keeps its
 //! events and the patch as sent); a snapshot when `since` is absent, ahead, or more than
 //! `max_store_resume` behind. Diffs that do not fit in the client's queue at once are streamed by
-//! a catch-up task (see `subscribers`) as the queue drains, while live diffs are held for the client: a resume is
-//! never the reason a client is too slow.
+//! a catch-up task (see `subscribers`) as the queue drains, while live diffs are held for the
+//! client: a resume is never the reason a client is too slow.
 //!
 //! Memory: a match nobody follows or holds for `match_idle_ms` drops its window and leaves the
 //! registry; the next lookup replays it from the store.
