@@ -46,11 +46,7 @@ pub fn frame(msg: &ServerMessage) -> Frame {
 }
 
 pub fn error_frame(code: ErrorCode, id: Option<String>, message: impl Into<String>) -> Frame {
-    frame(&ServerMessage::Error(ErrorBody {
-        id,
-        code,
-        rule_code: None,
-        rule: None,
-        message: message.into(),
-    }))
+    let mut body = ErrorBody::new(code, message);
+    body.id = id;
+    frame(&ServerMessage::Error(body))
 }

@@ -306,6 +306,8 @@ async fn http_refusals_have_the_json_error_body(db: &TestDb) {
         ("GET", "/nowhere", "", 404, "malformed"),
         ("GET", "/api/matches", "", 405, "malformed"),
         ("DELETE", "/healthz", "", 405, "malformed"),
+        ("POST", "/api/admin/stats", "", 405, "malformed"),
+        ("GET", "/api/admin/nowhere", "", 404, "malformed"),
         ("GET", "/ws", "", 400, "malformed"),
     ];
     for (method, path, body, status, code) in cases {

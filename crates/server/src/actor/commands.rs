@@ -217,13 +217,7 @@ impl Actor {
         };
         match applied {
             Err(e) => {
-                let body = ErrorBody {
-                    id: Some(key.1.clone()),
-                    code: ErrorCode::Rule,
-                    rule_code: Some(e.code().to_string()),
-                    rule: Some(e.rule().to_string()),
-                    message: e.to_string(),
-                };
+                let body = ErrorBody::from(&e).with_id(key.1.clone());
                 let frame = frame(&ServerMessage::Error(body.clone()));
                 l.dedupe.remember_refusal(seat, body);
                 batch.reply(conn, key.1, frame);
@@ -375,13 +369,7 @@ mod tests {
     }
 
     fn refusal(id: &str) -> ErrorBody {
-        ErrorBody {
-            id: Some(id.into()),
-            code: ErrorCode::Rule,
-            rule_code: None,
-            rule: None,
-            message: format!("no {id}"),
-        }
+        ErrorBody::new(ErrorCode::Rule, format!("no {id}")).with_id(id)
     }
 
     /// A repeated id gets its first answer: the ack of an accepted (or pending) id, the same
