@@ -1,11 +1,8 @@
 //! Regressions found by outside testing (issue 7): a client written only from `proto/`, run
 //! against the server over real sockets. Every scenario runs on SQLite and on Postgres.
 
-#[macro_use]
-mod common;
-
+use crate::common::*;
 use client::{CommandOutcome, Connection};
-use common::*;
 use protocol::{ClientMessage, ErrorCode, ServerMessage};
 use std::collections::HashMap;
 use std::time::Duration;
