@@ -239,17 +239,7 @@ async fn writer<W>(
         msg: Message,
         t: Duration,
     ) -> Result<(), ()> {
-        match timeout(t, sink.send(msg)).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => {
-                debug!(error = %e, "write failed");
-                Err(())
-            }
-            Err(_) => {
-                warn!("write timed out: client too slow");
-                Err(())
-            }
-        }
+        timed(t, sink.send(msg)).await
     }
     /// Writes `first` and whatever else is queued (up to a bound) in one flush: the ack and
     /// the diff of a command leave together, in one TCP segment when they fit.
@@ -269,6 +259,13 @@ async fn writer<W>(
             }
             sink.flush().await
         };
+        timed(t, write).await
+    }
+    /// A write with the write timeout; a failure is logged, and ends the writer.
+    async fn timed(
+        t: Duration,
+        write: impl Future<Output = Result<(), axum::Error>>,
+    ) -> Result<(), ()> {
         match timeout(t, write).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {

@@ -148,6 +148,19 @@ impl Batch {
     fn reply(&mut self, conn: ConnHandle, id: String, frame: Frame) {
         self.staged.push(Staged::Reply { conn, id, frame });
     }
+
+    /// The server failed on a command (a panic in the rules, a serialization failure): the game
+    /// in memory is not trusted any more, the command is refused, and the match is reloaded once
+    /// what came before it is stored.
+    fn fail(&mut self, conn: ConnHandle, id: String) {
+        self.poisoned = true;
+        let frame = error_frame(
+            ErrorCode::Internal,
+            Some(id.clone()),
+            "the server failed on this command; nothing was applied",
+        );
+        self.reply(conn, id, frame);
+    }
 }
 
 impl Actor {
@@ -205,13 +218,7 @@ impl Actor {
             Ok(a) => a,
             Err(panic) => {
                 error!(seat, id = %key.1, %panic, "the rules panicked on a command");
-                batch.poisoned = true;
-                let frame = error_frame(
-                    ErrorCode::Internal,
-                    Some(key.1.clone()),
-                    "the server failed on this command; nothing was applied",
-                );
-                batch.reply(conn, key.1, frame);
+                batch.fail(conn, key.1);
                 return;
             }
         };
@@ -231,13 +238,7 @@ impl Actor {
                         // the command failed, and the match is reloaded from the store once
                         // what came before it in the batch is stored.
                         error!(seat, id = %key.1, error = %e, "cannot serialize an accepted command");
-                        batch.poisoned = true;
-                        let frame = error_frame(
-                            ErrorCode::Internal,
-                            Some(key.1.clone()),
-                            "the server failed on this command; nothing was applied",
-                        );
-                        batch.reply(conn, key.1, frame);
+                        batch.fail(conn, key.1);
                         return;
                     }
                 };

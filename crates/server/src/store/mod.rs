@@ -99,6 +99,20 @@ pub struct CommandRow {
     pub created_at: DateTime<Utc>,
 }
 
+/// The seqs `after < seq <= upto`.
+#[derive(Debug, Clone, Copy)]
+pub struct Seqs {
+    pub after: u64,
+    pub upto: u64,
+}
+
+/// What one append writes: the records, and the match's new status if it changed.
+#[derive(Debug, Clone, Copy)]
+pub struct Append<'a> {
+    pub records: &'a [CommandRow],
+    pub status: Option<MatchStatus>,
+}
+
 #[derive(Debug, Clone)]
 pub enum Store {
     Sqlite(SqliteStore),
@@ -193,9 +207,10 @@ impl Store {
         after: u64,
         upto: u64,
     ) -> Result<Vec<CommandRow>, StoreError> {
+        let seqs = Seqs { after, upto };
         match self {
-            Store::Sqlite(s) => s.commands_between(id, after, upto).await,
-            Store::Postgres(p) => p.commands_between(id, after, upto).await,
+            Store::Sqlite(s) => s.commands(id, seqs).await,
+            Store::Postgres(p) => p.commands(id, seqs).await,
         }
     }
 
@@ -209,8 +224,8 @@ impl Store {
         status: Option<MatchStatus>,
     ) -> Result<(), StoreError> {
         match self {
-            Store::Sqlite(s) => s.append(id, records, status).await,
-            Store::Postgres(p) => p.append(id, records, status).await,
+            Store::Sqlite(s) => s.append(id, Append { records, status }).await,
+            Store::Postgres(p) => p.append(id, Append { records, status }).await,
         }
     }
 

@@ -2,7 +2,8 @@
 //! as text. Postgres coalesces concurrent commits itself, so appends go straight to the pool.
 
 use super::{
-    CommandRow, MatchRow, MatchStatus, SeatRow, StoreError, seat_from_db, seq_from_db, seq_to_db,
+    Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, seat_from_db,
+    seq_from_db, seq_to_db,
 };
 use chrono::Utc;
 use sqlx::Row;
@@ -120,20 +121,15 @@ impl PgStore {
         .transpose()
     }
 
-    pub async fn commands_between(
-        &self,
-        id: Uuid,
-        after: u64,
-        upto: u64,
-    ) -> Result<Vec<CommandRow>, StoreError> {
+    pub async fn commands(&self, id: Uuid, seqs: Seqs) -> Result<Vec<CommandRow>, StoreError> {
         sqlx::query(
             "SELECT seq, seat, command_id, command::text AS command, events::text AS events, \
              patch::text AS patch, created_at FROM commands \
              WHERE match_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq",
         )
         .bind(id)
-        .bind(seq_to_db(after))
-        .bind(seq_to_db(upto))
+        .bind(seq_to_db(seqs.after))
+        .bind(seq_to_db(seqs.upto))
         .fetch_all(&self.pool)
         .await?
         .iter()
@@ -141,12 +137,8 @@ impl PgStore {
         .collect()
     }
 
-    pub async fn append(
-        &self,
-        id: Uuid,
-        records: &[CommandRow],
-        status: Option<MatchStatus>,
-    ) -> Result<(), StoreError> {
+    pub async fn append(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
+        let Append { records, status } = append;
         let mut tx = self.pool.begin().await?;
         for r in records {
             sqlx::query(

@@ -8,7 +8,8 @@
 //! pool; with WAL they never wait for the writer.
 
 use super::{
-    CommandRow, MatchRow, MatchStatus, SeatRow, StoreError, seat_from_db, seq_from_db, seq_to_db,
+    Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, seat_from_db,
+    seq_from_db, seq_to_db,
 };
 use chrono::{DateTime, Utc};
 use sqlx::Row;
@@ -165,19 +166,14 @@ impl SqliteStore {
             .transpose()
     }
 
-    pub async fn commands_between(
-        &self,
-        id: Uuid,
-        after: u64,
-        upto: u64,
-    ) -> Result<Vec<CommandRow>, StoreError> {
+    pub async fn commands(&self, id: Uuid, seqs: Seqs) -> Result<Vec<CommandRow>, StoreError> {
         sqlx::query(
             "SELECT seq, seat, command_id, command, events, patch, created_at FROM commands \
              WHERE match_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
         )
         .bind(id.to_string())
-        .bind(seq_to_db(after))
-        .bind(seq_to_db(upto))
+        .bind(seq_to_db(seqs.after))
+        .bind(seq_to_db(seqs.upto))
         .fetch_all(&self.read)
         .await?
         .iter()
@@ -186,12 +182,8 @@ impl SqliteStore {
     }
 
     /// Queues the append for the writer task and waits until its group is committed.
-    pub async fn append(
-        &self,
-        id: Uuid,
-        records: &[CommandRow],
-        status: Option<MatchStatus>,
-    ) -> Result<(), StoreError> {
+    pub async fn append(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
+        let Append { records, status } = append;
         let (reply, answer) = oneshot::channel();
         let req = WriteReq {
             id,
