@@ -99,6 +99,38 @@ pub struct ErrorBody {
     pub message: String,
 }
 
+impl ErrorBody {
+    /// A refusal with no command id and no rule.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorBody {
+            id: None,
+            code,
+            rule_code: None,
+            rule: None,
+            message: message.into(),
+        }
+    }
+
+    /// The same refusal, as the answer to the command `id`.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+}
+
+/// The rules' refusal: `code = rule`, with the rules' own code and the rule id it cites.
+impl From<&rules::RuleError> for ErrorBody {
+    fn from(e: &rules::RuleError) -> Self {
+        ErrorBody {
+            id: None,
+            code: ErrorCode::Rule,
+            rule_code: Some(e.code().to_string()),
+            rule: Some(e.rule().to_string()),
+            message: e.to_string(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -298,6 +330,19 @@ pub mod close {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rule_error_becomes_a_rule_refusal_with_its_code_and_rule_id() {
+        let e = rules::RuleError::GameOver;
+        let body = ErrorBody::from(&e).with_id("c1");
+        assert_eq!(body.code, ErrorCode::Rule);
+        assert_eq!(body.id.as_deref(), Some("c1"));
+        assert_eq!(body.rule_code.as_deref(), Some(e.code()));
+        assert_eq!(body.rule.as_deref(), Some(e.rule()));
+        assert_eq!(body.message, e.to_string());
+        let plain = ErrorBody::new(ErrorCode::Busy, "try again");
+        assert_eq!((plain.id, plain.rule_code, plain.rule), (None, None, None));
+    }
 
     fn malformed(text: &str) -> Malformed {
         match decode_client_message(text) {

@@ -10,11 +10,13 @@
 //! connection goes on. Only a message above the hard limit, which tungstenite refuses while
 //! reading, closes the connection with 1009 (message too big).
 
-use crate::actor::{ActorMsg, ConnHandle, MatchHandle, TooSlow, error_frame, frame};
-use crate::{Phase, Shared, token_hash};
+use crate::actor::{ActorMsg, MatchHandle};
+use crate::outbox::{ConnHandle, TooSlow};
+use crate::state::{Lifecycle, Shared};
+use crate::tokens::token_hash;
+use crate::wire::{Frame, error_frame, frame};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
-use futures_util::stream::SplitSink;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use protocol::{ClientMessage, ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, ServerMessage, close};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -23,7 +25,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 use tokio::time::{Instant, timeout};
-use tracing::{Instrument, debug, info_span, warn};
+use tracing::{Instrument, debug, error, info_span, warn};
 use uuid::Uuid;
 
 /// Largest message the socket layer reads at all; between `MAX_FRAME_BYTES` and this, the client
@@ -71,15 +73,21 @@ pub async fn serve(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr) {
     shared.connections.send_modify(|n| *n += 1);
     let guard = LiveGuard(Arc::clone(&shared));
     let span = info_span!("conn", id, %peer, seat = tracing::field::Empty);
-    run(socket, shared, id).instrument(span).await;
+    let (sink, stream) = socket.split();
+    run(sink, stream, shared, id).instrument(span).await;
     drop(guard);
 }
 
-async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
+/// The connection's loop over any message sink and stream: a WebSocket's halves in production,
+/// in-memory channels in the unit tests below.
+pub(crate) async fn run<W, R>(sink: W, mut stream: R, shared: Arc<Shared>, id: u64)
+where
+    W: Sink<Message, Error = axum::Error> + Unpin + Send + 'static,
+    R: Stream<Item = Result<Message, axum::Error>> + Unpin,
+{
     debug!("connected");
     let config = Arc::clone(&shared.config);
-    let (sink, mut stream) = socket.split();
-    let (out_tx, out_rx) = mpsc::channel::<Utf8Bytes>(config.outgoing_queue.max(4));
+    let (out_tx, out_rx) = mpsc::channel::<Frame>(config.outgoing_queue.max(4));
     let (ctrl_tx, ctrl_rx) = mpsc::channel::<Ctrl>(4);
     let drained = Arc::new(Notify::new());
     let mut writer = tokio::spawn(
@@ -106,7 +114,7 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
         server_version: env!("CARGO_PKG_VERSION").to_string(),
     }));
 
-    let mut phase = shared.phase.clone();
+    let mut lifecycle = shared.lifecycle.clone();
     let mut ping = tokio::time::interval_at(
         Instant::now() + config.heartbeat_interval(),
         config.heartbeat_interval(),
@@ -138,8 +146,8 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
                 let _ = ctrl_tx.try_send(Ctrl::Ping);
             }
             () = too_slow.wait() => {}
-            res = phase.changed() => {
-                let closing = res.is_err() || *phase.borrow_and_update() == Phase::Closing;
+            res = lifecycle.changed() => {
+                let closing = res.is_err() || *lifecycle.borrow_and_update() == Lifecycle::Closing;
                 if closing {
                     break Some((GOING_AWAY, "server shutting down", true));
                 }
@@ -202,50 +210,62 @@ fn violation_close(e: axum::Error) -> Option<(u16, &'static str)> {
     }
 }
 
+/// A frame as a WebSocket text message (frames are UTF-8 by construction).
+fn text(frame: Frame) -> Message {
+    match Utf8Bytes::try_from(frame.into_bytes()) {
+        Ok(t) => Message::Text(t),
+        Err(e) => {
+            error!(error = %e, "a frame that is not UTF-8");
+            Message::Text(Utf8Bytes::from_static(
+                r#"{"type":"error","code":"internal","message":"serialization failed"}"#,
+            ))
+        }
+    }
+}
+
 /// Owns the sending half: drains control messages first, then the outgoing queue. `drained` is
 /// notified after each write, for catch-ups that wait for room in the queue.
-async fn writer(
-    mut sink: SplitSink<WebSocket, Message>,
-    mut out: mpsc::Receiver<Utf8Bytes>,
+async fn writer<W>(
+    mut sink: W,
+    mut out: mpsc::Receiver<Frame>,
     mut ctrl: mpsc::Receiver<Ctrl>,
     drained: Arc<Notify>,
     write_timeout: Duration,
-) {
-    async fn send(
-        sink: &mut SplitSink<WebSocket, Message>,
+) where
+    W: Sink<Message, Error = axum::Error> + Unpin,
+{
+    async fn send<W: Sink<Message, Error = axum::Error> + Unpin>(
+        sink: &mut W,
         msg: Message,
         t: Duration,
     ) -> Result<(), ()> {
-        match timeout(t, sink.send(msg)).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => {
-                debug!(error = %e, "write failed");
-                Err(())
-            }
-            Err(_) => {
-                warn!("write timed out: client too slow");
-                Err(())
-            }
-        }
+        timed(t, sink.send(msg)).await
     }
     /// Writes `first` and whatever else is queued (up to a bound) in one flush: the ack and
     /// the diff of a command leave together, in one TCP segment when they fit.
-    async fn write_queued(
-        sink: &mut SplitSink<WebSocket, Message>,
-        first: Utf8Bytes,
-        out: &mut mpsc::Receiver<Utf8Bytes>,
+    async fn write_queued<W: Sink<Message, Error = axum::Error> + Unpin>(
+        sink: &mut W,
+        first: Frame,
+        out: &mut mpsc::Receiver<Frame>,
         t: Duration,
     ) -> Result<(), ()> {
         let write = async {
-            sink.feed(Message::Text(first)).await?;
+            sink.feed(text(first)).await?;
             for _ in 1..MAX_FRAMES_PER_FLUSH {
                 match out.try_recv() {
-                    Ok(f) => sink.feed(Message::Text(f)).await?,
+                    Ok(f) => sink.feed(text(f)).await?,
                     Err(_) => break,
                 }
             }
             sink.flush().await
         };
+        timed(t, write).await
+    }
+    /// A write with the write timeout; a failure is logged, and ends the writer.
+    async fn timed(
+        t: Duration,
+        write: impl Future<Output = Result<(), axum::Error>>,
+    ) -> Result<(), ()> {
         match timeout(t, write).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
@@ -270,7 +290,7 @@ async fn writer(
                 Some(Ctrl::Close { code, reason, flush }) => {
                     if flush {
                         while let Ok(f) = out.try_recv() {
-                            if send(&mut sink, Message::Text(f), write_timeout).await.is_err() {
+                            if send(&mut sink, text(f), write_timeout).await.is_err() {
                                 break;
                             }
                         }
@@ -306,7 +326,7 @@ struct Connection {
 
 impl Connection {
     /// Queues a frame for this client; an overflow raises `too_slow`, which closes the socket.
-    fn reply(&self, frame: Utf8Bytes) {
+    fn reply(&self, frame: Frame) {
         self.handle.push(frame);
     }
 
@@ -457,7 +477,7 @@ impl Connection {
             ));
             return;
         }
-        if *self.shared.phase.borrow() != Phase::Running {
+        if *self.shared.lifecycle.borrow() != Lifecycle::Running {
             self.reply(error_frame(
                 ErrorCode::Unavailable,
                 Some(id),
@@ -519,5 +539,223 @@ fn busy_message(code: ErrorCode) -> &'static str {
     match code {
         ErrorCode::Busy => "the match is busy; try again",
         _ => "the match is not available now",
+    }
+}
+
+/// The connection loop over in-memory channels instead of a socket (as in axum's
+/// testing-websockets example): framing, limits, auth and subscription bookkeeping, with a real
+/// SQLite store in a temp dir.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actor::Registry;
+    use crate::config::Config;
+    use crate::store::{MatchRow, MatchStatus, SeatRow, Store};
+    use serde_json::Value;
+    use std::sync::atomic::AtomicU64;
+    use tokio::sync::watch;
+
+    struct Harness {
+        shared: Arc<Shared>,
+        _dir: tempfile::TempDir,
+        _lifecycle: watch::Sender<Lifecycle>,
+    }
+
+    struct Client {
+        to_server: mpsc::UnboundedSender<Result<Message, axum::Error>>,
+        from_server: mpsc::UnboundedReceiver<Message>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Harness {
+        async fn new() -> Harness {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let config = Arc::new(Config::default());
+            let store = Store::open(None, dir.path()).await.expect("store");
+            let registry = Registry::new(store.clone(), Arc::clone(&config));
+            let (lifecycle, rx) = watch::channel(Lifecycle::Running);
+            let (connections, _) = watch::channel(0usize);
+            let shared = Arc::new(Shared {
+                config,
+                store,
+                registry,
+                lifecycle: rx,
+                connections,
+                next_conn: AtomicU64::new(1),
+            });
+            Harness {
+                shared,
+                _dir: dir,
+                _lifecycle: lifecycle,
+            }
+        }
+
+        /// A stored two-seat match; seat 0's token is `token`.
+        async fn new_match(&self, token: &str) -> Uuid {
+            let setup = rules::Setup::new(vec![rules::Colour::Red, rules::Colour::Blue], 7);
+            let id = Uuid::new_v4();
+            let row = MatchRow {
+                id,
+                setup: serde_json::to_string(&setup).expect("setup"),
+                status: MatchStatus::Active,
+                rules_version: rules::REPLAY_VERSION.to_string(),
+                created_at: chrono::Utc::now(),
+            };
+            let seats = [SeatRow {
+                seat: 0,
+                colour: "red".into(),
+                token_hash: token_hash(token),
+            }];
+            self.shared
+                .store
+                .create_match(&row, &seats)
+                .await
+                .expect("create");
+            id
+        }
+
+        /// Runs the connection loop over two in-memory channels.
+        fn connect(&self) -> Client {
+            let (to_server, inbound) = mpsc::unbounded_channel::<Result<Message, axum::Error>>();
+            let (outbound, from_server) = mpsc::unbounded_channel::<Message>();
+            let stream = Box::pin(futures_util::stream::unfold(inbound, |mut rx| async {
+                rx.recv().await.map(|m| (m, rx))
+            }));
+            let sink = Box::pin(futures_util::sink::unfold(
+                outbound,
+                |tx, msg: Message| async move {
+                    tx.send(msg).map_err(axum::Error::new)?;
+                    Ok::<_, axum::Error>(tx)
+                },
+            ));
+            let id = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);
+            let task = tokio::spawn(run(sink, stream, Arc::clone(&self.shared), id));
+            Client {
+                to_server,
+                from_server,
+                task,
+            }
+        }
+    }
+
+    impl Client {
+        fn send(&self, msg: Message) {
+            self.to_server.send(Ok(msg)).expect("the connection reads");
+        }
+        fn text(&self, json: Value) {
+            self.send(Message::Text(json.to_string().into()));
+        }
+        /// The next text frame, as JSON (pings skipped).
+        async fn next(&mut self) -> Value {
+            loop {
+                let msg = timeout(Duration::from_secs(5), self.from_server.recv())
+                    .await
+                    .expect("a frame in time")
+                    .expect("the connection is open");
+                match msg {
+                    Message::Text(t) => return serde_json::from_str(t.as_str()).expect("JSON"),
+                    Message::Ping(_) => {}
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+        }
+        async fn next_type(&mut self) -> (String, Value) {
+            let v = self.next().await;
+            let t = v["type"].as_str().unwrap_or_default().to_string();
+            (t, v)
+        }
+    }
+
+    fn code(v: &Value) -> &str {
+        v["code"].as_str().unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn framing_and_limits_get_typed_errors_and_the_connection_goes_on() {
+        let h = Harness::new().await;
+        let mut c = h.connect();
+        let (t, welcome) = c.next_type().await;
+        assert_eq!(t, "welcome");
+        assert_eq!(welcome["protocol_version"], PROTOCOL_VERSION);
+        c.send(Message::Binary(vec![1, 2, 3].into()));
+        assert_eq!(code(&c.next().await), "binary");
+        c.send(Message::Text("x".repeat(MAX_FRAME_BYTES + 1).into()));
+        assert_eq!(code(&c.next().await), "too_large");
+        c.send(Message::Text("{not json".into()));
+        assert_eq!(code(&c.next().await), "malformed");
+        c.text(serde_json::json!({"type": "command", "id": "c1", "command": {"type": "nope"}}));
+        let v = c.next().await;
+        assert_eq!((code(&v), v["id"].as_str()), ("malformed", Some("c1")));
+        // Still open: a well-formed message is answered.
+        c.text(serde_json::json!({"type": "auth", "token": "wrong"}));
+        assert_eq!(code(&c.next().await), "bad_token");
+        // The client goes away: the loop ends.
+        drop(c.to_server);
+        timeout(Duration::from_secs(5), c.task)
+            .await
+            .expect("the loop ends")
+            .expect("no panic");
+    }
+
+    #[tokio::test]
+    async fn auth_takes_one_seat_and_commands_need_it() {
+        let h = Harness::new().await;
+        let match_id = h.new_match("seat-zero").await;
+        let mut other = h.connect();
+        other.next().await;
+        other.text(serde_json::json!({"type": "command", "id": "c1", "command": {"type": "pass"}}));
+        let v = other.next().await;
+        assert_eq!(
+            (code(&v), v["id"].as_str()),
+            ("unauthenticated", Some("c1"))
+        );
+        let mut c = h.connect();
+        c.next().await;
+        c.text(serde_json::json!({"type": "auth", "token": ""}));
+        assert_eq!(code(&c.next().await), "bad_token");
+        c.text(serde_json::json!({"type": "auth", "token": "seat-zero"}));
+        let (t, v) = c.next_type().await;
+        assert_eq!(t, "authenticated");
+        assert_eq!(v["match_id"], match_id.to_string());
+        assert_eq!(v["seat"], 0);
+        c.text(serde_json::json!({"type": "auth", "token": "seat-zero"}));
+        assert_eq!(code(&c.next().await), "already_authenticated");
+        let bad_id = "x".repeat(MAX_COMMAND_ID + 1);
+        c.text(serde_json::json!({"type": "command", "id": bad_id, "command": {"type": "pass"}}));
+        assert_eq!(code(&c.next().await), "malformed");
+    }
+
+    #[tokio::test]
+    async fn subscriptions_are_bounded_and_unknown_matches_take_no_slot() {
+        let h = Harness::new().await;
+        let mut c = h.connect();
+        c.next().await;
+        for _ in 0..MAX_SUBSCRIPTIONS + 2 {
+            c.text(serde_json::json!({"type": "subscribe", "match_id": Uuid::new_v4()}));
+            assert_eq!(code(&c.next().await), "unknown_match");
+        }
+        let mut ids = Vec::new();
+        for i in 0..=MAX_SUBSCRIPTIONS {
+            ids.push(h.new_match(&format!("t{i}")).await);
+        }
+        for id in &ids[..MAX_SUBSCRIPTIONS] {
+            c.text(serde_json::json!({"type": "subscribe", "match_id": id}));
+            let (t, v) = c.next_type().await;
+            assert_eq!(
+                (t.as_str(), v["seq"].as_u64()),
+                ("snapshot", Some(0)),
+                "{v}"
+            );
+        }
+        let last = ids[MAX_SUBSCRIPTIONS];
+        c.text(serde_json::json!({"type": "subscribe", "match_id": last}));
+        assert_eq!(code(&c.next().await), "unavailable");
+        // Subscribing again to a followed match takes no new slot; leaving one frees a slot.
+        c.text(serde_json::json!({"type": "subscribe", "match_id": ids[0], "since": 0}));
+        c.text(serde_json::json!({"type": "unsubscribe", "match_id": ids[1]}));
+        c.text(serde_json::json!({"type": "subscribe", "match_id": last}));
+        let (t, v) = c.next_type().await;
+        assert_eq!(t, "snapshot", "{v}");
+        assert_eq!(v["match_id"], last.to_string());
     }
 }

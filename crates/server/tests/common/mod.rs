@@ -182,6 +182,23 @@ impl Drop for TestDb {
 }
 
 /// A running server in its own thread and runtime.
+/// With `TEST_LOG` set (`1`, or a filter such as `server=debug`), the servers' logs go to the
+/// test's captured output: shown when a test fails (or with `--nocapture`).
+pub fn test_log() {
+    let Some(filter) = std::env::var("TEST_LOG").ok().filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let filter = if filter == "1" {
+        "info".to_string()
+    } else {
+        filter
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_test_writer()
+        .try_init();
+}
+
 pub struct TestServer {
     pub addr: SocketAddr,
     graceful: Option<oneshot::Sender<()>>,
@@ -196,6 +213,7 @@ impl TestServer {
         let addr = listener.local_addr().expect("addr");
         let (graceful, graceful_rx) = oneshot::channel::<()>();
         let (kill, kill_rx) = oneshot::channel::<()>();
+        test_log();
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)

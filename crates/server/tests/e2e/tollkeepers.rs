@@ -4,10 +4,7 @@
 //! with the module runs to the end with every patch matching the server's view. On SQLite and on
 //! Postgres.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use protocol::CreateMatch;
 use rules::scenario::Scenario;
 use rules::{Colour, Event, Modules};

@@ -1,11 +1,8 @@
 //! End-to-end suites: real servers, real sockets on 127.0.0.1, real stores. Every scenario runs
 //! once on a SQLite file and once on a fresh Postgres database (see `common::TestDb`).
 
-#[macro_use]
-mod common;
-
+use crate::common::*;
 use client::{CommandOutcome, Connection};
-use common::*;
 use protocol::{ErrorCode, MAX_FRAME_BYTES, ServerMessage, close};
 use rules::{Command, Decision, Event, Pos, Rotation};
 use std::collections::BTreeMap;

@@ -1,11 +1,8 @@
 //! Regressions found by outside testing (issue 7): a client written only from `proto/`, run
 //! against the server over real sockets. Every scenario runs on SQLite and on Postgres.
 
-#[macro_use]
-mod common;
-
+use crate::common::*;
 use client::{CommandOutcome, Connection};
-use common::*;
 use protocol::{ClientMessage, ErrorCode, ServerMessage};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -306,6 +303,8 @@ async fn http_refusals_have_the_json_error_body(db: &TestDb) {
         ("GET", "/nowhere", "", 404, "malformed"),
         ("GET", "/api/matches", "", 405, "malformed"),
         ("DELETE", "/healthz", "", 405, "malformed"),
+        ("POST", "/api/admin/stats", "", 405, "malformed"),
+        ("GET", "/api/admin/nowhere", "", 404, "malformed"),
         ("GET", "/ws", "", 400, "malformed"),
     ];
     for (method, path, body, status, code) in cases {

@@ -4,10 +4,7 @@
 //! scanned: a chip's face (grape and value) appears only once the chip is taken (P7, P8, B9).
 //! On SQLite and on Postgres.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use futures_util::{SinkExt, StreamExt};
 use protocol::CreateMatch;
 use rules::{Colour, MapSetup, Modules};

@@ -1,11 +1,8 @@
 //! Hostile or careless clients: input that must get a clear typed error and cost nobody else
 //! anything. Every scenario runs on SQLite and on Postgres.
 
-#[macro_use]
-mod common;
-
+use crate::common::*;
 use client::{CommandOutcome, Connection};
-use common::*;
 use protocol::{ClientMessage, ErrorCode, ServerMessage};
 use rules::{Command, Decision};
 

@@ -1,0 +1,407 @@
+//! The command pipeline: dedupe → apply → diff → record → persist, then ack and broadcast.
+
+use super::replay::guarded;
+use super::{Actor, ActorMsg, State};
+use crate::outbox::ConnHandle;
+use crate::store::{CommandRow, MatchStatus};
+use crate::wire::{Frame, error_frame, frame};
+use chrono::Utc;
+use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
+use rules::{Command, Event};
+use std::collections::{HashMap, VecDeque};
+use tracing::{error, info};
+use uuid::Uuid;
+
+/// How many refused command ids each seat of a match has remembered, to answer a repeated id with
+/// the same error. Per seat, so that one seat's refusals never push out another's.
+const REJECTED_CACHE: usize = 256;
+
+/// What a match remembers of command ids, to give a repeated id its first answer: every accepted
+/// id, and the recently refused ones (bounded per seat).
+#[derive(Debug, Default)]
+pub(super) struct Dedupe {
+    /// Every accepted command: (seat, client id) → seq.
+    accepted: HashMap<(u8, String), Seq>,
+    /// Recently refused command ids and their answers, bounded per seat.
+    rejected: HashMap<(u8, String), ErrorBody>,
+    /// Per seat, its refused ids in `rejected`, oldest first.
+    rejected_order: HashMap<u8, VecDeque<String>>,
+}
+
+impl Dedupe {
+    pub(super) fn new(accepted: HashMap<(u8, String), Seq>) -> Self {
+        Dedupe {
+            accepted,
+            ..Dedupe::default()
+        }
+    }
+
+    /// The first answer to a repeated id (accepted before, accepted earlier in this batch, or
+    /// refused recently), or `None` for a new id.
+    fn answer(
+        &self,
+        match_id: Uuid,
+        key: &(u8, String),
+        pending: &HashMap<(u8, String), Seq>,
+    ) -> Option<Frame> {
+        if let Some(&seq) = self.accepted.get(key).or_else(|| pending.get(key)) {
+            return Some(frame(&ServerMessage::Ack {
+                id: key.1.clone(),
+                match_id,
+                seq,
+            }));
+        }
+        self.rejected
+            .get(key)
+            .map(|body| frame(&ServerMessage::Error(body.clone())))
+    }
+
+    /// Remembers a refusal, forgetting the seat's oldest one beyond [`REJECTED_CACHE`].
+    fn remember_refusal(&mut self, seat: u8, body: ErrorBody) {
+        let Some(id) = body.id.clone() else { return };
+        let order = self.rejected_order.entry(seat).or_default();
+        if order.len() >= REJECTED_CACHE
+            && let Some(old) = order.pop_front()
+        {
+            self.rejected.remove(&(seat, old));
+        }
+        order.push_back(id.clone());
+        self.rejected.insert((seat, id), body);
+    }
+
+    /// Remembers the ids of a stored batch.
+    fn stored(&mut self, pending: HashMap<(u8, String), Seq>) {
+        self.accepted.extend(pending);
+    }
+}
+/// An accepted command, serialized for the store and the wire before anything is stored: the
+/// view after it (the left side of the next diff), its record's events and patch, and its diff
+/// frame. If any of it cannot be serialized the command fails; no placeholder is ever stored.
+#[derive(Debug)]
+struct Encoded {
+    view: serde_json::Value,
+    events: String,
+    patch: String,
+    diff: Frame,
+}
+
+impl Encoded {
+    fn new(
+        match_id: Uuid,
+        seq: Seq,
+        before: &serde_json::Value,
+        view: &impl serde::Serialize,
+        events: Vec<Event>,
+    ) -> Result<Encoded, serde_json::Error> {
+        let view = serde_json::to_value(view)?;
+        let patch: Vec<PatchOp> =
+            serde_json::from_value(serde_json::to_value(json_patch::diff(before, &view))?)?;
+        let events_json = serde_json::to_string(&events)?;
+        let patch_json = serde_json::to_string(&patch)?;
+        let diff = serde_json::to_string(&ServerMessage::Diff {
+            match_id,
+            seq,
+            events,
+            patch,
+        })?;
+        Ok(Encoded {
+            view,
+            events: events_json,
+            patch: patch_json,
+            diff: Frame::from(diff),
+        })
+    }
+}
+
+/// A command applied in memory and waiting for its batch to be written.
+enum Staged {
+    Accepted {
+        conn: ConnHandle,
+        id: String,
+        seq: Seq,
+        /// The `Diff` frame, serialized once for every subscriber.
+        diff: Frame,
+    },
+    /// An answer that needs no write (a refusal or a repeated id); sent after the batch so that a
+    /// client's answers keep the order of its commands.
+    Reply {
+        conn: ConnHandle,
+        id: String,
+        frame: Frame,
+    },
+}
+
+#[derive(Default)]
+pub(super) struct Batch {
+    staged: Vec<Staged>,
+    records: Vec<CommandRow>,
+    /// Ids accepted in this batch and not yet stored: (seat, id) → seq.
+    pending: HashMap<(u8, String), Seq>,
+    finished: bool,
+    /// The rules panicked on a command: the game in memory is not trusted any more; the batch
+    /// stores what came before, and the match is reloaded from the store.
+    poisoned: bool,
+}
+
+impl Batch {
+    /// An answer for one sender only, sent once the batch is stored.
+    fn reply(&mut self, conn: ConnHandle, id: String, frame: Frame) {
+        self.staged.push(Staged::Reply { conn, id, frame });
+    }
+
+    /// The server failed on a command (a panic in the rules, a serialization failure): the game
+    /// in memory is not trusted any more, the command is refused, and the match is reloaded once
+    /// what came before it is stored.
+    fn fail(&mut self, conn: ConnHandle, id: String) {
+        self.poisoned = true;
+        let frame = error_frame(
+            ErrorCode::Internal,
+            Some(id.clone()),
+            "the server failed on this command; nothing was applied",
+        );
+        self.reply(conn, id, frame);
+    }
+}
+
+impl Actor {
+    /// Applies one command in memory and stages its answer.
+    pub(super) fn stage(
+        &mut self,
+        batch: &mut Batch,
+        conn: ConnHandle,
+        seat: u8,
+        id: String,
+        command: Command,
+    ) {
+        let State::Ready(l) = &mut self.state else {
+            self.handle_failed(ActorMsg::Command {
+                conn,
+                seat,
+                id,
+                command,
+            });
+            return;
+        };
+        let key = (seat, id);
+        if batch.poisoned {
+            let frame = error_frame(ErrorCode::Busy, Some(key.1.clone()), "try again");
+            batch.reply(conn, key.1, frame);
+            return;
+        }
+        // A repeated id gets the first answer and changes nothing.
+        if let Some(frame) = l.dedupe.answer(self.id, &key, &batch.pending) {
+            batch.reply(conn, key.1, frame);
+            return;
+        }
+        if l.game.is_finished() {
+            let frame = error_frame(
+                ErrorCode::Unavailable,
+                Some(key.1.clone()),
+                "the match is finished",
+            );
+            batch.reply(conn, key.1, frame);
+            return;
+        }
+        let command_json = match serde_json::to_string(&command) {
+            Ok(s) => s,
+            Err(e) => {
+                let frame = error_frame(ErrorCode::Internal, Some(key.1.clone()), e.to_string());
+                batch.reply(conn, key.1, frame);
+                return;
+            }
+        };
+        let applied = guarded(|| -> Result<_, rules::RuleError> {
+            let events = l.game.apply(seat, command)?;
+            Ok((events, l.game.view(), l.game.is_finished()))
+        });
+        let applied = match applied {
+            Ok(a) => a,
+            Err(panic) => {
+                error!(seat, id = %key.1, %panic, "the rules panicked on a command");
+                batch.fail(conn, key.1);
+                return;
+            }
+        };
+        match applied {
+            Err(e) => {
+                let body = ErrorBody::from(&e).with_id(key.1.clone());
+                let frame = frame(&ServerMessage::Error(body.clone()));
+                l.dedupe.remember_refusal(seat, body);
+                batch.reply(conn, key.1, frame);
+            }
+            Ok((events, view, finished)) => {
+                let seq = l.seq + 1;
+                let encoded = match Encoded::new(self.id, seq, &l.view_json, &view, events) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        // Nothing can be stored for it, and the game in memory has moved on:
+                        // the command failed, and the match is reloaded from the store once
+                        // what came before it in the batch is stored.
+                        error!(seat, id = %key.1, error = %e, "cannot serialize an accepted command");
+                        batch.fail(conn, key.1);
+                        return;
+                    }
+                };
+                l.view_json = encoded.view;
+                l.seq = seq;
+                l.snapshot = None;
+                batch.records.push(CommandRow {
+                    seq,
+                    seat,
+                    command_id: key.1.clone(),
+                    command: command_json,
+                    events: encoded.events,
+                    patch: Some(encoded.patch),
+                    created_at: Utc::now(),
+                });
+                let diff = encoded.diff;
+                batch.pending.insert(key.clone(), seq);
+                batch.finished |= finished;
+                batch.staged.push(Staged::Accepted {
+                    conn,
+                    id: key.1,
+                    seq,
+                    diff,
+                });
+            }
+        }
+    }
+
+    /// Persist, then broadcast: writes the batch's records in one transaction, and only when that
+    /// succeeded acks and sends the diffs. If the write fails nothing is acknowledged and the
+    /// match is reloaded from the store, which is the truth.
+    pub(super) async fn commit(&mut self, batch: Batch) {
+        if batch.staged.is_empty() {
+            return;
+        }
+        let poisoned = batch.poisoned;
+        if !batch.records.is_empty() {
+            let status = batch.finished.then_some(MatchStatus::Finished);
+            if let Err(e) = self.store.append(self.id, &batch.records, status).await {
+                error!(error = %e, commands = batch.records.len(), "store write failed");
+                for s in batch.staged {
+                    let (conn, id) = match s {
+                        Staged::Accepted { conn, id, .. } => (conn, Some(id)),
+                        Staged::Reply { conn, id, .. } => (conn, Some(id)),
+                    };
+                    conn.push(error_frame(
+                        ErrorCode::Internal,
+                        id,
+                        "the store failed; nothing was applied: send the command again",
+                    ));
+                }
+                self.reload().await;
+                return;
+            }
+            if batch.finished {
+                info!(seq = batch.records.last().map(|r| r.seq), "match finished");
+            }
+        }
+        let State::Ready(l) = &mut self.state else {
+            return;
+        };
+        l.dedupe.stored(batch.pending);
+        for s in batch.staged {
+            match s {
+                Staged::Reply { conn, frame, .. } => {
+                    conn.push(frame);
+                }
+                Staged::Accepted {
+                    conn,
+                    id,
+                    seq,
+                    diff,
+                } => {
+                    conn.push(frame(&ServerMessage::Ack {
+                        id,
+                        match_id: self.id,
+                        seq,
+                    }));
+                    // Slow subscribers are dropped (and told to resync), never waited for.
+                    self.subscribers.retain_mut(|sub| sub.deliver(&diff));
+                    l.window.push_back((seq, diff));
+                    while l.window.len() > self.config.diff_window {
+                        l.window.pop_front();
+                    }
+                }
+            }
+        }
+        if poisoned {
+            self.reload().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::ser::Error as _;
+
+    /// Stands for a view whose serialization fails (no real view does today).
+    struct Unserializable;
+
+    impl serde::Serialize for Unserializable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(S::Error::custom("cannot"))
+        }
+    }
+
+    /// Before the fix a view that failed to serialize became `null` (and a patch to `null` was
+    /// stored and acknowledged); now the command fails.
+    #[test]
+    fn a_serialization_failure_fails_the_command() {
+        let before = serde_json::json!({"turn": 1});
+        let failed = Encoded::new(Uuid::nil(), 2, &before, &Unserializable, Vec::new());
+        assert!(failed.is_err());
+        let ok = Encoded::new(
+            Uuid::nil(),
+            2,
+            &before,
+            &serde_json::json!({"turn": 2}),
+            Vec::new(),
+        );
+        let ok = ok.map_err(|e| e.to_string());
+        assert!(
+            matches!(&ok, Ok(e) if e.patch == r#"[{"op":"replace","path":"/turn","value":2}]"#
+                && e.events == "[]"
+                && e.diff.as_str().contains(r#""seq":2"#)),
+            "{ok:?}"
+        );
+    }
+
+    fn refusal(id: &str) -> ErrorBody {
+        ErrorBody::new(ErrorCode::Rule, format!("no {id}")).with_id(id)
+    }
+
+    /// A repeated id gets its first answer: the ack of an accepted (or pending) id, the same
+    /// error for a refused one; each seat remembers its own last `REJECTED_CACHE` refusals.
+    #[test]
+    fn dedupe_answers_repeated_ids_and_bounds_refusals_per_seat() {
+        let m = Uuid::nil();
+        let mut d = Dedupe::new(HashMap::from([((0, "a".to_string()), 1)]));
+        let pending = HashMap::from([((1, "b".to_string()), 2)]);
+        let ack = |f: Option<Frame>| f.map(|f| f.as_str().to_string()).unwrap_or_default();
+        assert!(ack(d.answer(m, &(0, "a".into()), &pending)).contains(r#""seq":1"#));
+        assert!(ack(d.answer(m, &(1, "b".into()), &pending)).contains(r#""seq":2"#));
+        assert_eq!(
+            d.answer(m, &(1, "a".into()), &pending),
+            None,
+            "ids are per seat"
+        );
+        for i in 0..REJECTED_CACHE {
+            d.remember_refusal(0, refusal(&format!("r{i}")));
+        }
+        d.remember_refusal(1, refusal("r0"));
+        assert!(ack(d.answer(m, &(0, "r0".into()), &pending)).contains("no r0"));
+        d.remember_refusal(0, refusal("one more"));
+        assert_eq!(
+            d.answer(m, &(0, "r0".into()), &pending),
+            None,
+            "the oldest is forgotten"
+        );
+        assert!(ack(d.answer(m, &(0, "r1".into()), &pending)).contains("no r1"));
+        assert!(ack(d.answer(m, &(1, "r0".into()), &pending)).contains("no r0"));
+        d.stored(pending);
+        assert!(ack(d.answer(m, &(1, "b".into()), &HashMap::new())).contains(r#""seq":2"#));
+    }
+}

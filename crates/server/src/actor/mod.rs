@@ -1,0 +1,320 @@
+//! One actor task per match. It alone owns the match's [`rules::Game`]: no lock is ever taken
+//! around game state, and matches never wait on each other. Its inbox is bounded; everything it
+//! sends to clients goes through their own bounded queues with `try_send`, so a slow client can
+//! only lose its own connection, never slow the match.
+//!
+//! The hot path for a command: dedupe its id, apply it through the rules, diff the public view,
+//! write the record (persist), and only then ack the sender and fan the diff out (broadcast).
+//! Commands that arrive together are written together: the actor drains up to `max_batch`
+//! queued commands, applies them one after the other, and stores all their records in one
+//! transaction before answering any of them. On SQLite the store goes further and commits the
+//! batches of all matches that are waiting at that moment in one transaction (see
+//! [`crate::store::sqlite`]); Postgres coalesces concurrent commits itself.
+//!
+//! Resumes: a subscriber that gives `since` gets the diffs after it from the in-memory window
+//! (the last `diff_window` diffs), or, further back, from the store (each record keeps its
+//! events and the patch as sent); a snapshot when `since` is absent, ahead, or more than
+//! `max_store_resume` behind. Diffs that do not fit in the client's queue at once are streamed by
+//! a catch-up task (see `subscribers`) as the queue drains, while live diffs are held for the
+//! client: a resume is never the reason a client is too slow.
+//!
+//! Memory: a match nobody follows or holds for `match_idle_ms` drops its window and leaves the
+//! registry; the next lookup replays it from the store.
+
+mod commands;
+mod registry;
+pub mod replay;
+mod subscribers;
+
+pub use registry::{Closed, LoadOutcome, MatchHandle, Registry};
+pub use subscribers::CatchUpOutcome;
+
+use crate::config::Config;
+use crate::outbox::ConnHandle;
+use crate::store::{MatchStatus, Store};
+use crate::wire::{Frame, error_frame};
+use commands::{Batch, Dedupe};
+use protocol::{ErrorCode, Seq};
+use replay::LoadError;
+use rules::{Command, Game};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use subscribers::Subscriber;
+use tokio::sync::{mpsc, oneshot};
+use tracing::{debug, error, warn};
+use uuid::Uuid;
+
+#[derive(Debug)]
+pub enum ActorMsg {
+    Command {
+        conn: ConnHandle,
+        seat: u8,
+        id: String,
+        command: Command,
+    },
+    Subscribe {
+        conn: ConnHandle,
+        since: Option<Seq>,
+    },
+    Unsubscribe {
+        conn_id: u64,
+    },
+    /// Finish what is queued before this message, then stop.
+    Shutdown,
+    /// A catch-up task (off the actor's path) ended.
+    CaughtUp {
+        conn_id: u64,
+        token: u64,
+        outcome: CatchUpOutcome,
+    },
+    /// For the admin API and tests: the current seq and view.
+    Inspect {
+        reply: oneshot::Sender<Option<(Seq, rules::View)>>,
+    },
+}
+
+/// The loaded match.
+struct Loaded {
+    game: Game,
+    seq: Seq,
+    /// The public view at `seq` as JSON: the left side of the next diff.
+    view_json: serde_json::Value,
+    /// The snapshot frame at `seq`, built on first demand.
+    snapshot: Option<Frame>,
+    /// The last diffs, oldest first: `(seq, frame)`.
+    window: VecDeque<(Seq, Frame)>,
+    /// The answers to repeated command ids.
+    dedupe: Dedupe,
+}
+
+impl Loaded {
+    fn new(r: replay::Replayed) -> Result<Loaded, LoadError> {
+        let view_json = serde_json::to_value(r.game.view())
+            .map_err(|e| LoadError::Corrupt(format!("view: {e}")))?;
+        Ok(Loaded {
+            game: r.game,
+            seq: r.seq,
+            view_json,
+            snapshot: None,
+            window: VecDeque::new(),
+            dedupe: Dedupe::new(r.accepted),
+        })
+    }
+}
+
+enum State {
+    Ready(Box<Loaded>),
+    Failed { code: ErrorCode, message: String },
+}
+
+struct Actor {
+    id: Uuid,
+    generation: u64,
+    registry: Arc<Registry>,
+    store: Store,
+    config: Arc<Config>,
+    state: State,
+    subscribers: Vec<Subscriber>,
+    /// To hand to resume tasks; weak, so that the actor alone does not keep itself reachable.
+    inbox: mpsc::WeakSender<ActorMsg>,
+    next_token: u64,
+    stopping: bool,
+    _alive: mpsc::Sender<()>,
+}
+
+impl Actor {
+    async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<ActorMsg>,
+        on_loaded: Option<oneshot::Sender<LoadOutcome>>,
+    ) {
+        let outcome = self.load().await;
+        if let Some(reply) = on_loaded {
+            let _ = reply.send(outcome.clone());
+        }
+        if let LoadOutcome::Failed { .. } = outcome {
+            // Answer what is queued, then leave: a later lookup tries again from the store.
+            self.registry.forget(self.id, self.generation);
+            rx.close();
+            while let Some(msg) = rx.recv().await {
+                self.handle_failed(msg);
+            }
+            return;
+        }
+
+        let idle = self.config.match_idle();
+        loop {
+            let first = tokio::select! {
+                msg = rx.recv() => msg,
+                () = tokio::time::sleep(idle) => {
+                    self.shrink();
+                    if self.subscribers.is_empty()
+                        && self.registry.retire(self.id, self.generation, &rx)
+                    {
+                        debug!("idle: leaving memory");
+                        break;
+                    }
+                    continue;
+                }
+            };
+            let Some(first) = first else { break };
+            let mut msgs = vec![first];
+            while msgs.len() < self.config.max_batch.max(1) {
+                match rx.try_recv() {
+                    Ok(m) => msgs.push(m),
+                    Err(_) => break,
+                }
+            }
+            self.handle_all(msgs).await;
+            if matches!(self.state, State::Failed { .. }) {
+                // A reload after a failed write failed too: leave, so that the next lookup
+                // tries the store afresh. Subscribers are told to resync (close 4001), since no
+                // diff will reach them from here.
+                for sub in self.subscribers.drain(..) {
+                    sub.conn.push_too_slow();
+                }
+                self.registry.forget(self.id, self.generation);
+                rx.close();
+                while let Ok(msg) = rx.try_recv() {
+                    self.handle_failed(msg);
+                }
+                break;
+            }
+            if self.stopping {
+                // Everything queued before `Shutdown` has been answered; refuse the rest.
+                self.registry.forget(self.id, self.generation);
+                rx.close();
+                while let Ok(msg) = rx.try_recv() {
+                    self.handle_failed(msg);
+                }
+                break;
+            }
+        }
+        debug!("match actor stopped");
+    }
+
+    /// Handles drained messages in order; consecutive commands share one write.
+    async fn handle_all(&mut self, msgs: Vec<ActorMsg>) {
+        let mut batch = Batch::default();
+        for msg in msgs {
+            if self.stopping {
+                self.handle_failed(msg);
+                continue;
+            }
+            match msg {
+                ActorMsg::Command {
+                    conn,
+                    seat,
+                    id,
+                    command,
+                } => self.stage(&mut batch, conn, seat, id, command),
+                other => {
+                    // Anything else must see only stored state.
+                    self.commit(std::mem::take(&mut batch)).await;
+                    self.handle_other(other);
+                }
+            }
+        }
+        self.commit(batch).await;
+    }
+
+    fn handle_other(&mut self, msg: ActorMsg) {
+        match msg {
+            ActorMsg::Command { .. } => {} // handled by `stage`
+            ActorMsg::Subscribe { conn, since } => self.subscribe(conn, since),
+            ActorMsg::Unsubscribe { conn_id } => {
+                self.subscribers.retain(|sub| sub.conn.id != conn_id);
+            }
+            ActorMsg::CaughtUp {
+                conn_id,
+                token,
+                outcome,
+            } => self.caught_up(conn_id, token, outcome),
+            ActorMsg::Shutdown => self.stopping = true,
+            ActorMsg::Inspect { reply } => {
+                let answer = match &self.state {
+                    State::Ready(l) => Some((l.seq, l.game.view())),
+                    State::Failed { .. } => None,
+                };
+                let _ = reply.send(answer);
+            }
+        }
+    }
+
+    /// Answers a message when the match cannot be played (failed to load, or stopping).
+    fn handle_failed(&mut self, msg: ActorMsg) {
+        let (code, message) = match &self.state {
+            State::Failed { code, message } => (*code, message.clone()),
+            State::Ready(_) => (ErrorCode::Unavailable, "the server is shutting down".into()),
+        };
+        match msg {
+            ActorMsg::Command { conn, id, .. } => {
+                conn.push(error_frame(code, Some(id), message));
+            }
+            ActorMsg::Subscribe { conn, .. } => {
+                conn.push(error_frame(code, None, message));
+            }
+            ActorMsg::Inspect { reply } => {
+                let _ = reply.send(None);
+            }
+            ActorMsg::Unsubscribe { .. } | ActorMsg::Shutdown | ActorMsg::CaughtUp { .. } => {}
+        }
+    }
+
+    /// Reads the match and replays its commands through the rules, checking that each gives the
+    /// stored events: a match whose history the rules no longer reproduce is not resumed.
+    async fn load(&mut self) -> LoadOutcome {
+        let loaded = replay::load(&self.store, self.id, None)
+            .await
+            .and_then(Loaded::new);
+        match loaded {
+            Ok(loaded) => {
+                let outcome = LoadOutcome::Ready {
+                    seq: loaded.seq,
+                    finished: loaded.game.is_finished(),
+                };
+                debug!(seq = loaded.seq, "loaded");
+                self.state = State::Ready(Box::new(loaded));
+                outcome
+            }
+            Err(e) => {
+                let code = match e {
+                    LoadError::Unknown => ErrorCode::UnknownMatch,
+                    LoadError::Store(_) => ErrorCode::Internal,
+                    _ => ErrorCode::Unavailable,
+                };
+                if let LoadError::Diverged { .. } | LoadError::Corrupt(_) = e {
+                    error!(error = %e, "match cannot be resumed: marking it broken");
+                    if let Err(se) = self.store.set_status(self.id, MatchStatus::Broken).await {
+                        error!(error = %se, "cannot mark the match broken");
+                    }
+                } else if !matches!(e, LoadError::Unknown) {
+                    warn!(error = %e, "match cannot be loaded");
+                }
+                let message = match e {
+                    LoadError::Unknown => "no such match".to_string(),
+                    LoadError::Store(_) => "the store failed".to_string(),
+                    other => other.to_string(),
+                };
+                self.state = State::Failed {
+                    code,
+                    message: message.clone(),
+                };
+                LoadOutcome::Failed { code, message }
+            }
+        }
+    }
+
+    async fn reload(&mut self) {
+        let outcome = self.load().await;
+        if let LoadOutcome::Ready { seq, .. } = outcome {
+            warn!(seq, "reloaded from the store after a failed write");
+            // Subscribers may have missed nothing (nothing was broadcast), but their state is
+            // at most our seq; a snapshot sets them straight cheaply.
+            let subs = std::mem::take(&mut self.subscribers);
+            for sub in subs {
+                self.subscribe(sub.conn, None);
+            }
+        }
+    }
+}

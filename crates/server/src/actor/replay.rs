@@ -1,0 +1,111 @@
+//! Setup + command log → game, checked against the stored events. A plain function, so that
+//! loading a match and an admin's "state at seq N" share it.
+
+use crate::store::{CommandRow, MatchStatus, Store, StoreError};
+use protocol::Seq;
+use rules::{Command, Event, Game, REPLAY_VERSION, Setup};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Runs rules code, turning a panic (a bug) into an error instead of the end of the actor.
+pub(super) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into())
+    })
+}
+
+/// Why a replay could not resume a match.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("no such match")]
+    Unknown,
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    #[error(
+        "the match was stored with replay version {stored}, this server replays {REPLAY_VERSION}"
+    )]
+    RulesVersion { stored: String },
+    #[error("the match is marked broken")]
+    Broken,
+    #[error("corrupt record: {0}")]
+    Corrupt(String),
+    #[error("replay diverged at seq {seq}: {detail}")]
+    Diverged { seq: Seq, detail: String },
+}
+
+/// A match replayed up to some seq.
+#[derive(Debug)]
+pub struct Replayed {
+    pub game: Game,
+    pub seq: Seq,
+    /// Every replayed command: (seat, client id) → seq.
+    pub accepted: HashMap<(u8, String), Seq>,
+}
+
+/// Reads a match and replays its commands up to `upto` (all of them when `None`). A broken
+/// match is refused.
+pub async fn load(store: &Store, id: Uuid, upto: Option<Seq>) -> Result<Replayed, LoadError> {
+    let row = store.load_match(id).await?.ok_or(LoadError::Unknown)?;
+    if row.status == MatchStatus::Broken {
+        return Err(LoadError::Broken);
+    }
+    let records = store
+        .commands_between(id, 0, upto.unwrap_or(Seq::MAX))
+        .await?;
+    replay(&row.rules_version, &row.setup, records)
+}
+
+/// Setup + log → game: starts the game from its stored setup and applies each record, checking
+/// that the rules give the stored events. A match whose history the rules no longer reproduce is
+/// not resumed.
+pub fn replay(
+    rules_version: &str,
+    setup: &str,
+    records: impl IntoIterator<Item = CommandRow>,
+) -> Result<Replayed, LoadError> {
+    if !rules::replays(rules_version) {
+        return Err(LoadError::RulesVersion {
+            stored: rules_version.to_string(),
+        });
+    }
+    let setup: Setup =
+        serde_json::from_str(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
+    let (mut game, _) =
+        Game::start(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
+    let mut accepted = HashMap::new();
+    let mut seq: Seq = 0;
+    for rec in records {
+        if rec.seq != seq + 1 {
+            return Err(LoadError::Corrupt(format!("seq {} follows {seq}", rec.seq)));
+        }
+        let command: Command = serde_json::from_str(&rec.command)
+            .map_err(|e| LoadError::Corrupt(format!("command {}: {e}", rec.seq)))?;
+        let stored: Vec<Event> = serde_json::from_str(&rec.events)
+            .map_err(|e| LoadError::Corrupt(format!("events {}: {e}", rec.seq)))?;
+        let events = guarded(|| game.apply(rec.seat, command))
+            .map_err(|p| LoadError::Diverged {
+                seq: rec.seq,
+                detail: format!("the rules panicked: {p}"),
+            })?
+            .map_err(|e| LoadError::Diverged {
+                seq: rec.seq,
+                detail: format!("the rules now refuse it: {e}"),
+            })?;
+        if events != stored {
+            return Err(LoadError::Diverged {
+                seq: rec.seq,
+                detail: "the events differ from the stored ones".into(),
+            });
+        }
+        seq = rec.seq;
+        accepted.insert((rec.seat, rec.command_id), seq);
+    }
+    Ok(Replayed {
+        game,
+        seq,
+        accepted,
+    })
+}

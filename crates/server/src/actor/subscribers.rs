@@ -1,0 +1,288 @@
+//! Subscriptions: the diff window, resumes from memory or from the store (streamed by a
+//! [`CatchUp`] task as the client's queue drains), snapshots, and the idle shrink.
+
+use super::{Actor, ActorMsg, Loaded, State};
+use crate::outbox::ConnHandle;
+use crate::store::Store;
+use crate::wire::{Frame, frame};
+use protocol::{PatchOp, Seq, ServerMessage};
+use rules::Event;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tracing::{Instrument, debug};
+use uuid::Uuid;
+
+/// Live diffs held for a subscriber while its older diffs are read from the store; beyond this
+/// it is dropped as too slow.
+const MAX_CATCH_UP_BUFFER: usize = 1024;
+
+/// The snapshot frame at the current seq, built once per seq.
+fn snapshot_frame(match_id: Uuid, l: &mut Loaded) -> Frame {
+    if let Some(f) = &l.snapshot {
+        return f.clone();
+    }
+    let f = frame(&ServerMessage::Snapshot {
+        match_id,
+        seq: l.seq,
+        view: l.game.view(),
+    });
+    l.snapshot = Some(f.clone());
+    f
+}
+
+/// Where a catch-up takes the diffs it streams.
+enum CatchUpSource {
+    /// Already in memory (from the diff window).
+    Frames(Vec<Frame>),
+    /// The diffs `after < seq <= upto`, read from the store; `slot` is held until the read is
+    /// done.
+    Store {
+        store: Store,
+        after: Seq,
+        slot: OwnedSemaphorePermit,
+    },
+}
+
+/// How a catch-up ended.
+#[derive(Debug)]
+pub enum CatchUpOutcome {
+    /// Every diff up to `upto` is queued for the client.
+    Sent { upto: Seq },
+    /// The store could not serve it; nothing was queued.
+    StoreFailed(String),
+    /// The client is gone or too slow (and told so).
+    Dropped,
+}
+
+/// One resume's diffs, streamed to one client as its queue drains (a resume is never the reason
+/// a client is too slow), then reported to the actor, which sends the live diffs held meanwhile.
+struct CatchUp {
+    match_id: Uuid,
+    conn: ConnHandle,
+    token: u64,
+    /// The diffs end here.
+    upto: Seq,
+    source: CatchUpSource,
+    inbox: mpsc::Sender<ActorMsg>,
+    /// How long the client may read nothing before it is too slow.
+    patience: Duration,
+}
+
+impl CatchUp {
+    async fn run(mut self) {
+        let source = std::mem::replace(&mut self.source, CatchUpSource::Frames(Vec::new()));
+        let outcome = match self.frames(source).await {
+            Err(e) => CatchUpOutcome::StoreFailed(e),
+            Ok(frames) => {
+                let mut sent = true;
+                for f in frames {
+                    if !self.conn.push_paced(f, self.patience).await {
+                        sent = false;
+                        break;
+                    }
+                }
+                if sent {
+                    CatchUpOutcome::Sent { upto: self.upto }
+                } else {
+                    CatchUpOutcome::Dropped
+                }
+            }
+        };
+        let _ = self
+            .inbox
+            .send(ActorMsg::CaughtUp {
+                conn_id: self.conn.id,
+                token: self.token,
+                outcome,
+            })
+            .await;
+    }
+
+    /// The frames to send: from memory, or read from the store (the slot is freed as soon as
+    /// the read is done) and serialized here.
+    async fn frames(&self, source: CatchUpSource) -> Result<Vec<Frame>, String> {
+        let (store, after, slot) = match source {
+            CatchUpSource::Frames(frames) => return Ok(frames),
+            CatchUpSource::Store { store, after, slot } => (store, after, slot),
+        };
+        let (match_id, upto) = (self.match_id, self.upto);
+        let rows = store.commands_between(match_id, after, upto).await;
+        drop(slot);
+        let rows = rows.map_err(|e| e.to_string())?;
+        if rows.len() as u64 != upto - after {
+            return Err(format!(
+                "{} stored diffs, expected {}",
+                rows.len(),
+                upto - after
+            ));
+        }
+        rows.into_iter()
+            .map(|row| {
+                let patch = row.patch.ok_or("a command stored without its patch")?;
+                let events: Vec<Event> =
+                    serde_json::from_str(&row.events).map_err(|e| e.to_string())?;
+                let patch: Vec<PatchOp> =
+                    serde_json::from_str(&patch).map_err(|e| e.to_string())?;
+                Ok(frame(&ServerMessage::Diff {
+                    match_id,
+                    seq: row.seq,
+                    events,
+                    patch,
+                }))
+            })
+            .collect()
+    }
+}
+
+pub(super) struct Subscriber {
+    pub(super) conn: ConnHandle,
+    /// While its older diffs are read from the store: the resume's token and the live diffs
+    /// that arrived meanwhile, sent after them.
+    catch_up: Option<(u64, Vec<Frame>)>,
+}
+
+impl Subscriber {
+    /// Delivers a live diff, or holds it during a catch-up. False: drop this subscriber.
+    pub(super) fn deliver(&mut self, diff: &Frame) -> bool {
+        match &mut self.catch_up {
+            None => self.conn.push(diff.clone()),
+            Some((_, held)) if held.len() < MAX_CATCH_UP_BUFFER => {
+                held.push(diff.clone());
+                true
+            }
+            Some(_) => {
+                self.conn.push_too_slow();
+                false
+            }
+        }
+    }
+}
+
+impl Actor {
+    /// Sends what a subscriber lacks: nothing when it is up to date, the diffs after `since`
+    /// from memory or (further back) from the store, or a snapshot when `since` is absent, ahead
+    /// of us, or so old that a snapshot is cheaper.
+    pub(super) fn subscribe(&mut self, conn: ConnHandle, since: Option<Seq>) {
+        self.subscribers.retain(|sub| sub.conn.id != conn.id);
+        self.catch_up(conn, since);
+    }
+
+    /// Brings `conn` from `since` to the current seq and makes it a live subscriber: at once when
+    /// what it lacks fits in its queue, else through a [`CatchUp`] task that streams the diffs
+    /// as the queue drains while live diffs are held for it.
+    fn catch_up(&mut self, conn: ConnHandle, since: Option<Seq>) {
+        let State::Ready(l) = &mut self.state else {
+            return;
+        };
+        let seq = l.seq;
+        let in_window = |s: Seq| l.window.front().is_some_and(|(first, _)| *first <= s + 1);
+        let source = match since {
+            Some(s) if s == seq => None,
+            Some(s) if s < seq && in_window(s) => {
+                let frames: Vec<Frame> = l
+                    .window
+                    .iter()
+                    .filter(|(q, _)| *q > s)
+                    .map(|(_, f)| f.clone())
+                    .collect();
+                if frames.len() > conn.room() {
+                    Some(CatchUpSource::Frames(frames))
+                } else if frames.into_iter().all(|f| conn.push(f)) {
+                    None
+                } else {
+                    return;
+                }
+            }
+            Some(s) if s < seq && seq - s <= self.config.max_store_resume => {
+                // A free resume slot, else a snapshot: a flood of resumes must not tie up the
+                // store that every match writes to.
+                match Arc::clone(&self.registry.resume_slots).try_acquire_owned() {
+                    Ok(slot) => Some(CatchUpSource::Store {
+                        store: self.store.clone(),
+                        after: s,
+                        slot,
+                    }),
+                    Err(_) if conn.push(snapshot_frame(self.id, l)) => None,
+                    Err(_) => return,
+                }
+            }
+            _ if conn.push(snapshot_frame(self.id, l)) => None,
+            _ => return,
+        };
+        let (source, inbox) = match (source, self.inbox.upgrade()) {
+            (Some(source), Some(inbox)) => (source, inbox),
+            (None, _) => {
+                self.subscribers.push(Subscriber {
+                    conn,
+                    catch_up: None,
+                });
+                return;
+            }
+            // Retiring: nothing may reach this actor any more, and neither will this answer.
+            (Some(_), None) => return,
+        };
+        self.next_token += 1;
+        let token = self.next_token;
+        let task = CatchUp {
+            match_id: self.id,
+            conn: conn.clone(),
+            token,
+            upto: seq,
+            source,
+            inbox,
+            patience: self.config.write_timeout(),
+        };
+        tokio::spawn(task.run().in_current_span());
+        self.subscribers.push(Subscriber {
+            conn,
+            catch_up: Some((token, Vec::new())),
+        });
+    }
+
+    /// Ends a catch-up: the live diffs held meanwhile follow (or, when they no longer fit at
+    /// once, another round streams them). If the store could not serve it, a snapshot instead.
+    pub(super) fn caught_up(&mut self, conn_id: u64, token: u64, outcome: CatchUpOutcome) {
+        let Some(pos) = self.subscribers.iter().position(|sub| {
+            sub.conn.id == conn_id && matches!(sub.catch_up, Some((t, _)) if t == token)
+        }) else {
+            return; // unsubscribed or resubscribed meanwhile
+        };
+        let mut sub = self.subscribers.swap_remove(pos);
+        let held = sub
+            .catch_up
+            .take()
+            .map(|(_, held)| held)
+            .unwrap_or_default();
+        match outcome {
+            CatchUpOutcome::Dropped => {} // the connection closes as too slow
+            CatchUpOutcome::StoreFailed(e) => {
+                debug!(error = %e, "resume from the store failed: sending a snapshot");
+                // The snapshot is at the current seq: it covers the held diffs too.
+                if let State::Ready(l) = &mut self.state
+                    && sub.conn.push(snapshot_frame(self.id, l))
+                {
+                    self.subscribers.push(sub);
+                }
+            }
+            CatchUpOutcome::Sent { upto } => {
+                if held.len() > sub.conn.room() {
+                    self.catch_up(sub.conn, Some(upto));
+                } else if held.into_iter().all(|f| sub.conn.push(f)) {
+                    self.subscribers.push(sub);
+                }
+            }
+        }
+    }
+
+    /// Frees what only serves active play; the next resume costs a snapshot.
+    pub(super) fn shrink(&mut self) {
+        if let State::Ready(l) = &mut self.state
+            && self.subscribers.is_empty()
+        {
+            l.window = VecDeque::new();
+            l.snapshot = None;
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! One error type for every HTTP refusal: a status and the protocol's JSON error body. Handlers
+//! return `Result<_, ApiError>` and use `?`.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use protocol::{ErrorBody, ErrorCode};
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub body: ErrorBody,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            body: ErrorBody::new(code, message),
+        }
+    }
+
+    /// 400: the request cannot be read.
+    pub fn malformed(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::Malformed, message)
+    }
+
+    /// 500: the server failed.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Internal,
+            message,
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, axum::Json(self.body)).into_response()
+    }
+}

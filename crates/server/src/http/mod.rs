@@ -1,0 +1,84 @@
+//! HTTP routes: match creation ([`matches`]), health, the admin API ([`admin`]), and the
+//! WebSocket upgrade. Every refusal is an [`ApiError`] with the JSON error body.
+
+pub mod admin;
+pub mod error;
+pub mod matches;
+
+pub use error::ApiError;
+
+use crate::conn::{self, HARD_LIMIT};
+use crate::state::{Lifecycle, Shared};
+use axum::Router;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::Response;
+use axum::routing::{get, post};
+use protocol::ErrorCode;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Largest request body (a match request is a few hundred bytes, with a test pile a few KiB).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Every refusal, including the router's own (unknown path, wrong method, body too large),
+/// carries the JSON error body.
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/api/matches", post(matches::create_match))
+        .nest("/api/admin", admin::router())
+        .route("/ws", get(ws_upgrade))
+        .with_state(shared)
+        .merge(crate::web::router())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}
+
+async fn not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        ErrorCode::Malformed,
+        format!("no endpoint {method} {}", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::Malformed,
+        format!("{} does not take {method}", uri.path()),
+    )
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+async fn ws_upgrade(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let ws = ws.map_err(|rejection| {
+        ApiError::new(
+            rejection.status(),
+            ErrorCode::Malformed,
+            format!("not a WebSocket upgrade: {}", rejection.body_text()),
+        )
+    })?;
+    if *shared.lifecycle.borrow() != Lifecycle::Running {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "the server is shutting down",
+        ));
+    }
+    Ok(ws
+        .max_message_size(HARD_LIMIT)
+        .max_frame_size(HARD_LIMIT)
+        .on_upgrade(move |socket| conn::serve(socket, shared, peer)))
+}

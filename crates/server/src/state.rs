@@ -1,0 +1,30 @@
+//! What every request handler and connection shares, and where the server is in its life.
+
+use crate::actor::Registry;
+use crate::config::Config;
+use crate::store::Store;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use tokio::sync::watch;
+
+/// Where the server is in its life. Connections watch it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    Running,
+    /// New commands are refused; queued ones finish.
+    Draining,
+    /// Sockets close with 1001 after sending what is queued.
+    Closing,
+}
+
+/// What every request handler and connection shares. No game state in here.
+#[derive(Debug)]
+pub struct Shared {
+    pub config: Arc<Config>,
+    pub store: Store,
+    pub registry: Arc<Registry>,
+    pub lifecycle: watch::Receiver<Lifecycle>,
+    /// Number of live WebSocket connections.
+    pub connections: watch::Sender<usize>,
+    pub next_conn: AtomicU64,
+}

@@ -1,0 +1,243 @@
+//! The durable store: one interface over two databases. SQLite (a file under the data directory)
+//! is the default so that the server runs with no set-up; Postgres is used when a URL names one.
+//!
+//! An enum rather than a trait object: two known back ends, no `async_trait` boxing on the hot
+//! path. Each dialect has its own file with its SQL and one row-mapping function per row type
+//! ([`sqlite`], [`postgres`]); this file holds the row types and dispatches.
+//!
+//! JSON columns are passed as strings: the actor serializes each record once, and the store never
+//! needs to know the rules' types.
+
+pub mod postgres;
+pub mod sqlite;
+
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+use chrono::{DateTime, Utc};
+use std::path::Path;
+use uuid::Uuid;
+
+/// Why the store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("cannot create the data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    #[error("the commit failed: {0}")]
+    Commit(String),
+    #[error("the store is closed")]
+    Closed,
+}
+
+/// Where a match stands. `Broken` marks a match whose replay did not reproduce its stored events:
+/// it is never resumed automatically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchStatus {
+    Active,
+    Finished,
+    Broken,
+}
+
+impl MatchStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchStatus::Active => "active",
+            MatchStatus::Finished => "finished",
+            MatchStatus::Broken => "broken",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self, StoreError> {
+        match s {
+            "active" => Ok(MatchStatus::Active),
+            "finished" => Ok(MatchStatus::Finished),
+            "broken" => Ok(MatchStatus::Broken),
+            other => Err(StoreError::Corrupt(format!(
+                "unknown match status `{other}`"
+            ))),
+        }
+    }
+}
+
+/// A match as stored. `setup` holds the secret seed.
+#[derive(Debug, Clone)]
+pub struct MatchRow {
+    pub id: Uuid,
+    pub setup: String,
+    pub status: MatchStatus,
+    pub rules_version: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One seat of a new match: only the token's hash is stored.
+#[derive(Debug, Clone)]
+pub struct SeatRow {
+    pub seat: u8,
+    pub colour: String,
+    pub token_hash: String,
+}
+
+/// One accepted command with the events it caused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRow {
+    pub seq: u64,
+    pub seat: u8,
+    pub command_id: String,
+    pub command: String,
+    pub events: String,
+    /// The RFC 6902 patch of the public view (JSON), when stored.
+    pub patch: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The seqs `after < seq <= upto`.
+#[derive(Debug, Clone, Copy)]
+pub struct Seqs {
+    pub after: u64,
+    pub upto: u64,
+}
+
+/// What one append writes: the records, and the match's new status if it changed.
+#[derive(Debug, Clone, Copy)]
+pub struct Append<'a> {
+    pub records: &'a [CommandRow],
+    pub status: Option<MatchStatus>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Store {
+    Sqlite(SqliteStore),
+    Postgres(PgStore),
+}
+
+fn seq_to_db(seq: u64) -> i64 {
+    i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
+fn seq_from_db(seq: i64) -> Result<u64, StoreError> {
+    u64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("negative seq {seq}")))
+}
+
+fn seat_from_db(seat: i64) -> Result<u8, StoreError> {
+    u8::try_from(seat).map_err(|_| StoreError::Corrupt(format!("seat {seat} out of range")))
+}
+
+impl Store {
+    /// Opens Postgres when `database_url` is given, else the SQLite file `server.db` in
+    /// `data_dir` (created on first run), and applies the migrations.
+    pub async fn open(database_url: Option<&str>, data_dir: &Path) -> Result<Store, StoreError> {
+        let store = match database_url {
+            Some(url) if !url.trim().is_empty() => Store::open_postgres(url).await?,
+            _ => Store::open_sqlite(&data_dir.join("server.db")).await?,
+        };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    pub async fn open_sqlite(path: &Path) -> Result<Store, StoreError> {
+        Ok(Store::Sqlite(SqliteStore::open(path).await?))
+    }
+
+    pub async fn open_postgres(url: &str) -> Result<Store, StoreError> {
+        Ok(Store::Postgres(PgStore::open(url).await?))
+    }
+
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(s) => s.migrate().await,
+            Store::Postgres(p) => p.migrate().await,
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Store::Sqlite(_) => "sqlite",
+            Store::Postgres(_) => "postgres",
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Store::Sqlite(s) => s.close().await,
+            Store::Postgres(p) => p.close().await,
+        }
+    }
+
+    /// Stores a new match and its seats in one transaction.
+    pub async fn create_match(&self, m: &MatchRow, seats: &[SeatRow]) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(s) => s.create_match(m, seats).await,
+            Store::Postgres(p) => p.create_match(m, seats).await,
+        }
+    }
+
+    /// The match and seat a token hash opens.
+    pub async fn seat_for_token(&self, token_hash: &str) -> Result<Option<(Uuid, u8)>, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.seat_for_token(token_hash).await,
+            Store::Postgres(p) => p.seat_for_token(token_hash).await,
+        }
+    }
+
+    pub async fn load_match(&self, id: Uuid) -> Result<Option<MatchRow>, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.load_match(id).await,
+            Store::Postgres(p) => p.load_match(id).await,
+        }
+    }
+
+    /// The commands of a match after `after` (exclusive), in seq order.
+    pub async fn commands(&self, id: Uuid, after: u64) -> Result<Vec<CommandRow>, StoreError> {
+        self.commands_between(id, after, u64::MAX).await
+    }
+
+    /// The commands with `after < seq <= upto`, in seq order.
+    pub async fn commands_between(
+        &self,
+        id: Uuid,
+        after: u64,
+        upto: u64,
+    ) -> Result<Vec<CommandRow>, StoreError> {
+        let seqs = Seqs { after, upto };
+        match self {
+            Store::Sqlite(s) => s.commands(id, seqs).await,
+            Store::Postgres(p) => p.commands(id, seqs).await,
+        }
+    }
+
+    /// Appends accepted commands, and the match's new status if it changed, in ONE transaction:
+    /// either all of them are durable or none is. The actor passes every command it drained from
+    /// its inbox since its last write, so one commit (one fsync) covers a whole batch.
+    pub async fn append(
+        &self,
+        id: Uuid,
+        records: &[CommandRow],
+        status: Option<MatchStatus>,
+    ) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(s) => s.append(id, Append { records, status }).await,
+            Store::Postgres(p) => p.append(id, Append { records, status }).await,
+        }
+    }
+
+    pub async fn set_status(&self, id: Uuid, status: MatchStatus) -> Result<(), StoreError> {
+        self.append(id, &[], Some(status)).await
+    }
+
+    /// Every match that is neither finished nor broken: what a restart resumes.
+    pub async fn unfinished(&self) -> Result<Vec<Uuid>, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.unfinished().await,
+            Store::Postgres(p) => p.unfinished().await,
+        }
+    }
+}

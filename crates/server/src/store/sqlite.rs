@@ -1,0 +1,295 @@
+//! The SQLite dialect: a file under the data directory, the default so that the server runs with
+//! no set-up.
+//!
+//! SQLite takes one writer at a time. Rather than let connections fight over the lock (SQLite's
+//! busy handler sleeps up to 100 ms between tries), every write goes through one connection, and
+//! appends go through one writer task that commits the appends of all matches queued at that
+//! moment in ONE transaction: one fsync for many matches (group commit). Reads use their own
+//! pool; with WAL they never wait for the writer.
+
+use super::{
+    Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, seat_from_db,
+    seq_from_db, seq_to_db,
+};
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use std::path::Path;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+
+static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+/// Most appends committed in one group.
+const MAX_GROUP: usize = 256;
+
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    read: SqlitePool,
+    write: SqlitePool,
+    writer: mpsc::Sender<WriteReq>,
+}
+
+/// One match's append, waiting for the group it is committed with.
+#[derive(Debug)]
+struct WriteReq {
+    id: Uuid,
+    records: Vec<CommandRow>,
+    status: Option<MatchStatus>,
+    reply: oneshot::Sender<Result<(), StoreError>>,
+}
+
+// Row mapping: one function per row type.
+
+fn match_id(r: &SqliteRow, column: &str) -> Result<Uuid, StoreError> {
+    let id: String = r.try_get(column)?;
+    Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn match_row(id: Uuid, r: &SqliteRow) -> Result<MatchRow, StoreError> {
+    Ok(MatchRow {
+        id,
+        setup: r.try_get("setup")?,
+        status: MatchStatus::parse(r.try_get("status")?)?,
+        rules_version: r.try_get("rules_version")?,
+        created_at: r.try_get("created_at")?,
+    })
+}
+
+fn seat_ref(r: &SqliteRow) -> Result<(Uuid, u8), StoreError> {
+    Ok((match_id(r, "match_id")?, seat_from_db(r.try_get("seat")?)?))
+}
+
+fn command_row(r: &SqliteRow) -> Result<CommandRow, StoreError> {
+    Ok(CommandRow {
+        seq: seq_from_db(r.try_get("seq")?)?,
+        seat: seat_from_db(r.try_get("seat")?)?,
+        command_id: r.try_get("command_id")?,
+        command: r.try_get("command")?,
+        events: r.try_get("events")?,
+        patch: r.try_get("patch")?,
+        created_at: r.try_get("created_at")?,
+    })
+}
+
+impl SqliteStore {
+    /// WAL with `synchronous=FULL`: a commit is on disk before it returns, so an acknowledged
+    /// move survives a power cut, while readers never block the writer.
+    pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
+            .await?;
+        let read = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await?;
+        let (writer, rx) = mpsc::channel(4096);
+        tokio::spawn(sqlite_writer(write.clone(), rx));
+        Ok(SqliteStore {
+            read,
+            write,
+            writer,
+        })
+    }
+
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        MIGRATIONS.run(&self.write).await?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.read.close().await;
+        self.write.close().await;
+    }
+
+    pub async fn create_match(&self, m: &MatchRow, seats: &[SeatRow]) -> Result<(), StoreError> {
+        let mut tx = self.write.begin().await?;
+        sqlx::query(
+            "INSERT INTO matches (id, setup, status, rules_version, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        )
+        .bind(m.id.to_string())
+        .bind(&m.setup)
+        .bind(m.status.as_str())
+        .bind(&m.rules_version)
+        .bind(m.created_at)
+        .execute(&mut *tx)
+        .await?;
+        for s in seats {
+            sqlx::query(
+                "INSERT INTO seats (match_id, seat, colour, token_hash) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .bind(m.id.to_string())
+            .bind(i64::from(s.seat))
+            .bind(&s.colour)
+            .bind(&s.token_hash)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn seat_for_token(&self, token_hash: &str) -> Result<Option<(Uuid, u8)>, StoreError> {
+        sqlx::query("SELECT match_id, seat FROM seats WHERE token_hash = ?1")
+            .bind(token_hash)
+            .fetch_optional(&self.read)
+            .await?
+            .map(|r| seat_ref(&r))
+            .transpose()
+    }
+
+    pub async fn load_match(&self, id: Uuid) -> Result<Option<MatchRow>, StoreError> {
+        sqlx::query("SELECT setup, status, rules_version, created_at FROM matches WHERE id = ?1")
+            .bind(id.to_string())
+            .fetch_optional(&self.read)
+            .await?
+            .map(|r| match_row(id, &r))
+            .transpose()
+    }
+
+    pub async fn commands(&self, id: Uuid, seqs: Seqs) -> Result<Vec<CommandRow>, StoreError> {
+        sqlx::query(
+            "SELECT seq, seat, command_id, command, events, patch, created_at FROM commands \
+             WHERE match_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
+        )
+        .bind(id.to_string())
+        .bind(seq_to_db(seqs.after))
+        .bind(seq_to_db(seqs.upto))
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(command_row)
+        .collect()
+    }
+
+    /// Queues the append for the writer task and waits until its group is committed.
+    pub async fn append(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
+        let Append { records, status } = append;
+        let (reply, answer) = oneshot::channel();
+        let req = WriteReq {
+            id,
+            records: records.to_vec(),
+            status,
+            reply,
+        };
+        self.writer
+            .send(req)
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    pub async fn unfinished(&self) -> Result<Vec<Uuid>, StoreError> {
+        sqlx::query("SELECT id FROM matches WHERE status = 'active' ORDER BY created_at")
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(|r| match_id(r, "id"))
+            .collect()
+    }
+}
+
+/// The SQLite writer: takes every append queued now, writes each inside its own savepoint (a bad
+/// one fails alone), commits them together, then answers each. Nothing is answered before the
+/// commit returned, so "persist, then broadcast" holds for every match in the group.
+async fn sqlite_writer(pool: SqlitePool, mut rx: mpsc::Receiver<WriteReq>) {
+    while let Some(first) = rx.recv().await {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(r) => group.push(r),
+                Err(_) => break,
+            }
+        }
+        match write_group(&pool, &group).await {
+            Ok(results) => {
+                for (req, result) in group.into_iter().zip(results) {
+                    let _ = req.reply.send(result);
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                for req in group {
+                    let _ = req.reply.send(Err(StoreError::Commit(message.clone())));
+                }
+            }
+        }
+    }
+}
+
+async fn write_group(
+    pool: &SqlitePool,
+    group: &[WriteReq],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let now = Utc::now();
+    let mut tx = pool.begin().await?;
+    let mut results = Vec::with_capacity(group.len());
+    for req in group {
+        sqlx::query("SAVEPOINT append").execute(&mut *tx).await?;
+        match sqlite_append(&mut tx, req, now).await {
+            Ok(()) => {
+                sqlx::query("RELEASE append").execute(&mut *tx).await?;
+                results.push(Ok(()));
+            }
+            Err(e) => {
+                sqlx::query("ROLLBACK TO append").execute(&mut *tx).await?;
+                sqlx::query("RELEASE append").execute(&mut *tx).await?;
+                results.push(Err(e));
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(results)
+}
+
+async fn sqlite_append(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    req: &WriteReq,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    for r in &req.records {
+        sqlx::query(
+            "INSERT INTO commands \
+             (match_id, seq, seat, command_id, command, events, patch, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .bind(req.id.to_string())
+        .bind(seq_to_db(r.seq))
+        .bind(i64::from(r.seat))
+        .bind(&r.command_id)
+        .bind(&r.command)
+        .bind(&r.events)
+        .bind(&r.patch)
+        .bind(r.created_at)
+        .execute(&mut **tx)
+        .await?;
+    }
+    if let Some(status) = req.status {
+        sqlx::query("UPDATE matches SET status = ?1, updated_at = ?2 WHERE id = ?3")
+            .bind(status.as_str())
+            .bind(now)
+            .bind(req.id.to_string())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,16 @@
+//! The end-to-end tests, in one binary (one link of the shared harness): real servers, real
+//! sockets on 127.0.0.1, real stores. Every scenario runs on a SQLite file and on a fresh
+//! Postgres database (see `common::TestDb`).
+//!
+//! `TEST_LOG=1` (or a filter such as `TEST_LOG=server=debug`) shows the servers' logs in a
+//! failing test's output.
+
+#[macro_use]
+#[path = "../common/mod.rs"]
+mod common;
+
+mod france;
+mod hostile;
+mod outside;
+mod suites;
+mod tollkeepers;
