@@ -36,6 +36,9 @@ pub enum RuleError {
     CrossroadsTaken(Pos),
     #[error("your tollhouse already stands on {0}: that is not a move")]
     TollhouseAlreadyThere(Pos),
+    // The Messages
+    #[error("the dispatch cannot be resolved that way: {0}")]
+    DispatchChoice(&'static str),
 }
 
 impl RuleError {
@@ -56,6 +59,7 @@ impl RuleError {
             RuleError::NotACrossroads(_) => "not_a_crossroads",
             RuleError::CrossroadsTaken(_) => "crossroads_taken",
             RuleError::TollhouseAlreadyThere(_) => "tollhouse_already_there",
+            RuleError::DispatchChoice(_) => "dispatch_choice",
         }
     }
 
@@ -74,6 +78,7 @@ impl RuleError {
             RuleError::NotACrossroads(_) => "T3",
             RuleError::CrossroadsTaken(_) => "T4",
             RuleError::TollhouseAlreadyThere(_) => "T5",
+            RuleError::DispatchChoice(_) => "M7",
         }
     }
 }
@@ -93,4 +98,6 @@ pub enum SetupError {
     UnknownTile(String),
     #[error("start squares: {0}")]
     StartSquares(&'static str),
+    #[error("dispatch order must name the dispatches 1 to 8, each once (M1)")]
+    DispatchOrder,
 }

@@ -65,6 +65,7 @@ macro_rules! hook {
             events: $events,
             active: $game.active,
             players: $game.players.len(),
+            pile: $game.pile.len(),
         };
         let $m = &mut $game.modules;
         let out = $body;
@@ -95,6 +96,11 @@ impl Game {
             if setup.players[..i].contains(c) {
                 return Err(SetupError::DuplicateColour(*c));
             }
+        }
+        if let Some(order) = &setup.dispatch_order
+            && !crate::modules::messages::valid_order(order)
+        {
+            return Err(SetupError::DispatchOrder);
         }
         if !(1..=30).contains(&setup.meeples) {
             return Err(SetupError::Meeples(setup.meeples));
@@ -296,8 +302,11 @@ impl Game {
     fn accepts(&self, ask: &Ask, command: &Command) -> bool {
         match ask {
             Ask::PlaceTile { .. } => matches!(command, Command::PlaceTile { .. }),
-            Ask::PlaceFollower { .. } => !matches!(command, Command::PlaceTile { .. }),
-            Ask::Module { .. } => true,
+            Ask::PlaceFollower { .. } => !matches!(
+                command,
+                Command::PlaceTile { .. } | Command::SetPawnPreference { .. }
+            ),
+            Ask::Module { ask, .. } => Modules::accepts(ask, command),
         }
     }
 
@@ -684,7 +693,9 @@ impl Game {
                 }
             }
             Ask::PlaceFollower { .. } => Command::Pass {},
-            Ask::Module { ref ask, .. } => self.modules.default_command(ask),
+            Ask::Module { ref ask, player } => {
+                self.modules.default_command(player, self.active, ask)
+            }
         };
         Some((ask.player(), command))
     }
@@ -897,6 +908,7 @@ impl Game {
             drawn: self.tile_ask().map(|t| self.cat.get(t).id.clone()),
             decisions: self.decisions(),
             finished: self.over,
+            messages: self.modules.messages_view(),
         }
     }
 

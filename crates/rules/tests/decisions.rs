@@ -103,7 +103,10 @@ fn the_setup_builder_equals_the_struct_literal() {
         .draw_order(vec!["base/U".into()]);
     let literal = Setup {
         meeples: 9,
-        modules: rules::Modules { tollkeepers: true },
+        modules: rules::Modules {
+            tollkeepers: true,
+            ..Default::default()
+        },
         draw_order: Some(vec!["base/U".into()]),
         ..Setup::new(vec![Colour::Red, Colour::Blue], 5)
     };

@@ -9,7 +9,10 @@ use rules::{Colour, Command, Event, Game, Modules, PlayerId, Pos, Setup, Side, b
 fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
     let colours = Colour::ALL;
     Setup {
-        modules: Modules { tollkeepers },
+        modules: Modules {
+            tollkeepers,
+            ..Default::default()
+        },
         ..Setup::new(colours[..players].to_vec(), seed)
     }
 }

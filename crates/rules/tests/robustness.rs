@@ -75,7 +75,10 @@ fn refused_commands_change_nothing(game: &Game) {
 fn extreme_squares_and_unknown_players_are_refused_without_panic_b4() {
     for tollkeepers in [false, true] {
         let setup = Setup {
-            modules: Modules { tollkeepers },
+            modules: Modules {
+                tollkeepers,
+                ..Default::default()
+            },
             draw_order: Some(vec!["base/X".into(), "base/U".into()]),
             ..Setup::new(vec![Colour::Red, Colour::Blue], 7)
         };

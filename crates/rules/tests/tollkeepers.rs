@@ -6,7 +6,10 @@ use rules::{Colour, Command, Decision, Event, Game, Modules, Pos, Rotation, Setu
 
 fn game(tollkeepers: bool, order: &[&str]) -> Game {
     let setup = Setup {
-        modules: Modules { tollkeepers },
+        modules: Modules {
+            tollkeepers,
+            ..Default::default()
+        },
         draw_order: Some(order.iter().map(|s| s.to_string()).collect()),
         ..Setup::new(vec![Colour::Red, Colour::Green], 1)
     };
@@ -97,7 +100,10 @@ fn a_road_with_more_than_255_traveller_groups_counts_them_all_t7_t10() {
     let mut order = vec!["tollkeepers/A".to_string()];
     order.extend(std::iter::repeat_n("tollkeepers/G".to_string(), groups));
     let setup = Setup {
-        modules: Modules { tollkeepers: true },
+        modules: Modules {
+            tollkeepers: true,
+            ..Default::default()
+        },
         draw_order: Some(order),
         ..Setup::new(vec![Colour::Red, Colour::Blue], 0)
     };

@@ -857,7 +857,10 @@ async fn spectator_page_follows_a_whole_random_game_exactly() {
             rules::Colour::Blue,
             rules::Colour::Green,
         ],
-        modules: rules::Modules { tollkeepers: true },
+        modules: rules::Modules {
+            tollkeepers: true,
+            ..Default::default()
+        },
         meeples: None,
         draw_order: None,
     };

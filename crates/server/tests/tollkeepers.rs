@@ -39,7 +39,10 @@ async fn tolls_arrive_in_diffs(db: &TestDb) {
     let scenario = seed_examples();
     let req = CreateMatch {
         players: scenario.setup.players.clone(),
-        modules: Modules { tollkeepers: true },
+        modules: Modules {
+            tollkeepers: true,
+            ..Default::default()
+        },
         meeples: None,
         draw_order: scenario.setup.draw_order.clone(),
     };
@@ -134,7 +137,10 @@ async fn random_tollkeepers_game_to_the_end(db: &TestDb) {
     let server = TestServer::start(db.config());
     let req = CreateMatch {
         players: vec![Colour::Red, Colour::Blue, Colour::Green],
-        modules: Modules { tollkeepers: true },
+        modules: Modules {
+            tollkeepers: true,
+            ..Default::default()
+        },
         meeples: None,
         draw_order: None,
     };

@@ -31,8 +31,7 @@ pub enum Step<M, A> {
     /// Points for a player, through the one award path (modules may turn it into a question, M2).
     Award(Award),
     /// The meeple standing on this segment goes back to its supply; the others on its feature
-    /// stay (M15). (Only the test module pushes it until The Messages does.)
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// stay (M15).
     ReturnMeeple(SegRef),
     /// The end of a turn part (M5: a dispatch check).
     EndTurnPart,
@@ -88,6 +87,8 @@ pub enum Source {
     Field(SegRef),
     /// A toll (T6, T10) raised at the crossroads tile.
     Toll(TileRef),
+    /// A dispatch (M7–M15): its number.
+    Dispatch(u8),
 }
 
 /// An open decision.

@@ -30,6 +30,7 @@
 //! they were pushed, before the steps already on the agenda: The Tollkeepers' first. Asks pushed
 //! in one hook open together. Award hooks see awards in the order they are made.
 
+pub mod messages;
 pub mod tollkeepers;
 #[cfg(test)]
 pub(crate) mod witness;
@@ -44,6 +45,7 @@ use crate::error::RuleError;
 use crate::event::Event;
 use crate::setup::{PlayerId, Setup};
 use crate::view::TollhouseView;
+use messages::Messages;
 use serde::{Deserialize, Serialize};
 use tollkeepers::Tollkeepers;
 
@@ -60,9 +62,17 @@ pub enum Hook {
     Command,
 }
 
-/// A module's own step on the agenda. (None yet: The Messages adds dispatch draws, M5, M6.)
+/// A module's own step on the agenda.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ModuleStep {}
+pub enum ModuleStep {
+    // The Messages
+    /// M3: ask every pending pawn choice at once.
+    AskPawns,
+    /// M4: the active player draws the top dispatch.
+    DrawDispatch,
+    /// M6: did the dispatch's points bring a pawn to a dark space?
+    ChainCheck,
+}
 
 /// A module's own decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +80,16 @@ pub enum ModuleAsk {
     /// Test only: a player must acknowledge with `pass` (a decision of a non-active player).
     #[cfg(test)]
     Witness,
+    // The Messages
+    /// M2: which pawn moves `points` earned for `reason`.
+    Pawn {
+        points: u32,
+        reason: crate::event::ScoreReason,
+    },
+    /// M7: resolve the drawn dispatch.
+    Dispatch,
+    /// M6: draw the next dispatch of a chain, or not.
+    Chain,
 }
 
 pub type Step = agenda::Step<ModuleStep, ModuleAsk>;
@@ -88,6 +108,8 @@ pub struct Ctx<'a> {
     /// Whose turn it is.
     pub active: PlayerId,
     pub players: usize,
+    /// Tiles left in the pile (M7: dispatch 4 needs one).
+    pub pile: usize,
 }
 
 impl Ctx<'_> {
@@ -112,6 +134,8 @@ impl Ctx<'_> {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Modules {
     pub toll: Option<Tollkeepers>,
+    // The Messages
+    pub messages: Option<Messages>,
     /// Test only: asks the other players to acknowledge every placement, keeps a ledger of
     /// awards, plays extra turn parts.
     #[cfg(test)]
@@ -126,6 +150,7 @@ impl Modules {
                 .modules
                 .tollkeepers
                 .then(|| Tollkeepers::new(setup.players.len())),
+            messages: setup.modules.messages.then(|| Messages::new(setup)),
             #[cfg(test)]
             witness: None,
         }
@@ -144,14 +169,12 @@ impl Modules {
         {
             return true;
         }
+        let messages = self.messages.is_some();
         match hook {
-            Hook::FeatureScored | Hook::TurnEnd => self.toll.is_some(),
-            Hook::TilePlaced
-            | Hook::Award
-            | Hook::AfterScoring
-            | Hook::TurnPartEnd
-            | Hook::Final
-            | Hook::Command => false,
+            Hook::FeatureScored => self.toll.is_some(),
+            Hook::TurnEnd => self.toll.is_some() || messages,
+            Hook::Award | Hook::TurnPartEnd | Hook::Final | Hook::Command => messages,
+            Hook::TilePlaced | Hook::AfterScoring => false,
         }
     }
 
@@ -234,12 +257,16 @@ impl Modules {
     }
 
     /// Every award passes here first; `true`: a module took it over (and will credit it, or ask
-    /// first). No module takes awards yet (The Messages will, M2).
+    /// first). The Messages moves a pawn or asks which (M2) and lets the score be credited: the
+    /// score stays the sum of both pawns.
     #[inline]
-    pub fn on_award(&mut self, _ctx: &mut Ctx<'_>, _award: &Award) -> bool {
+    pub fn on_award(&mut self, ctx: &mut Ctx<'_>, award: &Award) -> bool {
+        if let Some(m) = &mut self.messages {
+            m.on_award(ctx, award);
+        }
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
-            m.on_award(_award);
+            m.on_award(award);
         }
         false
     }
@@ -249,6 +276,9 @@ impl Modules {
 
     #[inline]
     pub fn on_turn_part_end(&mut self, _ctx: &mut Ctx<'_>) {
+        if let Some(m) = &mut self.messages {
+            m.on_turn_part_end(_ctx);
+        }
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
             m.on_turn_part_end(_ctx);
@@ -260,6 +290,9 @@ impl Modules {
         if let Some(m) = &mut self.toll {
             m.turn_over(ctx);
         }
+        if let Some(m) = &mut self.messages {
+            m.on_turn_end();
+        }
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
             m.on_turn_end(ctx);
@@ -267,7 +300,11 @@ impl Modules {
     }
 
     #[inline]
-    pub fn on_final(&mut self, _ctx: &mut Ctx<'_>) {}
+    pub fn on_final(&mut self, ctx: &mut Ctx<'_>) {
+        if let Some(m) = &mut self.messages {
+            m.on_final(ctx);
+        }
+    }
 
     /// T10: roads ending at a crossroads are looked at in final scoring even without meeples.
     #[inline]
@@ -278,70 +315,78 @@ impl Modules {
     }
 
     /// Runs a module's own step.
-    pub fn run(&mut self, _ctx: &mut Ctx<'_>, step: ModuleStep) {
-        match step {}
+    pub fn run(&mut self, ctx: &mut Ctx<'_>, step: ModuleStep) {
+        if let Some(m) = &mut self.messages {
+            m.run(ctx, step);
+        }
+    }
+
+    /// Whether the module decision `ask` takes a command of this kind at all.
+    #[inline]
+    pub fn accepts(ask: &ModuleAsk, command: &Command) -> bool {
+        Messages::accepts(ask, command)
     }
 
     /// Answers a module's decision with `command`; on an error nothing changed.
     pub fn answer(
         &mut self,
-        _ctx: &mut Ctx<'_>,
-        _player: PlayerId,
+        ctx: &mut Ctx<'_>,
+        player: PlayerId,
         ask: &ModuleAsk,
-        _command: &Command,
+        command: &Command,
     ) -> Result<(), RuleError> {
-        match *ask {
+        match (ask, &mut self.messages) {
             #[cfg(test)]
-            ModuleAsk::Witness => witness::Witness::answer(_ctx, _player, _command),
+            (ModuleAsk::Witness, _) => witness::Witness::answer(ctx, player, command),
+            (_, Some(m)) => m.answer(ctx, player, ask, command),
+            (_, None) => Err(RuleError::ModuleOff("messages")),
         }
     }
 
     /// The options of a module's decision: (groups, may pass).
     pub fn options(&self, ask: &ModuleAsk) -> (usize, bool) {
-        match *ask {
-            #[cfg(test)]
-            ModuleAsk::Witness => (0, true),
-        }
+        Messages::options(ask)
     }
 
-    pub fn option_len(&self, ask: &ModuleAsk, _g: usize) -> usize {
-        match *ask {
-            #[cfg(test)]
-            ModuleAsk::Witness => 0,
-        }
+    pub fn option_len(&self, ask: &ModuleAsk, g: usize) -> usize {
+        self.messages.as_ref().map_or(0, |m| m.option_len(ask, g))
     }
 
-    pub fn option_nth(&self, ask: &ModuleAsk, _g: usize, _i: usize) -> Option<Command> {
-        match *ask {
-            #[cfg(test)]
-            ModuleAsk::Witness => None,
-        }
+    pub fn option_nth(&self, ask: &ModuleAsk, g: usize, i: usize) -> Option<Command> {
+        self.messages.as_ref()?.option_nth(ask, g, i)
     }
 
     /// The deterministic default answer of a module's decision (a clock ran out).
-    pub fn default_command(&self, ask: &ModuleAsk) -> Command {
-        match *ask {
-            #[cfg(test)]
-            ModuleAsk::Witness => Command::Pass {},
+    pub fn default_command(&self, player: PlayerId, active: PlayerId, ask: &ModuleAsk) -> Command {
+        match &self.messages {
+            Some(m) => m.default_command(player, active, ask),
+            None => Command::Pass {},
         }
     }
 
     /// A module's decision as clients see it.
-    pub fn decision(&self, _player: PlayerId, ask: &ModuleAsk) -> Decision {
-        match *ask {
+    pub fn decision(&self, player: PlayerId, ask: &ModuleAsk) -> Decision {
+        match (&self.messages, ask) {
+            (Some(m), _) => m.decision(player, ask),
             #[cfg(test)]
-            ModuleAsk::Witness => Decision::Witness { player: _player },
+            (None, ModuleAsk::Witness) => Decision::Witness { player },
+            (None, _) => Decision::ChainDispatch { player },
         }
     }
 
+    /// The Messages' public state.
+    pub fn messages_view(&self) -> Option<crate::view::MessagesView> {
+        self.messages.as_ref().map(Messages::view)
+    }
+
     /// A command that answers no open decision (a standing preference, M3): `None` when no
-    /// module takes it. No module has such commands yet.
+    /// module takes it.
     pub fn on_command(
         &mut self,
-        _ctx: &mut Ctx<'_>,
-        _player: PlayerId,
-        _command: &Command,
+        ctx: &mut Ctx<'_>,
+        player: PlayerId,
+        command: &Command,
     ) -> Option<Result<(), RuleError>> {
-        None
+        self.messages.as_mut()?.on_command(ctx, player, command)
     }
 }
