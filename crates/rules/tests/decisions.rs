@@ -11,7 +11,11 @@ fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
 
 /// Plays a random game; at every step checks the defaults and options of every open decision.
 fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool) {
-    let (mut game, _) = Game::start(setup(players, seed, tollkeepers)).expect("valid setup");
+    check_setup(setup(players, seed, tollkeepers), bot_seed);
+}
+
+fn check_setup(setup: Setup, bot_seed: u64) {
+    let (mut game, _) = Game::start(setup).expect("valid setup");
     let mut rng = bot_seed;
     let mut steps = 0;
     while let Some((player, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
@@ -78,12 +82,19 @@ proptest! {
     fn every_decision_kind_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
         check(players, seed, bot, toll);
     }
+
+    /// M3, M6, M7: pawn choices, dispatches and chains have legal defaults and options too.
+    #[test]
+    fn every_messages_decision_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
+        check_setup(setup(players, seed, toll).messages(true), bot);
+    }
 }
 
 #[test]
 fn playing_only_defaults_ends_the_game() {
-    for tollkeepers in [false, true] {
-        let (mut game, _) = Game::start(setup(3, 11, tollkeepers)).expect("valid setup");
+    for (tollkeepers, messages) in [(false, false), (true, false), (false, true), (true, true)] {
+        let s = setup(3, 11, tollkeepers).messages(messages);
+        let (mut game, _) = Game::start(s).expect("valid setup");
         let mut n = 0;
         while let Some((id, _)) = game.first_decision() {
             let (p, c) = game.default_command(id).expect("a default");
