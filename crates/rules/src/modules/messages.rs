@@ -384,8 +384,9 @@ impl Messages {
                     (true, _) => scoring::value_of(board, f, root, false).map_or(0, |v| v.points),
                 };
                 let pos = f.get(root).min;
-                self.resolve(ctx, true, points, Some(pos));
+                // The meeple goes home first, then the points are placed (and a chain checked).
                 ctx.agenda.push(Step::ReturnMeeple(seg));
+                self.resolve(ctx, true, points, Some(pos));
                 return Ok(());
             }
         };
