@@ -152,9 +152,10 @@ pub fn play(s: &Scenario) -> Result<Outcome, ScenarioError> {
                 if let Some(want) = &step.decisions {
                     let open = game.decisions();
                     let ok = open.len() == want.len()
-                        && open.iter().zip(want).all(|(d, w)| {
-                            serde_json::to_value(d).is_ok_and(|v| subset(w, &v))
-                        });
+                        && open
+                            .iter()
+                            .zip(want)
+                            .all(|(d, w)| serde_json::to_value(d).is_ok_and(|v| subset(w, &v)));
                     if !ok {
                         return Err(ScenarioError::Expectation(format!(
                             "step {index}: open decisions are {}, expected {}",
@@ -164,9 +165,8 @@ pub fn play(s: &Scenario) -> Result<Outcome, ScenarioError> {
                     }
                 }
                 if let Some(want) = &step.view {
-                    check_view(&game, want).map_err(|m| {
-                        ScenarioError::Expectation(format!("step {index}: {m}"))
-                    })?;
+                    check_view(&game, want)
+                        .map_err(|m| ScenarioError::Expectation(format!("step {index}: {m}")))?;
                 }
                 events.extend(evs);
             }

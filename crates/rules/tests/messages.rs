@@ -62,7 +62,7 @@ fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, V
     while let Some((player, cmd)) = next_move(&game, &mut rng, dark) {
         // Now and then a player sets, changes or clears a standing preference (any time).
         let r = bot::splitmix64(&mut rng);
-        if r % 29 == 0 {
+        if r.is_multiple_of(29) {
             let who = ((r >> 8) % players as u64) as PlayerId;
             let preference = match (r >> 16) % 4 {
                 0 => None,

@@ -238,6 +238,9 @@ impl Modules {
         match (command, &mut self.toll) {
             (Command::PlaceTollhouse { pos }, Some(m)) => m.place(ctx, player, *pos),
             (Command::PlaceTollhouse { .. }, None) => Err(RuleError::ModuleOff("tollkeepers")),
+            (Command::SetPawnPreference { .. }, _) if self.messages.is_none() => {
+                Err(RuleError::ModuleOff("messages"))
+            }
             _ => Err(RuleError::WrongPhase {
                 expected: "phase 2: place_meeple, place_tollhouse or pass",
             }),
