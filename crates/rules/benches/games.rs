@@ -1,5 +1,6 @@
-//! Throughput of the rules engine: complete random games (2 and 4 players, base game and with
-//! The Tollkeepers) and legal-placement generation on a board of about 70 tiles.
+//! Throughput of the rules engine: complete random games (2 and 4 players, base game, with The
+//! Tollkeepers, with The Messages, with both) and legal-placement generation on a board of about
+//! 70 tiles.
 //!
 //! Run with `cargo bench -p rules`. Figures are recorded in crates/rules/README.md.
 
@@ -13,9 +14,17 @@ fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
     Setup::new(COLOURS[..players].to_vec(), seed).tollkeepers(tollkeepers)
 }
 
+/// Which modules a benchmarked game has: (name, The Tollkeepers, The Messages).
+const MODULES: [(&str, bool, bool); 4] = [
+    ("base", false, false),
+    ("tollkeepers", true, false),
+    ("messages", false, true),
+    ("all", true, true),
+];
+
 /// One whole random game; returns the scores so nothing is optimised away.
-fn random_game(players: usize, seed: u64, tollkeepers: bool) -> Vec<u32> {
-    let Ok((mut game, _)) = Game::start(setup(players, seed, tollkeepers)) else {
+fn random_game(players: usize, seed: u64, (toll, messages): (bool, bool)) -> Vec<u32> {
+    let Ok((mut game, _)) = Game::start(setup(players, seed, toll).messages(messages)) else {
         return Vec::new();
     };
     let mut rng = seed ^ 0xDEAD_BEEF;
@@ -32,15 +41,16 @@ fn random_game(players: usize, seed: u64, tollkeepers: bool) -> Vec<u32> {
 fn games(c: &mut Criterion) {
     let mut g = c.benchmark_group("random_game");
     g.throughput(Throughput::Elements(1));
-    for (players, toll) in [(2, false), (4, false), (2, true), (4, true)] {
-        let name = if toll { "tollkeepers" } else { "base" };
-        let mut seed = 0u64;
-        g.bench_function(BenchmarkId::new(name, format!("{players}p")), |b| {
-            b.iter(|| {
-                seed += 1;
-                black_box(random_game(players, seed, toll))
-            })
-        });
+    for (name, toll, messages) in MODULES {
+        for players in [2, 4] {
+            let mut seed = 0u64;
+            g.bench_function(BenchmarkId::new(name, format!("{players}p")), |b| {
+                b.iter(|| {
+                    seed += 1;
+                    black_box(random_game(players, seed, (toll, messages)))
+                })
+            });
+        }
     }
     g.finish();
 }
