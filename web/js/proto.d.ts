@@ -81,6 +81,19 @@ export type Command = ({
   pos: Pos;
 } | {
   type: "pass";
+} | {
+  type: "choose_pawn";
+  pawn: Pawn;
+} | {
+  type: "set_pawn_preference";
+  preference?: (PawnPreference | null);
+} | {
+  type: "dispatch_action";
+  meeple?: (MeepleRef | null);
+} | {
+  type: "dispatch_points";
+} | {
+  type: "draw_dispatch";
 });
 
 export type Decision = ({
@@ -94,6 +107,22 @@ export type Decision = ({
   player: number;
   pos: Pos;
   tollhouse_targets?: Pos[];
+} | {
+  type: "choose_pawn";
+  messenger: number;
+  player: number;
+  points: number;
+  reason: ScoreReason;
+  scoring: number;
+} | {
+  type: "dispatch";
+  action: boolean;
+  dispatch: number;
+  meeples?: MeepleRef[];
+  player: number;
+} | {
+  type: "chain_dispatch";
+  player: number;
 });
 
 /** A refusal, with a stable code. */
@@ -118,6 +147,11 @@ export type Event = ({
   pos: Pos;
   rotation: Rotation;
   start_tile: string;
+} | {
+  type: "start_tile_placed";
+  pos: Pos;
+  rotation: Rotation;
+  tile: string;
 } | {
   type: "turn_started";
   player: number;
@@ -209,6 +243,32 @@ export type Event = ({
 } | {
   type: "game_ended";
   scores: number[];
+} | {
+  type: "pawn_moved";
+  from: number;
+  pawn: Pawn;
+  player: number;
+  reason: ScoreReason;
+  to: number;
+} | {
+  type: "pawn_preference_set";
+  player: number;
+  preference?: (PawnPreference | null);
+} | {
+  type: "dispatch_drawn";
+  dispatch: number;
+  player: number;
+} | {
+  type: "dispatch_resolved";
+  action: boolean;
+  dispatch: number;
+  player: number;
+  points: number;
+  pos?: (Pos | null);
+} | {
+  type: "pawns_summed";
+  player: number;
+  score: number;
 });
 
 /** The four kinds of feature a meeple can stand on. */
@@ -220,14 +280,30 @@ export type MeepleCount = {
   player: number;
 };
 
+/** A meeple on the board, named as the view names it: its tile's square and its feature there. */
+export type MeepleRef = {
+  pos: Pos;
+  target: Target;
+};
+
 export type MeepleView = {
   player: number;
   pos: Pos;
   target: Target;
 };
 
+/** The Messages' public state (M1). */
+export type MessagesView = {
+  /** Per seat: both pawns and the standing preference. */
+  players: PawnsView[];
+  /** Dispatches face down in the stack (8, or 7 while one is being resolved). */
+  stack: number;
+};
+
 /** The expansions switched on for a match. Each is a module of the rules crate. */
 export type Modules = {
+  /** The Messages (M1–M18): a messenger per player beside the scoring pawn, and the dispatch stack. Left out of the JSON when off, so views of older matches stay byte for byte. */
+  messages?: boolean;
   /** The Tollkeepers (T1–T10): its 10 tiles join the pile and each player gets a tollhouse. */
   tollkeepers?: boolean;
 };
@@ -258,6 +334,19 @@ export type PatchOp = ({
   value: unknown;
 });
 
+/** One of a player's two pawns on the scoring track (M1). */
+export type Pawn = "scoring" | "messenger";
+
+/** A standing answer to every pawn choice (M3). */
+export type PawnPreference = ("scoring" | "messenger" | "dark_in_my_turn");
+
+export type PawnsView = {
+  messenger: number;
+  preference?: (PawnPreference | null);
+  /** The scoring pawn's space, counted on past 50 (after M16: the whole score). */
+  scoring: number;
+};
+
 /** Where the drawn tile may go: a square and the rotations that fit there (B4). */
 export type Placement = {
   pos: Pos;
@@ -283,6 +372,9 @@ export type Pos = {
 
 /** Clockwise rotation of a tile in degrees. */
 export type Rotation = 0 | 90 | 180 | 270;
+
+/** What a pawn moved for (M2, M17). */
+export type ScoreReason = ("feature" | "field" | "toll" | "dispatch");
 
 export type SeatToken = {
   colour: Colour;
@@ -322,6 +414,8 @@ export type View = {
   meeples: {
     [key: string]: MeepleView;
   };
+  /** The Messages: both pawns of every player and the stack's size (never its order). */
+  messages?: (MessagesView | null);
   modules: Modules;
   /** Tiles still in the pile, by tile id (the order is secret). */
   pile: {
