@@ -22,7 +22,7 @@ export type ClientMessage = ({
 export type CreateMatch = {
   /** Forced pile order, for tests and scenarios; refused unless the server allows test setups. */
   draw_order?: string[] | null;
-  /** Meeples per player (default 7). */
+  /** Meeples per player (default 7; 9 on a map). */
   meeples?: number | null;
   modules?: Modules;
   /** Colours in turn order (2 to 6). */
@@ -65,6 +65,34 @@ export type ServerMessage = ({
   type: "error";
 });
 
+/** A printed (non-neutral) border side (P4). `country` is for people; the rules ignore it. */
+export type BorderPrint = {
+  country?: string | null;
+  pos: Pos;
+  print: Print;
+  side: Side;
+};
+
+/** The inclusive bounding box of a map's outline: `min` is `(0, 0)`. */
+export type Bounds = {
+  max: Pos;
+  min: Pos;
+};
+
+/** A map chip (P7): face down until a tile is placed on its square (P8). */
+export type Chip = {
+  grape: Grape;
+  /** 1 or 2 points. */
+  value: number;
+};
+
+/** A chip forced on a square (scenarios). */
+export type ChipAt = {
+  grape: Grape;
+  pos: Pos;
+  value: number;
+};
+
 /** Player colours (B3). */
 export type Colour = "red" | "green" | "blue" | "yellow" | "black" | "pink";
 
@@ -94,6 +122,10 @@ export type Command = ({
   type: "dispatch_points";
 } | {
   type: "draw_dispatch";
+} | {
+  type: "sell_wine";
+  chips: Chip[];
+  sale: Sale;
 });
 
 export type Decision = ({
@@ -123,6 +155,11 @@ export type Decision = ({
 } | {
   type: "chain_dispatch";
   player: number;
+} | {
+  type: "sell_wine";
+  player: number;
+  pos: Pos;
+  sales: WineSale[];
 });
 
 /** A refusal, with a stable code. */
@@ -269,10 +306,75 @@ export type Event = ({
   type: "pawns_summed";
   player: number;
   score: number;
+} | {
+  type: "chip_taken";
+  chip: Chip;
+  player: number;
+  points: number;
+  pos: Pos;
+} | {
+  type: "wine_sold";
+  chips: Chip[];
+  player: number;
+  points: number;
+  pos: Pos;
+  sale: Sale;
+  town?: string | null;
 });
 
 /** The four kinds of feature a meeple can stand on. */
 export type FeatureKind = "road" | "city" | "field" | "monastery";
+
+/** The grape colour a town buys (P5) and a chip shows (P7). */
+export type Grape = "purple" | "light_blue" | "orange";
+
+/** A printed large city (P3). Its squares count as city tiles and its coats as coats of arms. */
+export type LargeCity = {
+  /** Printed coats of arms. */
+  coats: number;
+  /** Its mark in the data file's outline (an upper-case letter). */
+  mark: string;
+  name: string;
+  /** The open city edges: a city square and its side that faces a placeable square, sorted. */
+  open: unknown[][];
+  /** The printed squares, sorted by `(x, y)`. */
+  squares: Pos[];
+};
+
+/** The public description of a map, everything a client needs to draw it (P6: the map is public state). Static: a view should carry it once, not in every diff. */
+export type MapInfo = {
+  /** The printed border sides; every other border side is neutral. */
+  borders: BorderPrint[];
+  bounds: Bounds;
+  cities: LargeCity[];
+  id: string;
+  name: string;
+  /** Rows from north (`y = max`) to south (`y = 0`), one character per square from `x = 0`: `#` placeable, `.` not on the map, an upper-case letter a square of the large city with that mark. */
+  outline: string[];
+  starts: StartSquare[];
+  towns: Town[];
+};
+
+/** A match on a printed map (P1–P6). */
+export type MapSetup = {
+  /** Scenarios and tests: the chips' layout, instead of laying them with the seed (P7). */
+  chip_layout?: ChipAt[] | null;
+  /** The Map Chips of France (P7–P10). */
+  chips?: boolean;
+  /** A built-in map's id (`france`). */
+  map: string;
+  /** P2: the two start squares by name, the start tile's first. `None`: drawn from the seed. */
+  starts?: string[] | null;
+};
+
+/** The public state of a map: the printed map (it never changes, so JSON Patches between views never repeat it), where chips lie face down, and each player's chips face up. */
+export type MapView = {
+  /** Squares where a chip lies face down: only "a chip lies here", never its face (P7, B9). */
+  chips?: Pos[];
+  /** Per seat, the chips taken and not sold, face up (P8); empty without the France chips. */
+  hands?: Chip[][];
+  info: MapInfo;
+};
 
 /** How many meeples one player has on a feature. */
 export type MeepleCount = {
@@ -302,6 +404,8 @@ export type MessagesView = {
 
 /** The expansions switched on for a match. Each is a module of the rules crate. */
 export type Modules = {
+  /** Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10). */
+  map?: (MapSetup | null);
   /** The Messages (M1–M18): a messenger per player beside the scoring pawn, and the dispatch stack. Left out of the JSON when off, so views of older matches stay byte for byte. */
   messages?: boolean;
   /** The Tollkeepers (T1–T10): its 10 tiles join the pile and each player gets a tollhouse. */
@@ -370,16 +474,40 @@ export type Pos = {
   y: number;
 };
 
+/** What the map prints on a border side (P4). A tile on that square must show the same on that side; a neutral border takes any edge. */
+export type Print = ({
+  kind: "neutral";
+} | {
+  kind: "road";
+} | {
+  coat: boolean;
+  kind: "city";
+});
+
 /** Clockwise rotation of a tile in degrees. */
 export type Rotation = 0 | 90 | 180 | 270;
 
+/** P9: where a wine goes. */
+export type Sale = ("abroad" | "town");
+
 /** What a pawn moved for (M2, M17). */
-export type ScoreReason = ("feature" | "field" | "toll" | "dispatch");
+export type ScoreReason = ("feature" | "field" | "toll" | "dispatch" | "chip" | "wine");
 
 export type SeatToken = {
   colour: Colour;
   seat: number;
   token: string;
+};
+
+/** A side of a square (and of a tile in board orientation). */
+export type Side = "N" | "E" | "S" | "W";
+
+/** A start square (P2). It is an ordinary placeable square once the game has begun; it is not a town and never holds a chip. */
+export type StartSquare = {
+  /** Its mark in the data file's outline (a digit). */
+  mark: string;
+  name: string;
+  pos: Pos;
 };
 
 /** A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half> or monastery. */
@@ -396,6 +524,16 @@ export type TollhouseView = {
   value: number;
 };
 
+/** A town (P5): an ordinary placeable square that buys wine of its grape colour (P9). */
+export type Town = {
+  /** `None` on a map played without the chips of a country that colours its towns. */
+  grape?: (Grape | null);
+  /** Its mark in the data file's outline (a lower-case letter). */
+  mark: string;
+  name: string;
+  pos: Pos;
+};
+
 export type View = {
   /** Whose turn it is. */
   active: number;
@@ -410,6 +548,8 @@ export type View = {
   /** The tile drawn this turn and not yet placed. */
   drawn?: string | null;
   finished: boolean;
+  /** The map the match is played on (P1–P6) and its chips (P7–P10); absent on an open table. */
+  map?: (MapView | null);
   /** Meeples on the board keyed by `"x,y target"`, for example `"0,1 road:E"`. */
   meeples: {
     [key: string]: MeepleView;
@@ -426,5 +566,11 @@ export type View = {
   players: PlayerView[];
   /** Turn number, from 1. */
   turn: number;
+};
+
+/** One sale the wine decision offers (P9). */
+export type WineSale = {
+  chips: Chip[];
+  sale: Sale;
 };
 

@@ -56,6 +56,8 @@ export function eventWords(e, colours, before = []) {
   switch (e.type) {
     case 'game_started':
       return `The game begins with ${e.pile} tiles in the pile.`;
+    case 'start_tile_placed':
+      return `${e.tile} lies on the start square ${at(e.pos)}, turned ${e.rotation}°.`;
     case 'turn_started':
       return null;
     case 'tile_drawn':

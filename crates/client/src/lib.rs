@@ -4,13 +4,15 @@
 //! - [`create_match`] calls `POST /api/matches` and returns the match id and seat tokens;
 //! - [`Connection`] is one WebSocket connection: it reads the `welcome`, authenticates, subscribes,
 //!   sends commands and hands out server messages in arrival order;
-//! - [`Mirror`] keeps one match's public view as JSON by applying snapshots and diffs in sequence.
+//! - [`Mirror`] keeps one match's public view as JSON by applying snapshots and diffs in sequence;
+//! - [`latency`] plays games and times each command's `ack` and own `diff` (benchmarks).
 //!
 //! The protocol itself is described in `proto/README.md`.
 
 mod connection;
 mod error;
 mod http;
+pub mod latency;
 mod mirror;
 
 pub use connection::{Close, CommandOutcome, Connection, Seat, Welcome};

@@ -147,6 +147,7 @@ mod tests {
             decisions: Vec::new(),
             finished: false,
             messages: None,
+            map: None,
         }
     }
 

@@ -162,7 +162,7 @@ pub struct CreateMatch {
     pub players: Vec<Colour>,
     #[serde(default)]
     pub modules: Modules,
-    /// Meeples per player (default 7).
+    /// Meeples per player (default 7; 9 on a map).
     #[serde(default)]
     pub meeples: Option<u8>,
     /// Forced pile order, for tests and scenarios; refused unless the server allows test setups.
@@ -184,13 +184,84 @@ pub struct SeatToken {
     pub token: String,
 }
 
+/// Why a text frame is not a client message: `malformed`, with the command's `id` when one can
+/// be read from the frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    pub id: Option<String>,
+    pub message: String,
+}
+
+/// Reads a client message strictly, as `proto/README.md` promises: besides what the types refuse
+/// (unknown `type`, missing or unknown fields), a square (`pos`) must be an object with exactly
+/// `x` and `y`, never an array or an object with more fields. On failure the command's `id` is
+/// recovered whenever the frame is JSON with a string `id`, even if some number in it is out of
+/// range.
+pub fn decode_client_message(text: &str) -> Result<ClientMessage, Malformed> {
+    let fail = |message: String| Malformed {
+        id: recover_id(text),
+        message,
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| fail(format!("not a client message: {e}")))?;
+    if let Some(command) = value.get("command") {
+        check_squares(command).map_err(|m| fail(format!("not a client message: {m}")))?;
+    }
+    serde_json::from_value(value).map_err(|e| fail(format!("not a client message: {e}")))
+}
+
+/// The `id` of a frame that is JSON, skipping the other fields without interpreting them (so that
+/// `1e400` elsewhere does not hide it).
+fn recover_id(text: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct IdOnly {
+        #[serde(default)]
+        id: Option<String>,
+    }
+    serde_json::from_str::<IdOnly>(text).ok().and_then(|m| m.id)
+}
+
+/// Every `pos` in a command is `{"x": …, "y": …}` and nothing else. (`rules::Pos` alone would
+/// read `[x, y]` and ignore other fields.)
+fn check_squares(command: &serde_json::Value) -> Result<(), String> {
+    let Some(pos) = command.get("pos") else {
+        return Ok(());
+    };
+    match pos.as_object() {
+        Some(o) if o.keys().all(|k| k == "x" || k == "y") => Ok(()),
+        Some(o) => {
+            let extra: Vec<&str> = o
+                .keys()
+                .map(String::as_str)
+                .filter(|k| *k != "x" && *k != "y")
+                .collect();
+            Err(format!("unknown field in pos: {}", extra.join(", ")))
+        }
+        None => Err("pos is an object {\"x\": …, \"y\": …}".into()),
+    }
+}
+
+/// A square in a client message has `x` and `y` and nothing else, as
+/// [`decode_client_message`] enforces (`rules::Pos` itself does not refuse other fields).
+fn strict_squares(mut schema: schemars::Schema) -> schemars::Schema {
+    if let Some(pos) = schema
+        .as_object_mut()
+        .and_then(|o| o.get_mut("$defs"))
+        .and_then(|d| d.get_mut("Pos"))
+        .and_then(|p| p.as_object_mut())
+    {
+        pos.insert("additionalProperties".into(), false.into());
+    }
+    schema
+}
+
 /// The JSON Schemas checked into `proto/`, one per top-level type, as (file name, schema).
 /// `cargo run -p protocol --bin gen-schemas` writes them; a test fails when they drift.
 pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
     vec![
         (
             "client-message.schema.json",
-            schemars::schema_for!(ClientMessage),
+            strict_squares(schemars::schema_for!(ClientMessage)),
         ),
         (
             "server-message.schema.json",
@@ -222,4 +293,40 @@ pub mod close {
     pub const HEARTBEAT_TIMEOUT: u16 = 4000;
     /// The client did not read its messages fast enough; reconnect and subscribe with `since`.
     pub const TOO_SLOW: u16 = 4001;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn malformed(text: &str) -> Malformed {
+        match decode_client_message(text) {
+            Err(m) => m,
+            Ok(msg) => panic!("{text} was read as {msg:?}"),
+        }
+    }
+
+    #[test]
+    fn squares_are_objects_with_x_and_y_only() {
+        let ok = r#"{"type":"command","id":"a","command":{"type":"place_tile","pos":{"x":1,"y":0},"rotation":90}}"#;
+        assert!(decode_client_message(ok).is_ok());
+        for bad in [
+            r#"{"type":"command","id":"a","command":{"type":"place_tile","pos":{"x":1,"y":0,"z":1},"rotation":90}}"#,
+            r#"{"type":"command","id":"a","command":{"type":"place_tile","pos":[1,0],"rotation":90}}"#,
+            r#"{"type":"command","id":"a","command":{"type":"place_tollhouse","pos":{"x":1,"y":0,"q":0}}}"#,
+        ] {
+            assert_eq!(malformed(bad).id.as_deref(), Some("a"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_id_survives_a_number_out_of_range() {
+        let text = r#"{"type":"command","id":"big","command":{"type":"place_tile","pos":{"x":1e400,"y":0},"rotation":90}}"#;
+        assert_eq!(malformed(text).id.as_deref(), Some("big"));
+        assert_eq!(malformed("{not json").id, None);
+        assert_eq!(
+            malformed(r#"{"type":"nope","id":"n"}"#).id.as_deref(),
+            Some("n")
+        );
+    }
 }

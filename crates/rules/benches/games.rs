@@ -1,6 +1,6 @@
 //! Throughput of the rules engine: complete random games (2 and 4 players, base game, with The
-//! Tollkeepers, with The Messages, with both) and legal-placement generation on a board of about
-//! 70 tiles.
+//! Tollkeepers, with The Messages, with both; on the France map with its chips, and with every
+//! module) and legal-placement generation on a board of about 70 tiles.
 //!
 //! Run with `cargo bench -p rules`. Figures are recorded in crates/rules/README.md.
 
@@ -24,7 +24,19 @@ const MODULES: [(&str, bool, bool); 4] = [
 
 /// One whole random game; returns the scores so nothing is optimised away.
 fn random_game(players: usize, seed: u64, (toll, messages): (bool, bool)) -> Vec<u32> {
-    let Ok((mut game, _)) = Game::start(setup(players, seed, toll).messages(messages)) else {
+    play(setup(players, seed, toll).messages(messages), seed)
+}
+
+/// One whole random game on the France map (P1–P6), with its chips if `chips` (P7–P10).
+fn map_game(players: usize, seed: u64, tollkeepers: bool, chips: bool) -> Vec<u32> {
+    play(
+        setup(players, seed, tollkeepers).map("france").chips(chips),
+        seed,
+    )
+}
+
+fn play(setup: Setup, seed: u64) -> Vec<u32> {
+    let Ok((mut game, _)) = Game::start(setup) else {
         return Vec::new();
     };
     let mut rng = seed ^ 0xDEAD_BEEF;
@@ -52,6 +64,32 @@ fn games(c: &mut Criterion) {
             });
         }
     }
+    for (players, toll, chips) in [(2, false, false), (2, false, true), (4, true, true)] {
+        let name = match (toll, chips) {
+            (false, false) => "france",
+            (false, true) => "france_chips",
+            _ => "france_chips_tollkeepers",
+        };
+        let mut seed = 0u64;
+        g.bench_function(BenchmarkId::new(name, format!("{players}p")), |b| {
+            b.iter(|| {
+                seed += 1;
+                black_box(map_game(players, seed, toll, chips))
+            })
+        });
+    }
+    // Every module at once: The Tollkeepers, The Messages, the France map with its chips.
+    let mut seed = 0u64;
+    g.bench_function(BenchmarkId::new("france_chips_all", "4p"), |b| {
+        b.iter(|| {
+            seed += 1;
+            let s = setup(4, seed, true)
+                .messages(true)
+                .map("france")
+                .chips(true);
+            black_box(play(s, seed))
+        })
+    });
     g.finish();
 }
 

@@ -39,6 +39,13 @@ pub enum Command {
     DispatchPoints {},
     /// M6: draw the next dispatch of a chain (`pass` declines).
     DrawDispatch {},
+    // Carcassonne Maps
+    /// P9, in the wine sale decision: sell these chips (one colour, worth exactly 2) abroad or to
+    /// the town of the tile just placed.
+    SellWine {
+        sale: Sale,
+        chips: Vec<crate::maps::Chip>,
+    },
 }
 
 // The Messages
@@ -73,6 +80,26 @@ pub enum PawnPreference {
 pub struct MeepleRef {
     pub pos: Pos,
     pub target: Target,
+}
+
+// Carcassonne Maps
+/// P9: where a wine goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Sale {
+    /// For 5 points: the tile joins a printed road, or a city with a coat of arms, on the border.
+    Abroad,
+    /// For 9 points: the tile covers a town of the wine's colour.
+    Town,
+}
+
+/// One sale the wine decision offers (P9).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WineSale {
+    pub sale: Sale,
+    pub chips: Vec<crate::maps::Chip>,
 }
 
 /// A feature of the tile just placed, named in board orientation (after rotation) by a side or

@@ -60,12 +60,22 @@ pub enum Decision {
     /// M6: a dispatch's points brought a pawn of `player` to a dark space: `draw_dispatch` or
     /// `pass`.
     ChainDispatch { player: PlayerId },
+    // Carcassonne Maps
+    /// P9, step 3: `player` may sell one wine with the tile on `pos` (answer: `sell_wine` with one
+    /// of `sales`), or pass (the default: no sale).
+    SellWine {
+        player: PlayerId,
+        pos: Pos,
+        sales: Vec<crate::command::WineSale>,
+    },
 }
 
 impl Decision {
     pub fn player(&self) -> PlayerId {
         match self {
-            Decision::PlaceTile { player, .. } | Decision::PlaceFollower { player, .. } => *player,
+            Decision::PlaceTile { player, .. }
+            | Decision::PlaceFollower { player, .. }
+            | Decision::SellWine { player, .. } => *player,
             #[cfg(test)]
             Decision::Witness { player } => *player,
             Decision::ChoosePawn { player, .. }
@@ -108,6 +118,7 @@ impl Options for Decision {
         match self {
             Decision::PlaceTile { .. } => 1,
             Decision::PlaceFollower { .. } => 2,
+            Decision::SellWine { .. } => 1,
             #[cfg(test)]
             Decision::Witness { .. } => 0,
             Decision::ChoosePawn { .. } | Decision::Dispatch { .. } => 2,
@@ -121,6 +132,7 @@ impl Options for Decision {
                 placements.iter().map(|p| p.rotations.len()).sum()
             }
             (Decision::PlaceFollower { meeple_targets, .. }, 0) => meeple_targets.len(),
+            (Decision::SellWine { sales, .. }, _) => sales.len(),
             (
                 Decision::PlaceFollower {
                     tollhouse_targets, ..
@@ -155,6 +167,13 @@ impl Options for Decision {
             (Decision::PlaceFollower { meeple_targets, .. }, 0) => Some(Command::PlaceMeeple {
                 target: *meeple_targets.get(i)?,
             }),
+            (Decision::SellWine { sales, .. }, _) => {
+                let s = sales.get(i)?;
+                Some(Command::SellWine {
+                    sale: s.sale,
+                    chips: s.chips.clone(),
+                })
+            }
             (
                 Decision::PlaceFollower {
                     tollhouse_targets, ..

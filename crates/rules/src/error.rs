@@ -39,6 +39,17 @@ pub enum RuleError {
     // The Messages
     #[error("the dispatch cannot be resolved that way: {0}")]
     DispatchChoice(&'static str),
+    // Carcassonne Maps
+    #[error("square {0} is not a square of the map that takes a tile")]
+    OffMap(Pos),
+    #[error("the tile's {side} side at {pos} must show what the map prints there")]
+    PrintMismatch { pos: Pos, side: Side },
+    #[error("no wine sale is open to you now")]
+    NoSale,
+    #[error("those chips are not a wine: one colour, values adding up to exactly 2")]
+    NotAWine,
+    #[error("that sale is not allowed by the tile just placed")]
+    SaleNotAllowed,
 }
 
 impl RuleError {
@@ -60,6 +71,11 @@ impl RuleError {
             RuleError::CrossroadsTaken(_) => "crossroads_taken",
             RuleError::TollhouseAlreadyThere(_) => "tollhouse_already_there",
             RuleError::DispatchChoice(_) => "dispatch_choice",
+            RuleError::OffMap(_) => "off_map",
+            RuleError::PrintMismatch { .. } => "print_mismatch",
+            RuleError::NoSale => "no_sale",
+            RuleError::NotAWine => "not_a_wine",
+            RuleError::SaleNotAllowed => "sale_not_allowed",
         }
     }
 
@@ -79,6 +95,9 @@ impl RuleError {
             RuleError::CrossroadsTaken(_) => "T4",
             RuleError::TollhouseAlreadyThere(_) => "T5",
             RuleError::DispatchChoice(_) => "M7",
+            RuleError::OffMap(_) => "P1",
+            RuleError::PrintMismatch { .. } => "P4",
+            RuleError::NoSale | RuleError::NotAWine | RuleError::SaleNotAllowed => "P9",
         }
     }
 }
@@ -100,4 +119,7 @@ pub enum SetupError {
     StartSquares(&'static str),
     #[error("dispatch order must name the dispatches 1 to 8, each once (M1)")]
     DispatchOrder,
+    // Carcassonne Maps
+    #[error("map: {0}")]
+    Map(String),
 }

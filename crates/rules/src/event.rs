@@ -155,6 +155,24 @@ pub enum Event {
     },
     /// M16: before final scoring `player`'s messenger joined the scoring pawn on `score`.
     PawnsSummed { player: PlayerId, score: u32 },
+    // Carcassonne Maps
+    /// P8: a tile placed on a chip's square: the player turns the chip over and scores it.
+    ChipTaken {
+        player: PlayerId,
+        pos: Pos,
+        chip: crate::maps::Chip,
+        points: u32,
+    },
+    /// P9: a wine sold, abroad or to `town`, from the tile on `pos`; the chips leave the game.
+    WineSold {
+        player: PlayerId,
+        pos: Pos,
+        sale: crate::command::Sale,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        town: Option<String>,
+        chips: Vec<crate::maps::Chip>,
+        points: u32,
+    },
 }
 
 // The Messages
@@ -172,6 +190,10 @@ pub enum ScoreReason {
     Toll,
     /// A dispatch (M7–M15).
     Dispatch,
+    /// A map chip taken (P8, M17).
+    Chip,
+    /// A wine sold (P9, M17).
+    Wine,
 }
 
 impl Event {
@@ -185,7 +207,9 @@ impl Event {
                 points, winners, ..
             } => winners.iter().map(|&w| (w, *points)).collect(),
             Event::TollRaised { player, points, .. }
-            | Event::DispatchResolved { player, points, .. } => vec![(*player, *points)],
+            | Event::DispatchResolved { player, points, .. }
+            | Event::ChipTaken { player, points, .. }
+            | Event::WineSold { player, points, .. } => vec![(*player, *points)],
             _ => Vec::new(),
         }
     }

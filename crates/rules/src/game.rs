@@ -108,13 +108,54 @@ impl Game {
         let cat = catalogue();
         let in_match = |set: &str| Modules::uses_set(&setup, set);
         let mut rng = ChaCha8Rng::seed_from_u64(setup.seed);
+        // Carcassonne Maps (P1, P2): the map, and its bounding box as the board's outline.
+        let map = match &setup.modules.map {
+            Some(m) => Some(
+                crate::maps::map(&m.map)
+                    .ok_or_else(|| SetupError::Map(format!("unknown map `{}`", m.map)))?,
+            ),
+            None => None,
+        };
+        let bounds = match map {
+            Some(m) => Some(crate::setup::Bounds {
+                min: m.bounds().min,
+                max: m.bounds().max,
+            }),
+            None => setup.bounds,
+        };
         let starts = match setup.starts.is_empty() {
+            true if map.is_some() => Vec::new(), // P2: chosen from the seed below
             true => vec![StartSquare {
                 pos: Pos::new(0, 0),
                 rotation: Rotation::default(),
                 tile: StartTile::Start,
             }],
             false => setup.starts.clone(),
+        };
+        let mut choice = None;
+        let starts = match (map, starts.is_empty()) {
+            (Some(m), true) => {
+                // P2: the start tile on one of two start squares, a drawn tile on the other.
+                let requested = setup.modules.map.as_ref().and_then(|s| s.starts.as_ref());
+                let names = requested.map(|[a, b]| [a.as_str(), b.as_str()]);
+                let c = crate::maps::choose_starts(m, names, &mut rng)
+                    .map_err(|e| SetupError::Map(e.to_string()))?;
+                choice = Some(c);
+                let [a, b] = c.squares(m);
+                vec![
+                    StartSquare {
+                        pos: a,
+                        rotation: Rotation::default(),
+                        tile: StartTile::Start,
+                    },
+                    StartSquare {
+                        pos: b,
+                        rotation: Rotation::default(),
+                        tile: StartTile::Drawn,
+                    },
+                ]
+            }
+            _ => starts,
         };
         let first = starts
             .iter()
@@ -127,7 +168,9 @@ impl Game {
             if starts[..i].iter().any(|o| o.pos == s.pos) {
                 return Err(SetupError::StartSquares("two start squares on one square"));
             }
-            if setup.bounds.is_some_and(|b| !b.contains(s.pos)) {
+            if bounds.is_some_and(|b| !b.contains(s.pos))
+                || map.is_some_and(|m| !m.is_placeable(s.pos))
+            {
                 return Err(SetupError::StartSquares("a start square is off the map"));
             }
             // The grid is sized by the distance from (0, 0): keep it bounded like the pile.
@@ -184,7 +227,7 @@ impl Game {
             rng,
             pile,
             discarded: Vec::new(),
-            board: Board::new(cat, total, setup.bounds),
+            board: Board::new(cat, total, bounds),
             features: Features::with_capacity(total * 6),
             players,
             on_board: Vec::new(),
@@ -195,6 +238,9 @@ impl Game {
             over: false,
             setup,
         };
+        if let Some(m) = map {
+            game.board.set_map(m);
+        }
         let mut events = Vec::new();
         for (i, s) in starts.iter().enumerate() {
             let (tile, rotation) = match s.tile {
@@ -229,6 +275,47 @@ impl Game {
         }
         for s in starts.iter().filter(|s| s.tile == StartTile::Open) {
             game.board.open_square(s.pos, 0);
+        }
+        // P7: the chips, face down, after the start tiles (their random tile's turn drawn first).
+        if let (Some(m), Some(chips)) = (map, &mut game.modules.chips) {
+            let forced = game
+                .setup
+                .modules
+                .map
+                .as_ref()
+                .and_then(|s| s.chip_layout.clone());
+            let laid = match forced {
+                Some(layout) => {
+                    let mut laid = Vec::with_capacity(layout.len());
+                    for c in layout {
+                        if !m.is_placeable(c.pos)
+                            || !(1..=2).contains(&c.value)
+                            || laid.iter().any(|&(p, _)| p == c.pos)
+                        {
+                            return Err(SetupError::Map(format!(
+                                "chip layout: a chip worth {} on {} is not allowed",
+                                c.value, c.pos
+                            )));
+                        }
+                        let chip = crate::maps::Chip {
+                            grape: c.grape,
+                            value: c.value,
+                        };
+                        laid.push((c.pos, chip));
+                    }
+                    laid
+                }
+                None => {
+                    let c = choice.ok_or_else(|| {
+                        SetupError::Map(
+                            "the chips need the map's start squares or a chip layout".into(),
+                        )
+                    })?;
+                    crate::maps::lay_chips(m, c, &mut game.rng)
+                        .map_err(|e| SetupError::Map(e.to_string()))?
+                }
+            };
+            chips.lay(laid);
         }
         if let Some(Event::GameStarted { pile, .. }) = events.first_mut() {
             *pile = game.pile.len() as u32;
@@ -304,7 +391,9 @@ impl Game {
             Ask::PlaceTile { .. } => matches!(command, Command::PlaceTile { .. }),
             Ask::PlaceFollower { .. } => !matches!(
                 command,
-                Command::PlaceTile { .. } | Command::SetPawnPreference { .. }
+                Command::PlaceTile { .. }
+                    | Command::SetPawnPreference { .. }
+                    | Command::SellWine { .. }
             ),
             Ask::Module { ask, .. } => Modules::accepts(ask, command),
         }
@@ -909,7 +998,23 @@ impl Game {
             decisions: self.decisions(),
             finished: self.over,
             messages: self.modules.messages_view(),
+            map: self.map_view(),
         }
+    }
+
+    /// The map's part of the view (P1–P10).
+    fn map_view(&self) -> Option<Box<crate::view::MapView>> {
+        let map = self.board.map()?;
+        let chips = self.modules.chips.as_ref();
+        Some(Box::new(crate::view::MapView {
+            info: map.info(),
+            chips: chips.map_or_else(Vec::new, |c| c.lying().collect()),
+            hands: chips.map_or_else(Vec::new, |c| {
+                (0..self.players.len())
+                    .map(|p| c.hand(p as PlayerId).to_vec())
+                    .collect()
+            }),
+        }))
     }
 
     pub fn is_finished(&self) -> bool {

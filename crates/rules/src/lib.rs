@@ -19,10 +19,11 @@ pub mod maps;
 mod modules;
 pub mod scenario;
 pub mod setup;
+pub mod text;
 pub mod tiles;
 pub mod view;
 
-pub use command::{Command, MeepleRef, Pawn, PawnPreference, Target};
+pub use command::{Command, MeepleRef, Pawn, PawnPreference, Sale, Target, WineSale};
 pub use decision::{Decision, Options, Placement};
 pub use engine::board::MAX_PILE;
 pub use engine::ids::DecisionId;
@@ -30,7 +31,9 @@ pub use error::{RuleError, SetupError};
 pub use event::{Event, MeepleCount, ScoreReason};
 pub use game::{AskOptions, Game};
 pub use geometry::{Half, Pos, Rotation, Side};
-pub use setup::{Bounds, Colour, Modules, PlayerId, Setup, StartSquare, StartTile};
+pub use setup::{
+    Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartSquare, StartTile,
+};
 pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileKind, catalogue};
 pub use view::{MessagesView, PawnsView, View};
 

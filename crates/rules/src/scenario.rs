@@ -117,6 +117,11 @@ fn show(c: &Command) -> String {
 
 /// Plays the scenario's steps; refusals other than the expected ones stop it.
 pub fn play(s: &Scenario) -> Result<Outcome, ScenarioError> {
+    play_game(s).map(|(out, _)| out)
+}
+
+/// [`play`], also returning the game in its final position (to draw it, [`crate::text`]).
+pub fn play_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
     let (mut game, mut events) = Game::start(s.setup.clone())?;
     for (index, step) in s.steps.iter().enumerate() {
         let command = match (&step.command, step.default) {
@@ -200,12 +205,13 @@ pub fn play(s: &Scenario) -> Result<Outcome, ScenarioError> {
     if let Some(want) = &s.expect.view {
         check_view(&game, want).map_err(ScenarioError::Expectation)?;
     }
-    Ok(Outcome {
+    let out = Outcome {
         name: s.name.clone(),
         events,
         scores: game.scores(),
         finished: game.is_finished(),
-    })
+    };
+    Ok((out, game))
 }
 
 /// The view contains the partial view `want`.
@@ -219,7 +225,12 @@ fn check_view(game: &Game, want: &Value) -> Result<(), String> {
 
 /// Plays the scenario and checks its expectations.
 pub fn run(s: &Scenario) -> Result<Outcome, ScenarioError> {
-    let out = play(s)?;
+    run_game(s).map(|(out, _)| out)
+}
+
+/// [`run`], also returning the game in its final position.
+pub fn run_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
+    let (out, game) = play_game(s)?;
     let e = &s.expect;
     if let Some(scores) = &e.scores
         && *scores != out.scores
@@ -246,7 +257,7 @@ pub fn run(s: &Scenario) -> Result<Outcome, ScenarioError> {
             )));
         }
     }
-    Ok(out)
+    Ok((out, game))
 }
 
 /// Every expected partial event occurs in `events`, in order.

@@ -44,10 +44,58 @@ pub struct Modules {
     /// stack. Left out of the JSON when off, so views of older matches stay byte for byte.
     #[serde(default, skip_serializing_if = "is_false")]
     pub messages: bool,
+    // Carcassonne Maps
+    /// Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map: Option<Box<MapSetup>>,
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+impl Modules {
+    /// Meeples per player when the setup does not say: 7 (B3), 9 on a map (general Maps rules).
+    pub fn default_meeples(&self) -> u8 {
+        match self.map {
+            Some(_) => 9,
+            None => default_meeples(),
+        }
+    }
+
+    /// Whether the setup forces what is secret (a chip layout): tests and scenarios only.
+    pub fn forces_secrets(&self) -> bool {
+        self.map.as_ref().is_some_and(|m| m.chip_layout.is_some())
+    }
+}
+
+// Carcassonne Maps
+/// A match on a printed map (P1–P6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MapSetup {
+    /// A built-in map's id (`france`).
+    pub map: String,
+    /// P2: the two start squares by name, the start tile's first. `None`: drawn from the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starts: Option<[String; 2]>,
+    /// The Map Chips of France (P7–P10).
+    #[serde(default)]
+    pub chips: bool,
+    /// Scenarios and tests: the chips' layout, instead of laying them with the seed (P7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chip_layout: Option<Vec<ChipAt>>,
+}
+
+/// A chip forced on a square (scenarios).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ChipAt {
+    pub pos: Pos,
+    pub grape: crate::maps::Grape,
+    pub value: u8,
 }
 
 /// Everything a match is a function of, together with the commands applied to it (B10).
@@ -177,6 +225,36 @@ impl Setup {
     /// Builder: the modules, as a whole.
     pub fn modules(mut self, modules: Modules) -> Self {
         self.modules = modules;
+        self
+    }
+
+    /// Builder: play on the built-in map `id` (P1–P6), its start squares drawn from the seed,
+    /// with 9 meeples a player (general Maps rules; [`Setup::meeples`] after this changes it).
+    pub fn map(mut self, id: &str) -> Self {
+        self.modules.map = Some(Box::new(MapSetup {
+            map: id.to_string(),
+            starts: None,
+            chips: false,
+            chip_layout: None,
+        }));
+        self.meeples = 9;
+        self
+    }
+
+    /// Builder: the France chips on the map (P7–P10); call after [`Setup::map`].
+    pub fn chips(mut self, on: bool) -> Self {
+        if let Some(m) = &mut self.modules.map {
+            m.chips = on;
+        }
+        self
+    }
+
+    /// Builder: the map's two start squares by name, the start tile's first (P2); call after
+    /// [`Setup::map`].
+    pub fn map_starts(mut self, start_tile: &str, random_tile: &str) -> Self {
+        if let Some(m) = &mut self.modules.map {
+            m.starts = Some([start_tile.to_string(), random_tile.to_string()]);
+        }
         self
     }
 

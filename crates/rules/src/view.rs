@@ -37,6 +37,10 @@ pub struct View {
     /// The Messages: both pawns of every player and the stack's size (never its order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<MessagesView>,
+    // Carcassonne Maps
+    /// The map the match is played on (P1–P6) and its chips (P7–P10); absent on an open table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map: Option<Box<MapView>>,
 }
 
 // The Messages
@@ -59,6 +63,21 @@ pub struct PawnsView {
     pub messenger: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preference: Option<crate::command::PawnPreference>,
+}
+
+// Carcassonne Maps
+/// The public state of a map: the printed map (it never changes, so JSON Patches between views
+/// never repeat it), where chips lie face down, and each player's chips face up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct MapView {
+    pub info: crate::maps::MapInfo,
+    /// Squares where a chip lies face down: only "a chip lies here", never its face (P7, B9).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chips: Vec<Pos>,
+    /// Per seat, the chips taken and not sold, face up (P8); empty without the France chips.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hands: Vec<Vec<crate::maps::Chip>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

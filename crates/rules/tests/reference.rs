@@ -423,7 +423,7 @@ fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool, meeples: u
                 m.end_turn(last);
             }
             Command::Pass {} => m.end_turn(last),
-            // The Messages is not in this model's games.
+            // The reference model plays no map (Carcassonne Maps) and not The Messages.
             _ => unreachable!("{ctx}: a command of a module that is off"),
         }
         if game.is_finished() {

@@ -13,8 +13,10 @@
 //!
 //! Resumes: a subscriber that gives `since` gets the diffs after it from the in-memory window
 //! (the last `diff_window` diffs), or, further back, from the store (each record keeps its
-//! events and the patch as sent), read by a separate task while live diffs are held for it; a
-//! snapshot when `since` is absent, ahead, or more than `max_store_resume` behind.
+//! events and the patch as sent); a snapshot when `since` is absent, ahead, or more than
+//! `max_store_resume` behind. Diffs that do not fit in the client's queue at once are streamed by
+//! a [`CatchUp`] task as the queue drains, while live diffs are held for the client: a resume is
+//! never the reason a client is too slow.
 //!
 //! Memory: a match nobody follows or holds for `match_idle_ms` drops its window and leaves the
 //! registry; the next lookup replays it from the store.
@@ -28,6 +30,7 @@ use rules::{Command, Event, Game, REPLAY_VERSION, Setup};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tracing::{Instrument, debug, error, info, info_span, warn};
 use uuid::Uuid;
@@ -46,6 +49,9 @@ pub struct ConnHandle {
     pub id: u64,
     tx: mpsc::Sender<Utf8Bytes>,
     too_slow: Arc<TooSlow>,
+    /// Notified by the connection's writer each time it has written queued frames: a catch-up
+    /// waiting for room in the queue goes on.
+    drained: Arc<Notify>,
 }
 
 /// Raised when a connection's queue overflows; the connection task closes the socket with
@@ -70,8 +76,18 @@ impl TooSlow {
 }
 
 impl ConnHandle {
-    pub fn new(id: u64, tx: mpsc::Sender<Utf8Bytes>, too_slow: Arc<TooSlow>) -> Self {
-        ConnHandle { id, tx, too_slow }
+    pub fn new(
+        id: u64,
+        tx: mpsc::Sender<Utf8Bytes>,
+        too_slow: Arc<TooSlow>,
+        drained: Arc<Notify>,
+    ) -> Self {
+        ConnHandle {
+            id,
+            tx,
+            too_slow,
+            drained,
+        }
     }
 
     /// Tells the connection to close as too slow.
@@ -80,8 +96,12 @@ impl ConnHandle {
     }
 
     /// Queues a frame without waiting. False when the connection is gone or too slow (then it is
-    /// told to close): the caller drops it.
+    /// told to close): the caller drops it. Once a connection is too slow nothing more is queued
+    /// for it, so that what it still receives before the close has no hole.
     pub fn push(&self, frame: Utf8Bytes) -> bool {
+        if self.too_slow.is_raised() {
+            return false;
+        }
         match self.tx.try_send(frame) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
@@ -89,6 +109,40 @@ impl ConnHandle {
                 false
             }
             Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Free places in the queue that a catch-up leaves to live frames (replies, the diffs of
+    /// other matches): a quarter of the queue.
+    fn headroom(&self) -> usize {
+        self.tx.max_capacity().div_ceil(4)
+    }
+
+    /// How many frames may be queued at once now without eating into the headroom.
+    fn room(&self) -> usize {
+        self.tx.capacity().saturating_sub(self.headroom())
+    }
+
+    /// Queues a catch-up frame as the queue drains: waits while the queue is fuller than its
+    /// headroom allows. A client that reads nothing for `patience` is too slow (and told so).
+    /// False when the frame was not queued.
+    async fn push_paced(&self, frame: Utf8Bytes, patience: Duration) -> bool {
+        loop {
+            if self.too_slow.is_raised() || self.tx.is_closed() {
+                return false;
+            }
+            // Registered before the check, so that a drain between the two is not missed.
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.room() > 0 {
+                return self.push(frame);
+            }
+            if tokio::time::timeout(patience, drained).await.is_err() {
+                debug!("catch-up: the client read nothing in time");
+                self.too_slow.raise();
+                return false;
+            }
         }
     }
 }
@@ -134,11 +188,11 @@ pub enum ActorMsg {
     },
     /// Finish what is queued before this message, then stop.
     Shutdown,
-    /// The diffs a resume read from the store (in a task of its own, off the actor's path).
+    /// A catch-up task (off the actor's path) ended.
     CaughtUp {
         conn_id: u64,
         token: u64,
-        frames: Result<Vec<Utf8Bytes>, String>,
+        outcome: CatchUpOutcome,
     },
     /// For the admin API and tests: the current seq and view.
     Inspect {
@@ -321,6 +375,11 @@ impl Registry {
         }
     }
 
+    /// Whether the match has a live actor (loading or loaded) in memory.
+    pub fn is_running(&self, id: Uuid) -> bool {
+        self.lock().map.get(&id).is_some_and(|h| !h.tx.is_closed())
+    }
+
     /// How many actors are in memory.
     pub fn len(&self) -> usize {
         self.lock().map.len()
@@ -367,24 +426,85 @@ fn snapshot_frame(match_id: Uuid, l: &mut Loaded) -> Utf8Bytes {
     f
 }
 
-/// Reads the diffs `after < seq <= upto` from the store and hands them to the actor as frames.
-/// `slot` is held until the read is done.
-#[allow(clippy::too_many_arguments)]
-async fn read_diffs(
-    store: Store,
+/// Where a catch-up takes the diffs it streams.
+enum CatchUpSource {
+    /// Already in memory (from the diff window).
+    Frames(Vec<Utf8Bytes>),
+    /// The diffs `after < seq <= upto`, read from the store; `slot` is held until the read is
+    /// done.
+    Store {
+        store: Store,
+        after: Seq,
+        slot: OwnedSemaphorePermit,
+    },
+}
+
+/// How a catch-up ended.
+#[derive(Debug)]
+pub enum CatchUpOutcome {
+    /// Every diff up to `upto` is queued for the client.
+    Sent { upto: Seq },
+    /// The store could not serve it; nothing was queued.
+    StoreFailed(String),
+    /// The client is gone or too slow (and told so).
+    Dropped,
+}
+
+/// One resume's diffs, streamed to one client as its queue drains (a resume is never the reason
+/// a client is too slow), then reported to the actor, which sends the live diffs held meanwhile.
+struct CatchUp {
     match_id: Uuid,
-    after: Seq,
-    upto: Seq,
-    conn_id: u64,
+    conn: ConnHandle,
     token: u64,
+    /// The diffs end here.
+    upto: Seq,
+    source: CatchUpSource,
     inbox: mpsc::Sender<ActorMsg>,
-    slot: OwnedSemaphorePermit,
-) {
-    let frames = async {
-        let rows = store
-            .commands_between(match_id, after, upto)
-            .await
-            .map_err(|e| e.to_string())?;
+    /// How long the client may read nothing before it is too slow.
+    patience: Duration,
+}
+
+impl CatchUp {
+    async fn run(mut self) {
+        let source = std::mem::replace(&mut self.source, CatchUpSource::Frames(Vec::new()));
+        let outcome = match self.frames(source).await {
+            Err(e) => CatchUpOutcome::StoreFailed(e),
+            Ok(frames) => {
+                let mut sent = true;
+                for f in frames {
+                    if !self.conn.push_paced(f, self.patience).await {
+                        sent = false;
+                        break;
+                    }
+                }
+                if sent {
+                    CatchUpOutcome::Sent { upto: self.upto }
+                } else {
+                    CatchUpOutcome::Dropped
+                }
+            }
+        };
+        let _ = self
+            .inbox
+            .send(ActorMsg::CaughtUp {
+                conn_id: self.conn.id,
+                token: self.token,
+                outcome,
+            })
+            .await;
+    }
+
+    /// The frames to send: from memory, or read from the store (the slot is freed as soon as
+    /// the read is done) and serialized here.
+    async fn frames(&self, source: CatchUpSource) -> Result<Vec<Utf8Bytes>, String> {
+        let (store, after, slot) = match source {
+            CatchUpSource::Frames(frames) => return Ok(frames),
+            CatchUpSource::Store { store, after, slot } => (store, after, slot),
+        };
+        let (match_id, upto) = (self.match_id, self.upto);
+        let rows = store.commands_between(match_id, after, upto).await;
+        drop(slot);
+        let rows = rows.map_err(|e| e.to_string())?;
         if rows.len() as u64 != upto - after {
             return Err(format!(
                 "{} stored diffs, expected {}",
@@ -406,17 +526,8 @@ async fn read_diffs(
                     patch,
                 }))
             })
-            .collect::<Result<Vec<_>, String>>()
+            .collect()
     }
-    .await;
-    drop(slot);
-    let _ = inbox
-        .send(ActorMsg::CaughtUp {
-            conn_id,
-            token,
-            frames,
-        })
-        .await;
 }
 
 /// The loaded match.
@@ -478,6 +589,45 @@ impl Subscriber {
                 false
             }
         }
+    }
+}
+
+/// An accepted command, serialized for the store and the wire before anything is stored: the
+/// view after it (the left side of the next diff), its record's events and patch, and its diff
+/// frame. If any of it cannot be serialized the command fails; no placeholder is ever stored.
+#[derive(Debug)]
+struct Encoded {
+    view: serde_json::Value,
+    events: String,
+    patch: String,
+    diff: Utf8Bytes,
+}
+
+impl Encoded {
+    fn new(
+        match_id: Uuid,
+        seq: Seq,
+        before: &serde_json::Value,
+        view: &impl serde::Serialize,
+        events: Vec<Event>,
+    ) -> Result<Encoded, serde_json::Error> {
+        let view = serde_json::to_value(view)?;
+        let patch: Vec<PatchOp> =
+            serde_json::from_value(serde_json::to_value(json_patch::diff(before, &view))?)?;
+        let events_json = serde_json::to_string(&events)?;
+        let patch_json = serde_json::to_string(&patch)?;
+        let diff = serde_json::to_string(&ServerMessage::Diff {
+            match_id,
+            seq,
+            events,
+            patch,
+        })?;
+        Ok(Encoded {
+            view,
+            events: events_json,
+            patch: patch_json,
+            diff: Utf8Bytes::from(diff),
+        })
     }
 }
 
@@ -653,8 +803,8 @@ impl Actor {
             ActorMsg::CaughtUp {
                 conn_id,
                 token,
-                frames,
-            } => self.caught_up(conn_id, token, frames),
+                outcome,
+            } => self.caught_up(conn_id, token, outcome),
             ActorMsg::Shutdown => self.stopping = true,
             ActorMsg::Inspect { reply } => {
                 let answer = match &self.state {
@@ -883,32 +1033,24 @@ impl Actor {
             }
             Ok((events, view, finished)) => {
                 let seq = l.seq + 1;
-                let new_view = match serde_json::to_value(view) {
-                    Ok(v) => v,
+                let encoded = match Encoded::new(self.id, seq, &l.view_json, &view, events) {
+                    Ok(e) => e,
                     Err(e) => {
-                        error!(error = %e, "cannot serialize the view");
-                        serde_json::Value::Null
+                        // Nothing can be stored for it, and the game in memory has moved on:
+                        // the command failed, and the match is reloaded from the store once
+                        // what came before it in the batch is stored.
+                        error!(seat, id = %key.1, error = %e, "cannot serialize an accepted command");
+                        batch.poisoned = true;
+                        let frame = error_frame(
+                            ErrorCode::Internal,
+                            Some(key.1.clone()),
+                            "the server failed on this command; nothing was applied",
+                        );
+                        batch.reply(conn, key.1, frame);
+                        return;
                     }
                 };
-                let patch: Vec<PatchOp> =
-                    serde_json::to_value(json_patch::diff(&l.view_json, &new_view))
-                        .and_then(serde_json::from_value)
-                        .unwrap_or_else(|e| {
-                            error!(error = %e, "cannot convert a JSON patch");
-                            Vec::new()
-                        });
-                let events_json = serde_json::to_string(&events).unwrap_or_else(|e| {
-                    error!(error = %e, "cannot serialize events");
-                    "[]".into()
-                });
-                let patch_json = serde_json::to_string(&patch).ok();
-                let diff = frame(&ServerMessage::Diff {
-                    match_id: self.id,
-                    seq,
-                    events,
-                    patch,
-                });
-                l.view_json = new_view;
+                l.view_json = encoded.view;
                 l.seq = seq;
                 l.snapshot = None;
                 batch.records.push(CommandRow {
@@ -916,10 +1058,11 @@ impl Actor {
                     seat,
                     command_id: key.1.clone(),
                     command: command_json,
-                    events: events_json,
-                    patch: patch_json,
+                    events: encoded.events,
+                    patch: Some(encoded.patch),
                     created_at: Utc::now(),
                 });
+                let diff = encoded.diff;
                 batch.pending.insert(key.clone(), seq);
                 batch.finished |= finished;
                 batch.staged.push(Staged::Accepted {
@@ -1014,60 +1157,84 @@ impl Actor {
     /// of us, or so old that a snapshot is cheaper.
     fn subscribe(&mut self, conn: ConnHandle, since: Option<Seq>) {
         self.subscribers.retain(|sub| sub.conn.id != conn.id);
+        self.catch_up(conn, since);
+    }
+
+    /// Brings `conn` from `since` to the current seq and makes it a live subscriber: at once when
+    /// what it lacks fits in its queue, else through a [`CatchUp`] task that streams the diffs
+    /// as the queue drains while live diffs are held for it.
+    fn catch_up(&mut self, conn: ConnHandle, since: Option<Seq>) {
         let State::Ready(l) = &mut self.state else {
             return;
         };
+        let seq = l.seq;
         let in_window = |s: Seq| l.window.front().is_some_and(|(first, _)| *first <= s + 1);
-        let ok = match since {
-            Some(s) if s == l.seq => true,
-            Some(s) if s < l.seq && in_window(s) => l
-                .window
-                .iter()
-                .filter(|(seq, _)| *seq > s)
-                .all(|(_, f)| conn.push(f.clone())),
-            Some(s) if s < l.seq && l.seq - s <= self.config.max_store_resume => {
-                // A free resume slot (else a snapshot: a flood of resumes must not tie up the
-                // store that every match writes to).
-                let slot = Arc::clone(&self.registry.resume_slots).try_acquire_owned();
-                if let (Some(inbox), Ok(slot)) = (self.inbox.upgrade(), slot) {
-                    // The store read and the frames' serialization happen in a task of their
-                    // own; live diffs are held meanwhile and follow the stored ones.
-                    self.next_token += 1;
-                    let token = self.next_token;
-                    tokio::spawn(
-                        read_diffs(
-                            self.store.clone(),
-                            self.id,
-                            s,
-                            l.seq,
-                            conn.id,
-                            token,
-                            inbox,
-                            slot,
-                        )
-                        .in_current_span(),
-                    );
-                    self.subscribers.push(Subscriber {
-                        conn,
-                        catch_up: Some((token, Vec::new())),
-                    });
+        let source = match since {
+            Some(s) if s == seq => None,
+            Some(s) if s < seq && in_window(s) => {
+                let frames: Vec<Utf8Bytes> = l
+                    .window
+                    .iter()
+                    .filter(|(q, _)| *q > s)
+                    .map(|(_, f)| f.clone())
+                    .collect();
+                if frames.len() > conn.room() {
+                    Some(CatchUpSource::Frames(frames))
+                } else if frames.into_iter().all(|f| conn.push(f)) {
+                    None
+                } else {
                     return;
                 }
-                conn.push(snapshot_frame(self.id, l))
             }
-            _ => conn.push(snapshot_frame(self.id, l)),
+            Some(s) if s < seq && seq - s <= self.config.max_store_resume => {
+                // A free resume slot, else a snapshot: a flood of resumes must not tie up the
+                // store that every match writes to.
+                match Arc::clone(&self.registry.resume_slots).try_acquire_owned() {
+                    Ok(slot) => Some(CatchUpSource::Store {
+                        store: self.store.clone(),
+                        after: s,
+                        slot,
+                    }),
+                    Err(_) if conn.push(snapshot_frame(self.id, l)) => None,
+                    Err(_) => return,
+                }
+            }
+            _ if conn.push(snapshot_frame(self.id, l)) => None,
+            _ => return,
         };
-        if ok {
-            self.subscribers.push(Subscriber {
-                conn,
-                catch_up: None,
-            });
-        }
+        let (source, inbox) = match (source, self.inbox.upgrade()) {
+            (Some(source), Some(inbox)) => (source, inbox),
+            (None, _) => {
+                self.subscribers.push(Subscriber {
+                    conn,
+                    catch_up: None,
+                });
+                return;
+            }
+            // Retiring: nothing may reach this actor any more, and neither will this answer.
+            (Some(_), None) => return,
+        };
+        self.next_token += 1;
+        let token = self.next_token;
+        let task = CatchUp {
+            match_id: self.id,
+            conn: conn.clone(),
+            token,
+            upto: seq,
+            source,
+            inbox,
+            patience: self.config.write_timeout(),
+        };
+        tokio::spawn(task.run().in_current_span());
+        self.subscribers.push(Subscriber {
+            conn,
+            catch_up: Some((token, Vec::new())),
+        });
     }
 
-    /// Ends a resume from the store: the stored diffs, then the live ones held meanwhile. If the
-    /// store could not serve it, a snapshot instead.
-    fn caught_up(&mut self, conn_id: u64, token: u64, frames: Result<Vec<Utf8Bytes>, String>) {
+    /// Ends a catch-up: the live diffs held meanwhile follow (or, when they no longer fit at
+    /// once, another round streams them). If the store could not serve it, a snapshot instead.
+    fn caught_up(&mut self, conn_id: u64, token: u64, outcome: CatchUpOutcome) {
         let Some(pos) = self.subscribers.iter().position(|sub| {
             sub.conn.id == conn_id && matches!(sub.catch_up, Some((t, _)) if t == token)
         }) else {
@@ -1079,21 +1246,24 @@ impl Actor {
             .take()
             .map(|(_, held)| held)
             .unwrap_or_default();
-        let ok = match frames {
-            Ok(frames) => frames
-                .iter()
-                .chain(held.iter())
-                .all(|f| sub.conn.push(f.clone())),
-            Err(e) => {
+        match outcome {
+            CatchUpOutcome::Dropped => {} // the connection closes as too slow
+            CatchUpOutcome::StoreFailed(e) => {
                 debug!(error = %e, "resume from the store failed: sending a snapshot");
-                match &mut self.state {
-                    State::Ready(l) => sub.conn.push(snapshot_frame(self.id, l)),
-                    State::Failed { .. } => false,
+                // The snapshot is at the current seq: it covers the held diffs too.
+                if let State::Ready(l) = &mut self.state
+                    && sub.conn.push(snapshot_frame(self.id, l))
+                {
+                    self.subscribers.push(sub);
                 }
             }
-        };
-        if ok {
-            self.subscribers.push(sub);
+            CatchUpOutcome::Sent { upto } => {
+                if held.len() > sub.conn.room() {
+                    self.catch_up(sub.conn, Some(upto));
+                } else if held.into_iter().all(|f| sub.conn.push(f)) {
+                    self.subscribers.push(sub);
+                }
+            }
         }
     }
 
@@ -1105,5 +1275,43 @@ impl Actor {
             l.window = VecDeque::new();
             l.snapshot = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::ser::Error as _;
+
+    /// Stands for a view whose serialization fails (no real view does today).
+    struct Unserializable;
+
+    impl serde::Serialize for Unserializable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(S::Error::custom("cannot"))
+        }
+    }
+
+    /// Before the fix a view that failed to serialize became `null` (and a patch to `null` was
+    /// stored and acknowledged); now the command fails.
+    #[test]
+    fn a_serialization_failure_fails_the_command() {
+        let before = serde_json::json!({"turn": 1});
+        let failed = Encoded::new(Uuid::nil(), 2, &before, &Unserializable, Vec::new());
+        assert!(failed.is_err());
+        let ok = Encoded::new(
+            Uuid::nil(),
+            2,
+            &before,
+            &serde_json::json!({"turn": 2}),
+            Vec::new(),
+        );
+        let ok = ok.map_err(|e| e.to_string());
+        assert!(
+            matches!(&ok, Ok(e) if e.patch == r#"[{"op":"replace","path":"/turn","value":2}]"#
+                && e.events == "[]"
+                && e.diff.as_str().contains(r#""seq":2"#)),
+            "{ok:?}"
+        );
     }
 }

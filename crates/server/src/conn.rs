@@ -21,7 +21,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::time::{Instant, timeout};
 use tracing::{Instrument, debug, info_span, warn};
 use uuid::Uuid;
@@ -37,6 +37,11 @@ const MAX_SUBSCRIPTIONS: usize = 16;
 const MAX_COMMAND_ID: usize = 128;
 
 const GOING_AWAY: u16 = 1001;
+const PROTOCOL_ERROR: u16 = 1002;
+const INVALID_PAYLOAD: u16 = 1007;
+
+/// Most queued frames written in one flush (bounds the time one write may take).
+const MAX_FRAMES_PER_FLUSH: usize = 64;
 
 /// How long a closing connection waits for the client's close frame.
 const LINGER: Duration = Duration::from_secs(2);
@@ -76,13 +81,21 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
     let (sink, mut stream) = socket.split();
     let (out_tx, out_rx) = mpsc::channel::<Utf8Bytes>(config.outgoing_queue.max(4));
     let (ctrl_tx, ctrl_rx) = mpsc::channel::<Ctrl>(4);
+    let drained = Arc::new(Notify::new());
     let mut writer = tokio::spawn(
-        writer(sink, out_rx, ctrl_rx, config.write_timeout()).instrument(tracing::Span::current()),
+        writer(
+            sink,
+            out_rx,
+            ctrl_rx,
+            Arc::clone(&drained),
+            config.write_timeout(),
+        )
+        .instrument(tracing::Span::current()),
     );
     let too_slow = Arc::new(TooSlow::default());
     let mut conn = Connection {
         shared: Arc::clone(&shared),
-        handle: ConnHandle::new(id, out_tx, Arc::clone(&too_slow)),
+        handle: ConnHandle::new(id, out_tx, Arc::clone(&too_slow), drained),
         seat: None,
         seat_handle: None,
         subscriptions: HashMap::new(),
@@ -106,13 +119,8 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
             msg = stream.next() => match msg {
                 None | Some(Ok(Message::Close(_))) => break None,
                 Some(Err(e)) => {
-                    let text = e.to_string();
-                    if text.contains("too long") || text.contains("Space limit") {
-                        debug!(error = %text, "message above the hard limit");
-                        break Some((TOO_BIG, "message too big", false));
-                    }
-                    debug!(error = %text, "read failed");
-                    break None;
+                    debug!(error = %e, "read failed");
+                    break violation_close(e).map(|(code, reason)| (code, reason, false));
                 }
                 Some(Ok(Message::Text(text))) => conn.on_text(text).await,
                 Some(Ok(Message::Binary(_))) => conn.reply(error_frame(
@@ -179,11 +187,28 @@ async fn run(socket: WebSocket, shared: Arc<Shared>, id: u64) {
     debug!("disconnected");
 }
 
-/// Owns the sending half: drains control messages first, then the outgoing queue.
+/// The RFC 6455 close code for a read error that is the client's fault: 1009 for a message
+/// above the hard limit, 1002 for a protocol violation (an unmasked frame, reserved bits set, a
+/// bad opcode…), 1007 for a text frame that is not UTF-8. Other errors (the socket failed, the
+/// peer vanished) close without a frame.
+fn violation_close(e: axum::Error) -> Option<(u16, &'static str)> {
+    use tungstenite::error::{Error, ProtocolError};
+    match e.into_inner().downcast_ref::<Error>()? {
+        Error::Capacity(_) => Some((TOO_BIG, "message too big")),
+        Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => None,
+        Error::Protocol(_) => Some((PROTOCOL_ERROR, "WebSocket protocol violation")),
+        Error::Utf8(_) => Some((INVALID_PAYLOAD, "a text frame that is not UTF-8")),
+        _ => None,
+    }
+}
+
+/// Owns the sending half: drains control messages first, then the outgoing queue. `drained` is
+/// notified after each write, for catch-ups that wait for room in the queue.
 async fn writer(
     mut sink: SplitSink<WebSocket, Message>,
     mut out: mpsc::Receiver<Utf8Bytes>,
     mut ctrl: mpsc::Receiver<Ctrl>,
+    drained: Arc<Notify>,
     write_timeout: Duration,
 ) {
     async fn send(
@@ -192,6 +217,36 @@ async fn writer(
         t: Duration,
     ) -> Result<(), ()> {
         match timeout(t, sink.send(msg)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                debug!(error = %e, "write failed");
+                Err(())
+            }
+            Err(_) => {
+                warn!("write timed out: client too slow");
+                Err(())
+            }
+        }
+    }
+    /// Writes `first` and whatever else is queued (up to a bound) in one flush: the ack and
+    /// the diff of a command leave together, in one TCP segment when they fit.
+    async fn write_queued(
+        sink: &mut SplitSink<WebSocket, Message>,
+        first: Utf8Bytes,
+        out: &mut mpsc::Receiver<Utf8Bytes>,
+        t: Duration,
+    ) -> Result<(), ()> {
+        let write = async {
+            sink.feed(Message::Text(first)).await?;
+            for _ in 1..MAX_FRAMES_PER_FLUSH {
+                match out.try_recv() {
+                    Ok(f) => sink.feed(Message::Text(f)).await?,
+                    Err(_) => break,
+                }
+            }
+            sink.flush().await
+        };
+        match timeout(t, write).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
                 debug!(error = %e, "write failed");
@@ -228,9 +283,10 @@ async fn writer(
             },
             f = out.recv() => match f {
                 Some(f) => {
-                    if send(&mut sink, Message::Text(f), write_timeout).await.is_err() {
+                    if write_queued(&mut sink, f, &mut out, write_timeout).await.is_err() {
                         break;
                     }
+                    drained.notify_waiters();
                 }
                 None => break,
             },
@@ -266,24 +322,17 @@ impl Connection {
             ));
             return;
         }
-        let msg: ClientMessage = match serde_json::from_str(text.as_str()) {
+        let msg = match protocol::decode_client_message(text.as_str()) {
             Ok(m) => m,
-            Err(e) => {
-                // Name the command id when there is one, so the client knows what failed.
-                let id = serde_json::from_str::<serde_json::Value>(text.as_str())
-                    .ok()
-                    .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_owned));
-                self.reply(error_frame(
-                    ErrorCode::Malformed,
-                    id,
-                    format!("not a client message: {e}"),
-                ));
+            // Names the command id when there is one, so the client knows what failed.
+            Err(m) => {
+                self.reply(error_frame(ErrorCode::Malformed, m.id, m.message));
                 return;
             }
         };
         match msg {
             ClientMessage::Auth { token } => self.auth(token).await,
-            ClientMessage::Subscribe { match_id, since } => self.subscribe(match_id, since),
+            ClientMessage::Subscribe { match_id, since } => self.subscribe(match_id, since).await,
             ClientMessage::Unsubscribe { match_id } => {
                 if let Some(h) = self.subscriptions.remove(&match_id) {
                     let _ = h.tx.try_send(ActorMsg::Unsubscribe {
@@ -331,18 +380,20 @@ impl Connection {
         }
     }
 
-    fn subscribe(&mut self, match_id: Uuid, since: Option<u64>) {
-        // An actor that stopped (an unknown match, a match that failed) holds no subscriber any
-        // more: its entry must not count against the limit.
+    async fn subscribe(&mut self, match_id: Uuid, since: Option<u64>) {
+        // An actor that stopped (a match that failed to load) holds no subscriber any more: its
+        // entry must not count against the limit.
         self.subscriptions.retain(|_, h| !h.tx.is_closed());
-        if !self.subscriptions.contains_key(&match_id)
-            && self.subscriptions.len() >= MAX_SUBSCRIPTIONS
-        {
+        let new = !self.subscriptions.contains_key(&match_id);
+        if new && self.subscriptions.len() >= MAX_SUBSCRIPTIONS {
             self.reply(error_frame(
                 ErrorCode::Unavailable,
                 None,
                 format!("at most {MAX_SUBSCRIPTIONS} subscriptions per connection"),
             ));
+            return;
+        }
+        if new && !self.match_exists(match_id).await {
             return;
         }
         let cached = self.subscriptions.remove(&match_id);
@@ -362,6 +413,27 @@ impl Connection {
                     self.subscriptions.insert(match_id, h);
                 }
                 self.reply(error_frame(code, None, busy_message(code)));
+            }
+        }
+    }
+
+    /// Whether a match exists, looked up before a subscription takes a slot, so that a match
+    /// that does not exist never counts against the limit (not even while an actor would be
+    /// loading it). Answers the client when it does not.
+    async fn match_exists(&self, match_id: Uuid) -> bool {
+        if self.shared.registry.is_running(match_id) {
+            return true;
+        }
+        match self.shared.store.load_match(match_id).await {
+            Ok(Some(_)) => true,
+            Ok(None) => {
+                self.reply(error_frame(ErrorCode::UnknownMatch, None, "no such match"));
+                false
+            }
+            Err(e) => {
+                warn!(error = %e, "match lookup failed");
+                self.reply(error_frame(ErrorCode::Internal, None, "the store failed"));
+                false
             }
         }
     }

@@ -5,9 +5,11 @@ use crate::store::{MatchRow, MatchStatus, SeatRow};
 use crate::{Phase, Shared, token_hash};
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{ConnectInfo, Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::Utc;
@@ -18,6 +20,11 @@ use std::sync::Arc;
 use tracing::{error, info};
 use uuid::Uuid;
 
+/// Largest request body (a match request is a few hundred bytes, with a test pile a few KiB).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Every refusal, including the router's own (unknown path, wrong method, body too large),
+/// carries the JSON error body.
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
@@ -27,6 +34,25 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/ws", get(ws_upgrade))
         .with_state(shared)
         .merge(crate::web::router())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}
+
+async fn not_found(method: Method, uri: Uri) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        ErrorCode::Malformed,
+        format!("no endpoint {method} {}", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> Response {
+    error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::Malformed,
+        format!("{} does not take {method}", uri.path()),
+    )
 }
 
 fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
@@ -57,8 +83,18 @@ async fn healthz() -> &'static str {
 async fn ws_upgrade(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    ws: WebSocketUpgrade,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
+    let ws = match ws {
+        Ok(ws) => ws,
+        Err(rejection) => {
+            return error(
+                rejection.status(),
+                ErrorCode::Malformed,
+                format!("not a WebSocket upgrade: {}", rejection.body_text()),
+            );
+        }
+    };
     if *shared.phase.borrow() != Phase::Running {
         return error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -78,7 +114,27 @@ fn new_token() -> Result<String, getrandom::Error> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+async fn create_match(
+    State(shared): State<Arc<Shared>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(b) => b,
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::TooLarge,
+                format!("a match request has at most {MAX_BODY_BYTES} bytes"),
+            );
+        }
+        Err(rejection) => {
+            return error(
+                rejection.status(),
+                ErrorCode::Malformed,
+                rejection.body_text(),
+            );
+        }
+    };
     let req: CreateMatch = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
@@ -89,11 +145,13 @@ async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
             );
         }
     };
-    if req.draw_order.is_some() && !shared.config.allow_test_setups {
+    if (req.draw_order.is_some() || req.modules.forces_secrets())
+        && !shared.config.allow_test_setups
+    {
         return error(
             StatusCode::BAD_REQUEST,
             ErrorCode::Malformed,
-            "draw_order is for tests and scenarios; this server does not allow test setups",
+            "draw_order and chip_layout are for tests and scenarios; this server does not allow test setups",
         );
     }
     // The seed decides the pile: it comes from the OS and never leaves the server.
@@ -102,12 +160,16 @@ async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
         Err(e) => return no_randomness(e),
     };
     let mut setup = Setup::new(req.players.clone(), seed)
-        .meeples(req.meeples.unwrap_or(rules::setup::default_meeples()))
+        .meeples(req.meeples.unwrap_or(req.modules.default_meeples()))
         .modules(req.modules.clone());
     setup.draw_order = req.draw_order.clone();
-    if let Err(e) = Game::start(setup.clone()) {
-        return error(StatusCode::BAD_REQUEST, ErrorCode::Malformed, e.to_string());
-    }
+    // A pile that is empty from the start (a test setup) ends the match at once: it is stored as
+    // finished, so that no restart resumes it.
+    let status = match Game::start(setup.clone()) {
+        Ok((game, _)) if game.is_finished() => MatchStatus::Finished,
+        Ok(_) => MatchStatus::Active,
+        Err(e) => return error(StatusCode::BAD_REQUEST, ErrorCode::Malformed, e.to_string()),
+    };
     let setup_json = match serde_json::to_string(&setup) {
         Ok(s) => s,
         Err(e) => {
@@ -145,7 +207,7 @@ async fn create_match(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
     let row = MatchRow {
         id,
         setup: setup_json,
-        status: MatchStatus::Active,
+        status,
         rules_version: REPLAY_VERSION.to_string(),
         created_at: Utc::now(),
     };

@@ -19,6 +19,7 @@ pub use config::{Config, LogFormat};
 pub use store::{Store, StoreError};
 
 use actor::{LoadOutcome, Registry};
+use axum::serve::ListenerExt;
 use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
 use std::future::Future;
@@ -96,6 +97,14 @@ pub async fn run(
     let app = http::router(Arc::clone(&shared));
     let addr = listener.local_addr()?;
     let (stop_accepting, stop_rx) = oneshot::channel::<()>();
+    // Every reply is a small write that the client waits for: with Nagle's algorithm on, a
+    // write that follows an unacknowledged one (the diff after its ack) waits for the client's
+    // delayed ACK, about 40 ms.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            warn!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     let mut server = tokio::spawn(
         axum::serve(
             listener,

@@ -6,6 +6,9 @@
 //!
 //! `MATCHES` matches are played to the end at once, two seat connections each, against one server
 //! on 127.0.0.1; the clients share the machine's cores with the server, so the numbers are a floor.
+//! Then a few games are played one command at a time and the sender's ack and own-diff latency
+//! percentiles are printed (`crates/client/examples/latency.rs` does the same against any
+//! running server).
 
 mod common;
 
@@ -47,6 +50,15 @@ async fn many_matches(db: TestDb) {
         db.kind(),
         moves as f64 / secs
     );
+    // Latency as a player feels it, on the now idle server: a few games one command at a time.
+    let mut latencies = client::latency::Latencies::default();
+    for seed in 0..4 {
+        let l = client::latency::play_game(&server.http(), &server.ws(), seed, usize::MAX)
+            .await
+            .expect("a timed game");
+        latencies.extend(l);
+    }
+    println!("{}: {}", db.kind(), latencies.summary());
     server.stop().await;
 }
 

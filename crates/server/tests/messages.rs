@@ -72,6 +72,7 @@ async fn whole_match_with_both_modules(db: &TestDb) {
         modules: Modules {
             tollkeepers: true,
             messages: true,
+            ..Default::default()
         },
         meeples: None,
         draw_order: None,
@@ -167,6 +168,7 @@ async fn dispatches_reach_clients_without_the_stack(db: &TestDb) {
         modules: Modules {
             tollkeepers: false,
             messages: true,
+            ..Default::default()
         },
         meeples: None,
         draw_order: None,

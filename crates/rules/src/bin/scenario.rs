@@ -1,27 +1,47 @@
-//! Runs scenario files and prints, per file, the events and final scores as JSON.
+//! Runs scenario files and prints, per file, the events and final scores as JSON; or draws maps
+//! and positions as plain text.
 //!
-//! Usage: `scenario [--no-check] FILE...`. Exit status: 0 when every scenario ran (and met its
-//! expectations), 1 when a command was illegal or an expectation failed (the message names the
-//! step and why), 2 when a file cannot be read or parsed.
+//! Usage:
+//! - `scenario [--no-check] FILE...`: runs the scenarios, prints each outcome as JSON.
+//! - `scenario [--no-check] --board FILE...`: runs them and draws each final position instead
+//!   (on its map, P1–P10, or on the open table).
+//! - `scenario --show-map MAP [--chips SEED [--reveal]]`: draws a built-in map (`france`); with
+//!   `--chips` also the start squares and chips a match seeded with SEED would lay (P2, P7), face
+//!   down unless `--reveal`.
+//!
+//! Exit status: 0 when every scenario ran (and met its expectations), 1 when a command was
+//! illegal or an expectation failed (the message names the step and why), 2 when a file cannot
+//! be read or parsed or an argument is wrong.
 
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+use rules::maps::{self, render};
 use rules::scenario::{self, Scenario};
 use std::process::ExitCode;
 
+const USAGE: &str = "usage: scenario [--no-check] [--board] FILE...\n       scenario --show-map MAP [--chips SEED [--reveal]]";
+
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--show-map") {
+        return show_map(&args[i + 1..]);
+    }
     let mut check = true;
+    let mut board = false;
     let mut files = Vec::new();
-    for arg in std::env::args().skip(1) {
+    for arg in args {
         match arg.as_str() {
             "--no-check" => check = false,
+            "--board" => board = true,
             "-h" | "--help" => {
-                eprintln!("usage: scenario [--no-check] FILE...");
+                eprintln!("{USAGE}");
                 return ExitCode::SUCCESS;
             }
             _ => files.push(arg),
         }
     }
     if files.is_empty() {
-        eprintln!("usage: scenario [--no-check] FILE...");
+        eprintln!("{USAGE}");
         return ExitCode::from(2);
     }
     let mut status = ExitCode::SUCCESS;
@@ -41,12 +61,16 @@ fn main() -> ExitCode {
             }
         };
         let result = if check {
-            scenario::run(&s)
+            scenario::run_game(&s)
         } else {
-            scenario::play(&s)
+            scenario::play_game(&s)
         };
         match result {
-            Ok(out) => match serde_json::to_string_pretty(&out) {
+            Ok((_, game)) if board => {
+                println!("{file}: {}", s.name);
+                print!("{}", rules::text::board(&game.view()));
+            }
+            Ok((out, _)) => match serde_json::to_string_pretty(&out) {
                 Ok(json) => println!("{json}"),
                 Err(e) => {
                     eprintln!("{file}: cannot print the outcome: {e}");
@@ -60,4 +84,51 @@ fn main() -> ExitCode {
         }
     }
     status
+}
+
+/// `--show-map MAP [--chips SEED [--reveal]]` (P6; P2 and P7 with `--chips`).
+fn show_map(args: &[String]) -> ExitCode {
+    let Some(id) = args.first() else {
+        let ids: Vec<&str> = maps::ids().collect();
+        eprintln!("{USAGE}\nmaps: {}", ids.join(", "));
+        return ExitCode::from(2);
+    };
+    let Some(map) = maps::map(id) else {
+        eprintln!("no map `{id}`");
+        return ExitCode::from(2);
+    };
+    let seed = match args.iter().position(|a| a == "--chips") {
+        None => None,
+        Some(i) => match args.get(i + 1).and_then(|s| s.parse::<u64>().ok()) {
+            Some(s) => Some(s),
+            None => {
+                eprintln!("--chips needs a seed (a number)");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let reveal = args.iter().any(|a| a == "--reveal");
+    let mut shown = Vec::new();
+    if let Some(seed) = seed {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let laid = maps::choose_starts(map, None, &mut rng).and_then(|starts| {
+            let [a, b] = starts.squares(map);
+            println!("start tile on {a}, random tile on {b}");
+            maps::lay_chips(map, starts, &mut rng)
+        });
+        match laid {
+            Ok(chips) => {
+                shown = chips
+                    .into_iter()
+                    .map(|(p, c)| (p, reveal.then_some(c)))
+                    .collect()
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    print!("{}", render::render(map, &shown));
+    ExitCode::SUCCESS
 }

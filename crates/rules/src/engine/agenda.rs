@@ -89,6 +89,11 @@ pub enum Source {
     Toll(TileRef),
     /// A dispatch (M7–M15): its number.
     Dispatch(u8),
+    // Carcassonne Maps
+    /// A chip taken by placing this tile (P8).
+    Chip(TileRef),
+    /// A wine sold from this tile (P9).
+    Wine(TileRef),
 }
 
 /// An open decision.

@@ -68,6 +68,72 @@ pub struct Board {
     pub placed: Vec<Placed>,
     /// A map's outline (P1): squares outside are off the map. `None`: an open table that grows.
     bounds: Option<Bounds>,
+    /// A printed map (P1–P4): which squares are placeable and what their printed sides demand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    map: Option<MapLayer>,
+}
+
+// Carcassonne Maps (P1–P4)
+/// A printed map as the board sees it: one cell per square of the map's bounding box.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct MapLayer {
+    /// The built-in map's id ([`crate::maps::map`]); its static data answers the rare questions.
+    id: String,
+    min: Pos,
+    width: i32,
+    height: i32,
+    /// Per square: bit 8 placeable (P1), bits 9–12 the sides facing an open edge of a large city
+    /// (P3), low byte the edge code the printed sides demand (P3, P4; as in [`TileKind`]).
+    cells: Vec<u16>,
+    /// Per large city: a tile lies beside it, so its open edges are part of the frontier (P3).
+    connected: Vec<bool>,
+}
+
+const PLACEABLE: u16 = 0x100;
+
+impl MapLayer {
+    fn new(map: &crate::maps::Map) -> MapLayer {
+        use crate::maps::{Across, Print};
+        let b = map.bounds();
+        let (width, height) = (b.width(), b.height());
+        let mut cells = vec![0u16; (width * height) as usize];
+        for p in map.placeable() {
+            let mut v = PLACEABLE;
+            for side in Side::ALL {
+                let code: u16 = match map.across(p, side) {
+                    Across::Border(Print::Road) => 2,
+                    Across::Border(Print::City { .. }) => 3,
+                    Across::LargeCity { .. } => {
+                        v |= 1 << (9 + side.index());
+                        3
+                    }
+                    _ => 0,
+                };
+                v |= code << (2 * side.index());
+            }
+            cells[((p.y - b.min.y) * width + (p.x - b.min.x)) as usize] = v;
+        }
+        MapLayer {
+            id: map.id.clone(),
+            min: b.min,
+            width,
+            height,
+            cells,
+            connected: vec![false; map.cities().len()],
+        }
+    }
+
+    #[inline]
+    fn get(&self, p: Pos) -> u16 {
+        let (x, y) = (
+            i64::from(p.x) - i64::from(self.min.x),
+            i64::from(p.y) - i64::from(self.min.y),
+        );
+        if x < 0 || y < 0 || x >= i64::from(self.width) || y >= i64::from(self.height) {
+            return 0;
+        }
+        self.cells[(y * i64::from(self.width) + x) as usize]
+    }
 }
 
 impl Board {
@@ -93,6 +159,36 @@ impl Board {
             frontier: Vec::with_capacity(64),
             placed: Vec::with_capacity(tiles),
             bounds,
+            map: None,
+        }
+    }
+
+    /// Lays a printed map under the board (P1–P4): only its placeable squares take tiles, and
+    /// their printed sides demand edges. Call before any tile is put.
+    pub fn set_map(&mut self, map: &crate::maps::Map) {
+        self.map = Some(MapLayer::new(map));
+    }
+
+    /// The built-in map under the board, if any.
+    pub fn map(&self) -> Option<&'static crate::maps::Map> {
+        crate::maps::map(&self.map.as_ref()?.id)
+    }
+
+    /// The edge code the map prints around `pos` (P3, P4): 0 off a map.
+    #[inline]
+    fn printed(&self, pos: Pos) -> u8 {
+        self.map.as_ref().map_or(0, |m| (m.get(pos) & 0xFF) as u8)
+    }
+
+    /// The large city across `side` of `pos` (P3), if an open edge of one is there.
+    pub fn large_city_across(&self, pos: Pos, side: Side) -> Option<crate::maps::CityId> {
+        let layer = self.map.as_ref()?;
+        if layer.get(pos) & (1 << (9 + side.index())) == 0 {
+            return None;
+        }
+        match self.map()?.across(pos, side) {
+            crate::maps::Across::LargeCity { city, .. } => Some(city),
+            _ => None,
         }
     }
 
@@ -106,7 +202,13 @@ impl Board {
     fn on_map(&self, pos: Pos) -> bool {
         match self.bounds {
             None => true,
-            Some(b) => b.contains(pos),
+            Some(b) => {
+                b.contains(pos)
+                    && self
+                        .map
+                        .as_ref()
+                        .is_none_or(|m| m.get(pos) & PLACEABLE != 0)
+            }
         }
     }
 
@@ -220,7 +322,8 @@ impl Board {
         }
     }
 
-    /// Whether `pos` counts as filled around a monastery: a tile, or off the map (P4 DECISION).
+    /// Whether `pos` counts as filled around a monastery: a tile, or off the map (P4 DECISION;
+    /// on a printed map every square that takes no tile, a large city's included).
     #[inline]
     pub fn filled(&self, pos: Pos) -> bool {
         self.tile_at(pos).is_some() || !self.on_map(pos)
@@ -251,6 +354,8 @@ impl Board {
     fn frontier_add(&mut self, pos: Pos, code: u8) {
         if let Some(c) = self.cell(pos) {
             self.cells[c] = FRONTIER | self.frontier.len() as u16;
+            // P3, P4: the map's printed sides join the neighbours' demand.
+            let code = code | self.printed(pos);
             self.frontier.push(Frontier { pos, code });
         }
     }
@@ -281,14 +386,22 @@ impl Board {
         if self.tile_at(pos).is_some() {
             return Err(RuleError::Occupied(pos));
         }
+        if self.map.is_some() && !self.on_map(pos) {
+            return Err(RuleError::OffMap(pos));
+        }
         let Some(slot) = self.slot(pos).filter(|_| self.on_map(pos)) else {
             return Err(RuleError::NotAdjacent(pos));
         };
         let code = self.frontier[slot].code;
         let edges = kind.edge_code_rotated(rot.quarters());
+        let printed = self.printed(pos);
         for side in Side::ALL {
             let m = 3u8 << (2 * side.index());
             if code & m != 0 && (edges ^ code) & m != 0 {
+                // P3, P4: a side the map prints on (no tile can lie across it).
+                if printed & m != 0 {
+                    return Err(RuleError::PrintMismatch { pos, side });
+                }
                 return Err(RuleError::EdgeMismatch { pos, side });
             }
         }
@@ -337,7 +450,32 @@ impl Board {
                 self.frontier_add(npos, need);
             }
         }
+        self.connect_cities(pos);
         t
+    }
+
+    /// P3: a tile beside a large city connects it; every square across its open edges may take
+    /// a tile from now on (each demanding a city edge towards it).
+    fn connect_cities(&mut self, pos: Pos) {
+        let Some(layer) = &self.map else { return };
+        if layer.get(pos) & 0x1E00 == 0 {
+            return;
+        }
+        let Some(map) = self.map() else { return };
+        for side in Side::ALL {
+            let Some(c) = self.large_city_across(pos, side) else {
+                continue;
+            };
+            let Some(layer) = self.map.as_mut() else {
+                return;
+            };
+            if std::mem::replace(&mut layer.connected[c.index()], true) {
+                continue;
+            }
+            for &(sq, s) in &map.city(c).open {
+                self.open_square(sq.step(s), 0);
+            }
+        }
     }
 
     /// The edge the tile `t` shows on board side `side`.

@@ -25,10 +25,17 @@ pub struct Feature {
     /// The feature's square with the smallest (x, y): its canonical position (B11).
     pub min: Pos,
     pub coats: u32,
+    /// Squares of printed large cities in this city (P3): each counts as one city tile.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub printed: u32,
     /// Meeples on the feature: owner and the segment it stands on.
     pub meeples: SmallVec<[(PlayerId, SegRef); 1]>,
     /// Completed and scored: never scored again.
     pub done: bool,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -37,6 +44,9 @@ pub struct Features {
     seg_tile: Vec<TileRef>,
     seg_local: Vec<u8>,
     features: Vec<Feature>,
+    /// Per printed large city (P3): a segment of the city it is part of, once a tile joined it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    large: Vec<Option<SegRef>>,
 }
 
 impl Features {
@@ -46,6 +56,7 @@ impl Features {
             seg_tile: Vec::with_capacity(segments),
             seg_local: Vec::with_capacity(segments),
             features: Vec::with_capacity(segments),
+            large: Vec::new(),
         }
     }
 
@@ -98,6 +109,7 @@ impl Features {
                 tiles: smallvec![t],
                 min: pos,
                 coats: u32::from(seg.coat),
+                printed: 0,
                 meeples: SmallVec::new(),
                 done: false,
             });
@@ -114,14 +126,20 @@ impl Features {
         for side in Side::ALL {
             let road_or_city = matches!((edges >> (2 * side.index())) & 3, 2 | 3);
             let Some(n) = board.tile_at(pos.step(side)) else {
-                // P4: a road or city end facing off the map is closed.
+                // P4: a road or city end facing off the map is closed; P3: a city edge facing
+                // a large city joins it.
                 if road_or_city
                     && board.bounded()
                     && board.across(pos, side) == Square::OffMap
                     && let Some(a) = self.seg_at_side(board, t, side)
                 {
-                    let r = self.find(a);
-                    self.features[r as usize].open -= 1;
+                    match board.large_city_across(pos, side) {
+                        Some(c) => self.join_large(board, c, a, &mut merged),
+                        None => {
+                            let r = self.find(a);
+                            self.features[r as usize].open -= 1;
+                        }
+                    }
                 }
                 continue;
             };
@@ -146,6 +164,37 @@ impl Features {
                 }
             }
         }
+    }
+
+    /// P3: city segment `a` reaches an open edge of large city `c`. The first time, the large
+    /// city's printed squares, coats and open edges join `a`'s city; later, the two cities merge.
+    /// Either way the edge between them closes.
+    fn join_large(
+        &mut self,
+        board: &Board,
+        c: crate::maps::CityId,
+        a: SegRef,
+        merged: &mut impl FnMut(SegRef, SegRef),
+    ) {
+        if self.large.len() <= c.index() {
+            self.large.resize(c.index() + 1, None);
+        }
+        let r = match self.large[c.index()] {
+            Some(b) => self.union(a, b, merged),
+            None => {
+                let Some(city) = board.map().map(|m| m.city(c)) else {
+                    return;
+                };
+                self.large[c.index()] = Some(a);
+                let r = self.find(a);
+                let f = &mut self.features[r as usize];
+                f.open += city.open.len() as u16;
+                f.printed += city.squares.len() as u32;
+                f.coats += u32::from(city.coats);
+                r
+            }
+        };
+        self.features[r as usize].open -= 2;
     }
 
     /// The segments of placed tile `t`.
@@ -269,6 +318,7 @@ impl Features {
                 tiles: SmallVec::new(),
                 min: Pos::default(),
                 coats: 0,
+                printed: 0,
                 meeples: SmallVec::new(),
                 done: false,
             },
@@ -286,6 +336,7 @@ impl Features {
             }
         }
         f.coats += s.coats;
+        f.printed += s.printed;
         f.meeples.extend(s.meeples);
         if kind == FeatureKind::Road {
             merged(big, small);

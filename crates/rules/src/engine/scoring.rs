@@ -63,7 +63,8 @@ pub fn value_of(board: &Board, features: &Features, root: SegRef, complete: bool
             }
         }
         FeatureKind::City => {
-            let n = f.tiles.len() as u32;
+            // P3: a large city's printed squares count as tiles.
+            let n = f.tiles.len() as u32 + f.printed;
             let per = if complete { 2 } else { 1 };
             Value {
                 tiles: n,

@@ -140,19 +140,26 @@ pub fn choose_starts<R: RngCore>(
 /// start square (P2: start squares never hold a chip), not next to a start square in use, not
 /// across an open edge of a large city. Large-city squares are not placeable.
 pub fn chip_squares(map: &Map, starts: StartChoice) -> Vec<Pos> {
-    let used = starts.squares(map);
-    let near_used = |p: Pos| {
-        used.iter()
-            .any(|&u| Side::ALL.iter().any(|&s| u.step(s) == p))
+    // One mark per square of the bounding box: what may not hold a chip. (A match lays chips
+    // once; marking beats a search per square, and keeps a map game's setup cheap.)
+    let b = map.bounds();
+    let w = b.width();
+    let mut banned = vec![false; (w * b.height()) as usize];
+    let mut ban = |p: Pos| {
+        if b.contains(p) {
+            banned[(p.y * w + p.x) as usize] = true;
+        }
     };
-    let open = map.open_edge_squares();
+    map.towns().iter().for_each(|t| ban(t.pos));
+    map.starts().iter().for_each(|s| ban(s.pos));
+    for u in starts.squares(map) {
+        Side::ALL.iter().for_each(|&s| ban(u.step(s)));
+    }
+    for c in map.cities() {
+        c.open.iter().for_each(|&(p, s)| ban(p.step(s)));
+    }
     map.placeable()
-        .filter(|&p| {
-            map.town_at(p).is_none()
-                && map.starts().iter().all(|s| s.pos != p)
-                && !near_used(p)
-                && open.binary_search(&p).is_err()
-        })
+        .filter(|p| !banned[(p.y * w + p.x) as usize])
         .collect()
 }
 

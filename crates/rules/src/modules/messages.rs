@@ -152,6 +152,9 @@ impl Messages {
             Source::Field(_) => ScoreReason::Field,
             Source::Toll(_) => ScoreReason::Toll,
             Source::Dispatch(_) => ScoreReason::Dispatch,
+            // M17: chip points (P8) and wine sales (P9) are scorings like any other.
+            Source::Chip(_) => ScoreReason::Chip,
+            Source::Wine(_) => ScoreReason::Wine,
         };
         match self.preferred(a.player, a.points, ctx.active) {
             Some(pawn) => self.move_pawn(ctx, a.player, pawn, a.points, reason),
@@ -257,6 +260,8 @@ impl Messages {
                 Command::DispatchAction { .. } | Command::DispatchPoints {}
             ),
             ModuleAsk::Chain => matches!(command, Command::DrawDispatch {} | Command::Pass {}),
+            // The map's decision: [`super::Modules`] sends it to the map, never here.
+            ModuleAsk::SellWine { .. } => false,
             #[cfg(test)]
             ModuleAsk::Witness => true,
         }
@@ -418,7 +423,7 @@ impl Messages {
     pub(super) fn options(ask: &ModuleAsk) -> (usize, bool) {
         match ask {
             ModuleAsk::Pawn { .. } | ModuleAsk::Dispatch => (2, false),
-            ModuleAsk::Chain => (1, true),
+            ModuleAsk::Chain | ModuleAsk::SellWine { .. } => (1, true),
             #[cfg(test)]
             ModuleAsk::Witness => (0, true),
         }
@@ -449,6 +454,7 @@ impl Messages {
             },
             ModuleAsk::Dispatch => Command::DispatchPoints {},
             ModuleAsk::Chain => Command::DrawDispatch {},
+            ModuleAsk::SellWine { .. } => Command::Pass {},
             #[cfg(test)]
             ModuleAsk::Witness => Command::Pass {},
         }
@@ -473,6 +479,11 @@ impl Messages {
                 meeples: self.offer.clone(),
             },
             ModuleAsk::Chain => Decision::ChainDispatch { player },
+            ModuleAsk::SellWine { player, pos, .. } => Decision::SellWine {
+                player,
+                pos,
+                sales: Vec::new(),
+            },
             #[cfg(test)]
             ModuleAsk::Witness => Decision::Witness { player },
         }

@@ -32,6 +32,8 @@
 
 pub mod messages;
 pub mod tollkeepers;
+// Carcassonne Maps
+pub mod map;
 #[cfg(test)]
 pub(crate) mod witness;
 
@@ -90,6 +92,13 @@ pub enum ModuleAsk {
     Dispatch,
     /// M6: draw the next dispatch of a chain, or not.
     Chain,
+    // Carcassonne Maps
+    /// P9: the active player may sell a wine with tile `tile` on `pos`.
+    SellWine {
+        player: PlayerId,
+        tile: TileRef,
+        pos: crate::geometry::Pos,
+    },
 }
 
 pub type Step = agenda::Step<ModuleStep, ModuleAsk>;
@@ -136,6 +145,10 @@ pub struct Modules {
     pub toll: Option<Tollkeepers>,
     // The Messages
     pub messages: Option<Messages>,
+    // Carcassonne Maps
+    /// The Map Chips of France (P7–P10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chips: Option<map::MapChips>,
     /// Test only: asks the other players to acknowledge every placement, keeps a ledger of
     /// awards, plays extra turn parts.
     #[cfg(test)]
@@ -151,6 +164,12 @@ impl Modules {
                 .tollkeepers
                 .then(|| Tollkeepers::new(setup.players.len())),
             messages: setup.modules.messages.then(|| Messages::new(setup)),
+            chips: setup
+                .modules
+                .map
+                .as_ref()
+                .filter(|m| m.chips)
+                .map(|m| map::MapChips::new(setup.players.len(), &m.map)),
             #[cfg(test)]
             witness: None,
         }
@@ -170,11 +189,13 @@ impl Modules {
             return true;
         }
         let messages = self.messages.is_some();
+        let chips = self.chips.is_some();
         match hook {
             Hook::FeatureScored => self.toll.is_some(),
-            Hook::TurnEnd => self.toll.is_some() || messages,
-            Hook::Award | Hook::TurnPartEnd | Hook::Final | Hook::Command => messages,
-            Hook::TilePlaced | Hook::AfterScoring => false,
+            Hook::TurnEnd => self.toll.is_some() || messages || chips,
+            Hook::Award | Hook::TurnPartEnd | Hook::Final => messages,
+            Hook::Command => messages || chips,
+            Hook::TilePlaced | Hook::AfterScoring => chips,
         }
     }
 
@@ -200,6 +221,9 @@ impl Modules {
 
     #[inline]
     pub fn on_tile_placed(&mut self, _ctx: &mut Ctx<'_>, _t: TileRef) {
+        if let Some(m) = &mut self.chips {
+            m.on_tile_placed(_ctx, _t);
+        }
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
             m.on_tile_placed(_ctx);
@@ -275,7 +299,11 @@ impl Modules {
     }
 
     #[inline]
-    pub fn after_scoring(&mut self, _ctx: &mut Ctx<'_>, _t: TileRef) {}
+    pub fn after_scoring(&mut self, ctx: &mut Ctx<'_>, t: TileRef) {
+        if let Some(m) = &mut self.chips {
+            m.after_scoring(ctx, t);
+        }
+    }
 
     #[inline]
     pub fn on_turn_part_end(&mut self, _ctx: &mut Ctx<'_>) {
@@ -294,6 +322,9 @@ impl Modules {
             m.turn_over(ctx);
         }
         if let Some(m) = &mut self.messages {
+            m.on_turn_end();
+        }
+        if let Some(m) = &mut self.chips {
             m.on_turn_end();
         }
         #[cfg(test)]
@@ -327,7 +358,12 @@ impl Modules {
     /// Whether the module decision `ask` takes a command of this kind at all.
     #[inline]
     pub fn accepts(ask: &ModuleAsk, command: &Command) -> bool {
-        Messages::accepts(ask, command)
+        match ask {
+            ModuleAsk::SellWine { .. } => {
+                matches!(command, Command::SellWine { .. } | Command::Pass {})
+            }
+            _ => Messages::accepts(ask, command),
+        }
     }
 
     /// Answers a module's decision with `command`; on an error nothing changed.
@@ -341,6 +377,10 @@ impl Modules {
         match (ask, &mut self.messages) {
             #[cfg(test)]
             (ModuleAsk::Witness, _) => witness::Witness::answer(ctx, player, command),
+            (&ModuleAsk::SellWine { tile, .. }, _) => match &mut self.chips {
+                Some(m) => m.answer(ctx, player, tile, command),
+                None => Err(RuleError::ModuleOff("map chips")),
+            },
             (_, Some(m)) => m.answer(ctx, player, ask, command),
             (_, None) => Err(RuleError::ModuleOff("messages")),
         }
@@ -348,28 +388,61 @@ impl Modules {
 
     /// The options of a module's decision: (groups, may pass).
     pub fn options(&self, ask: &ModuleAsk) -> (usize, bool) {
-        Messages::options(ask)
+        match *ask {
+            ModuleAsk::SellWine { .. } => (1, true),
+            _ => Messages::options(ask),
+        }
     }
 
     pub fn option_len(&self, ask: &ModuleAsk, g: usize) -> usize {
-        self.messages.as_ref().map_or(0, |m| m.option_len(ask, g))
+        match *ask {
+            ModuleAsk::SellWine { player, pos, .. } => self
+                .chips
+                .as_ref()
+                .map_or(0, |m| m.offered(player, pos).len()),
+            _ => self.messages.as_ref().map_or(0, |m| m.option_len(ask, g)),
+        }
     }
 
     pub fn option_nth(&self, ask: &ModuleAsk, g: usize, i: usize) -> Option<Command> {
-        self.messages.as_ref()?.option_nth(ask, g, i)
+        match *ask {
+            ModuleAsk::SellWine { player, pos, .. } => {
+                let sale = self
+                    .chips
+                    .as_ref()?
+                    .offered(player, pos)
+                    .into_iter()
+                    .nth(i)?;
+                Some(Command::SellWine {
+                    sale: sale.sale,
+                    chips: sale.chips,
+                })
+            }
+            _ => self.messages.as_ref()?.option_nth(ask, g, i),
+        }
     }
 
     /// The deterministic default answer of a module's decision (a clock ran out).
     pub fn default_command(&self, player: PlayerId, active: PlayerId, ask: &ModuleAsk) -> Command {
-        match &self.messages {
-            Some(m) => m.default_command(player, active, ask),
-            None => Command::Pass {},
+        match (&self.messages, ask) {
+            // P9: no sale.
+            (_, ModuleAsk::SellWine { .. }) => Command::Pass {},
+            (Some(m), _) => m.default_command(player, active, ask),
+            (None, _) => Command::Pass {},
         }
     }
 
     /// A module's decision as clients see it.
     pub fn decision(&self, player: PlayerId, ask: &ModuleAsk) -> Decision {
         match (&self.messages, ask) {
+            (_, &ModuleAsk::SellWine { player, pos, .. }) => Decision::SellWine {
+                player,
+                pos,
+                sales: self
+                    .chips
+                    .as_ref()
+                    .map_or_else(Vec::new, |m| m.offered(player, pos)),
+            },
             (Some(m), _) => m.decision(player, ask),
             #[cfg(test)]
             (None, ModuleAsk::Witness) => Decision::Witness { player },
@@ -383,13 +456,16 @@ impl Modules {
     }
 
     /// A command that answers no open decision (a standing preference, M3): `None` when no
-    /// module takes it.
+    /// module takes it. P9: a `sell_wine` with no sale open is refused as such.
     pub fn on_command(
         &mut self,
         ctx: &mut Ctx<'_>,
         player: PlayerId,
         command: &Command,
     ) -> Option<Result<(), RuleError>> {
-        self.messages.as_mut()?.on_command(ctx, player, command)
+        match command {
+            Command::SellWine { .. } if self.chips.is_some() => Some(Err(RuleError::NoSale)),
+            _ => self.messages.as_mut()?.on_command(ctx, player, command),
+        }
     }
 }
