@@ -472,6 +472,8 @@ impl Game {
                 // Asks are opened by `Agenda::next`.
                 Step::Ask(_) => {}
                 Step::ScoreTile(t) => self.score_tile(t, events),
+                Step::AfterScoring(t) => notify!(self, events, Hook::AfterScoring, |m, ctx| m
+                    .after_scoring(ctx, t)),
                 Step::Award(a) => self.award(a, events),
                 Step::ReturnMeeple(seg) => self.return_meeple(seg, events),
                 Step::EndTurnPart => notify!(self, events, Hook::TurnPartEnd, |m, ctx| m
@@ -594,8 +596,12 @@ impl Game {
     }
 
     /// Phase 3: score what tile `t` completed (B6, B11), each feature's tolls (T6–T8), return
-    /// the meeples; then what modules do after scoring (P9).
+    /// the meeples; what modules do after scoring (P9) runs as the next step, after the awards and
+    /// pawn choices of this scoring (M17).
     fn score_tile(&mut self, t: TileRef, events: &mut Vec<Event>) {
+        if self.modules.listens(Hook::AfterScoring) {
+            self.agenda.push(Step::AfterScoring(t));
+        }
         for root in scoring::completed_by(&self.board, &self.features, t) {
             self.features.get_mut(root).done = true;
             self.score_feature(root, true, events);
@@ -603,8 +609,6 @@ impl Game {
                 .on_feature_scored(ctx, root, false));
             self.return_meeples(root, events);
         }
-        notify!(self, events, Hook::AfterScoring, |m, ctx| m
-            .after_scoring(ctx, t));
     }
 
     /// Scores a road, city or monastery with meeples on it, complete (B6) or not (B7).

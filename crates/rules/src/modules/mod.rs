@@ -15,7 +15,7 @@
 //! | `follower_*` | the options phase 2 offers besides a meeple | T2 (tollhouse) |
 //! | [`Modules::on_feature_scored`] | after a feature scored and before its meeples return; also at the end (`last`) | T6–T8, T10 |
 //! | [`Modules::on_award`] | every award, before points are added; may take it over | M2, M3 |
-//! | [`Modules::after_scoring`] | phase 3 of a turn part, after its features scored | P9 (wine sale ask) |
+//! | [`Modules::after_scoring`] | phase 3 of a turn part, after its features scored and their awards (pawn choices, M17) were made | P9 (wine sale ask) |
 //! | [`Modules::on_turn_part_end`] | the end of each turn part (the turn's tile, each extra tile) | M5, M6, M11 |
 //! | [`Modules::on_turn_end`] | the end of the turn, before the next player's | T9 |
 //! | [`Modules::on_final`] | before final scoring | M16 |
