@@ -110,6 +110,19 @@ export type Command = ({
 } | {
   type: "pass";
 } | {
+  type: "choose_pawn";
+  pawn: Pawn;
+} | {
+  type: "set_pawn_preference";
+  preference?: (PawnPreference | null);
+} | {
+  type: "dispatch_action";
+  meeple?: (MeepleRef | null);
+} | {
+  type: "dispatch_points";
+} | {
+  type: "draw_dispatch";
+} | {
   type: "sell_wine";
   chips: Chip[];
   sale: Sale;
@@ -126,6 +139,22 @@ export type Decision = ({
   player: number;
   pos: Pos;
   tollhouse_targets?: Pos[];
+} | {
+  type: "choose_pawn";
+  messenger: number;
+  player: number;
+  points: number;
+  reason: ScoreReason;
+  scoring: number;
+} | {
+  type: "dispatch";
+  action: boolean;
+  dispatch: number;
+  meeples?: MeepleRef[];
+  player: number;
+} | {
+  type: "chain_dispatch";
+  player: number;
 } | {
   type: "sell_wine";
   player: number;
@@ -252,6 +281,32 @@ export type Event = ({
   type: "game_ended";
   scores: number[];
 } | {
+  type: "pawn_moved";
+  from: number;
+  pawn: Pawn;
+  player: number;
+  reason: ScoreReason;
+  to: number;
+} | {
+  type: "pawn_preference_set";
+  player: number;
+  preference?: (PawnPreference | null);
+} | {
+  type: "dispatch_drawn";
+  dispatch: number;
+  player: number;
+} | {
+  type: "dispatch_resolved";
+  action: boolean;
+  dispatch: number;
+  player: number;
+  points: number;
+  pos?: (Pos | null);
+} | {
+  type: "pawns_summed";
+  player: number;
+  score: number;
+} | {
   type: "chip_taken";
   chip: Chip;
   player: number;
@@ -327,16 +382,32 @@ export type MeepleCount = {
   player: number;
 };
 
+/** A meeple on the board, named as the view names it: its tile's square and its feature there. */
+export type MeepleRef = {
+  pos: Pos;
+  target: Target;
+};
+
 export type MeepleView = {
   player: number;
   pos: Pos;
   target: Target;
 };
 
+/** The Messages' public state (M1). */
+export type MessagesView = {
+  /** Per seat: both pawns and the standing preference. */
+  players: PawnsView[];
+  /** Dispatches face down in the stack (8, or 7 while one is being resolved). */
+  stack: number;
+};
+
 /** The expansions switched on for a match. Each is a module of the rules crate. */
 export type Modules = {
   /** Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10). */
   map?: (MapSetup | null);
+  /** The Messages (M1–M18): a messenger per player beside the scoring pawn, and the dispatch stack. Left out of the JSON when off, so views of older matches stay byte for byte. */
+  messages?: boolean;
   /** The Tollkeepers (T1–T10): its 10 tiles join the pile and each player gets a tollhouse. */
   tollkeepers?: boolean;
 };
@@ -366,6 +437,19 @@ export type PatchOp = ({
   path: string;
   value: unknown;
 });
+
+/** One of a player's two pawns on the scoring track (M1). */
+export type Pawn = "scoring" | "messenger";
+
+/** A standing answer to every pawn choice (M3). */
+export type PawnPreference = ("scoring" | "messenger" | "dark_in_my_turn");
+
+export type PawnsView = {
+  messenger: number;
+  preference?: (PawnPreference | null);
+  /** The scoring pawn's space, counted on past 50 (after M16: the whole score). */
+  scoring: number;
+};
 
 /** Where the drawn tile may go: a square and the rotations that fit there (B4). */
 export type Placement = {
@@ -405,6 +489,9 @@ export type Rotation = 0 | 90 | 180 | 270;
 
 /** P9: where a wine goes. */
 export type Sale = ("abroad" | "town");
+
+/** What a pawn moved for (M2, M17). */
+export type ScoreReason = ("feature" | "field" | "toll" | "dispatch" | "chip" | "wine");
 
 export type SeatToken = {
   colour: Colour;
@@ -467,6 +554,8 @@ export type View = {
   meeples: {
     [key: string]: MeepleView;
   };
+  /** The Messages: both pawns of every player and the stack's size (never its order). */
+  messages?: (MessagesView | null);
   modules: Modules;
   /** Tiles still in the pile, by tile id (the order is secret). */
   pile: {

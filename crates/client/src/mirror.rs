@@ -146,6 +146,7 @@ mod tests {
             drawn: Some("D".to_owned()),
             decisions: Vec::new(),
             finished: false,
+            messages: None,
             map: None,
         }
     }

@@ -1,6 +1,6 @@
-//! Throughput of the rules engine: complete random games (2 and 4 players, base game and with
-//! The Tollkeepers, on an open table and on the France map with its chips) and legal-placement
-//! generation on a board of about 70 tiles.
+//! Throughput of the rules engine: complete random games (2 and 4 players, base game, with The
+//! Tollkeepers, with The Messages, with both; on the France map with its chips, and with every
+//! module) and legal-placement generation on a board of about 70 tiles.
 //!
 //! Run with `cargo bench -p rules`. Figures are recorded in crates/rules/README.md.
 
@@ -14,9 +14,17 @@ fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
     Setup::new(COLOURS[..players].to_vec(), seed).tollkeepers(tollkeepers)
 }
 
+/// Which modules a benchmarked game has: (name, The Tollkeepers, The Messages).
+const MODULES: [(&str, bool, bool); 4] = [
+    ("base", false, false),
+    ("tollkeepers", true, false),
+    ("messages", false, true),
+    ("all", true, true),
+];
+
 /// One whole random game; returns the scores so nothing is optimised away.
-fn random_game(players: usize, seed: u64, tollkeepers: bool) -> Vec<u32> {
-    play(setup(players, seed, tollkeepers), seed)
+fn random_game(players: usize, seed: u64, (toll, messages): (bool, bool)) -> Vec<u32> {
+    play(setup(players, seed, toll).messages(messages), seed)
 }
 
 /// One whole random game on the France map (P1–P6), with its chips if `chips` (P7–P10).
@@ -45,15 +53,16 @@ fn play(setup: Setup, seed: u64) -> Vec<u32> {
 fn games(c: &mut Criterion) {
     let mut g = c.benchmark_group("random_game");
     g.throughput(Throughput::Elements(1));
-    for (players, toll) in [(2, false), (4, false), (2, true), (4, true)] {
-        let name = if toll { "tollkeepers" } else { "base" };
-        let mut seed = 0u64;
-        g.bench_function(BenchmarkId::new(name, format!("{players}p")), |b| {
-            b.iter(|| {
-                seed += 1;
-                black_box(random_game(players, seed, toll))
-            })
-        });
+    for (name, toll, messages) in MODULES {
+        for players in [2, 4] {
+            let mut seed = 0u64;
+            g.bench_function(BenchmarkId::new(name, format!("{players}p")), |b| {
+                b.iter(|| {
+                    seed += 1;
+                    black_box(random_game(players, seed, (toll, messages)))
+                })
+            });
+        }
     }
     for (players, toll, chips) in [(2, false, false), (2, false, true), (4, true, true)] {
         let name = match (toll, chips) {
@@ -69,6 +78,18 @@ fn games(c: &mut Criterion) {
             })
         });
     }
+    // Every module at once: The Tollkeepers, The Messages, the France map with its chips.
+    let mut seed = 0u64;
+    g.bench_function(BenchmarkId::new("france_chips_all", "4p"), |b| {
+        b.iter(|| {
+            seed += 1;
+            let s = setup(4, seed, true)
+                .messages(true)
+                .map("france")
+                .chips(true);
+            black_box(play(s, seed))
+        })
+    });
     g.finish();
 }
 

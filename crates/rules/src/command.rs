@@ -21,6 +21,24 @@ pub enum Command {
     /// Phase 2: place nothing. (A struct variant, so that unknown fields are refused like
     /// everywhere else: serde ignores them on unit variants of tagged enums.)
     Pass {},
+    // The Messages
+    /// M2: move the points of the scoring you are asked about with this pawn.
+    ChoosePawn { pawn: Pawn },
+    /// M3: a standing preference (at any time); `null` clears it and you are asked again.
+    SetPawnPreference {
+        #[serde(default)]
+        preference: Option<PawnPreference>,
+    },
+    /// M7: carry out the drawn dispatch; `meeple` names the meeple (dispatch 8) or a meeple on
+    /// the feature (dispatches 1–3) it acts on, absent for the others.
+    DispatchAction {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        meeple: Option<MeepleRef>,
+    },
+    /// M7: take the dispatch's 2 points instead of its action.
+    DispatchPoints {},
+    /// M6: draw the next dispatch of a chain (`pass` declines).
+    DrawDispatch {},
     // Carcassonne Maps
     /// P9, in the wine sale decision: sell these chips (one colour, worth exactly 2) abroad or to
     /// the town of the tile just placed.
@@ -28,6 +46,40 @@ pub enum Command {
         sale: Sale,
         chips: Vec<crate::maps::Chip>,
     },
+}
+
+// The Messages
+
+/// One of a player's two pawns on the scoring track (M1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Pawn {
+    Scoring,
+    Messenger,
+}
+
+/// A standing answer to every pawn choice (M3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PawnPreference {
+    /// The scoring pawn every time.
+    Scoring,
+    /// The messenger every time.
+    Messenger,
+    /// In your own turn whichever pawn comes to rest on a dark space (the scoring pawn if both
+    /// or neither do); in other players' turns the scoring pawn.
+    DarkInMyTurn,
+}
+
+/// A meeple on the board, named as the view names it: its tile's square and its feature there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MeepleRef {
+    pub pos: Pos,
+    pub target: Target,
 }
 
 // Carcassonne Maps

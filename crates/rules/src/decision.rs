@@ -2,7 +2,8 @@
 //! Several may be open at once, and one may belong to a player who is not the active one
 //! (expansions add such decisions), so [`crate::Game::decisions`] returns a list.
 
-use crate::command::{Command, Target};
+use crate::command::{Command, MeepleRef, Pawn, Target};
+use crate::event::ScoreReason;
 use crate::geometry::{Pos, Rotation};
 use crate::setup::PlayerId;
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,28 @@ pub enum Decision {
     /// Test only: `player` must acknowledge with `pass` (a decision of a non-active player).
     #[cfg(test)]
     Witness { player: PlayerId },
+    // The Messages
+    /// M2, M3: `player` earned `points` (for `reason`) and moves them with one pawn (answer:
+    /// `choose_pawn`); the pawns stand on `scoring` and `messenger` now.
+    ChoosePawn {
+        player: PlayerId,
+        points: u32,
+        reason: ScoreReason,
+        scoring: u32,
+        messenger: u32,
+    },
+    /// M7: `player` resolves dispatch `dispatch` (1–8): `dispatch_action` (offered when `action`;
+    /// naming one of `meeples` when that list is not empty) or `dispatch_points`.
+    Dispatch {
+        player: PlayerId,
+        dispatch: u8,
+        action: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        meeples: Vec<MeepleRef>,
+    },
+    /// M6: a dispatch's points brought a pawn of `player` to a dark space: `draw_dispatch` or
+    /// `pass`.
+    ChainDispatch { player: PlayerId },
     // Carcassonne Maps
     /// P9, step 3: `player` may sell one wine with the tile on `pos` (answer: `sell_wine` with one
     /// of `sales`), or pass (the default: no sale).
@@ -55,6 +78,9 @@ impl Decision {
             | Decision::SellWine { player, .. } => *player,
             #[cfg(test)]
             Decision::Witness { player } => *player,
+            Decision::ChoosePawn { player, .. }
+            | Decision::Dispatch { player, .. }
+            | Decision::ChainDispatch { player } => *player,
         }
     }
 }
@@ -95,6 +121,8 @@ impl Options for Decision {
             Decision::SellWine { .. } => 1,
             #[cfg(test)]
             Decision::Witness { .. } => 0,
+            Decision::ChoosePawn { .. } | Decision::Dispatch { .. } => 2,
+            Decision::ChainDispatch { .. } => 1,
         }
     }
 
@@ -113,6 +141,17 @@ impl Options for Decision {
             ) => tollhouse_targets.len(),
             #[cfg(test)]
             (Decision::Witness { .. }, _) => 0,
+            (Decision::ChoosePawn { .. }, _) | (Decision::ChainDispatch { .. }, _) => 1,
+            (
+                Decision::Dispatch {
+                    action, meeples, ..
+                },
+                0,
+            ) => match action {
+                true => meeples.len().max(1),
+                false => 0,
+            },
+            (Decision::Dispatch { .. }, _) => 1,
         }
     }
 
@@ -145,10 +184,35 @@ impl Options for Decision {
             }),
             #[cfg(test)]
             (Decision::Witness { .. }, _) => None,
+            (Decision::ChoosePawn { .. }, g) if i == 0 => Some(Command::ChoosePawn {
+                pawn: if g == 0 {
+                    Pawn::Scoring
+                } else {
+                    Pawn::Messenger
+                },
+            }),
+            (Decision::ChainDispatch { .. }, _) if i == 0 => Some(Command::DrawDispatch {}),
+            (
+                Decision::Dispatch {
+                    action, meeples, ..
+                },
+                0,
+            ) if *action => match meeples.is_empty() {
+                true if i == 0 => Some(Command::DispatchAction { meeple: None }),
+                true => None,
+                false => Some(Command::DispatchAction {
+                    meeple: Some(*meeples.get(i)?),
+                }),
+            },
+            (Decision::Dispatch { .. }, 1) if i == 0 => Some(Command::DispatchPoints {}),
+            _ => None,
         }
     }
 
     fn may_pass(&self) -> bool {
-        !matches!(self, Decision::PlaceTile { .. })
+        !matches!(
+            self,
+            Decision::PlaceTile { .. } | Decision::ChoosePawn { .. } | Decision::Dispatch { .. }
+        )
     }
 }

@@ -36,6 +36,9 @@ pub enum RuleError {
     CrossroadsTaken(Pos),
     #[error("your tollhouse already stands on {0}: that is not a move")]
     TollhouseAlreadyThere(Pos),
+    // The Messages
+    #[error("the dispatch cannot be resolved that way: {0}")]
+    DispatchChoice(&'static str),
     // Carcassonne Maps
     #[error("square {0} is not a square of the map that takes a tile")]
     OffMap(Pos),
@@ -67,6 +70,7 @@ impl RuleError {
             RuleError::NotACrossroads(_) => "not_a_crossroads",
             RuleError::CrossroadsTaken(_) => "crossroads_taken",
             RuleError::TollhouseAlreadyThere(_) => "tollhouse_already_there",
+            RuleError::DispatchChoice(_) => "dispatch_choice",
             RuleError::OffMap(_) => "off_map",
             RuleError::PrintMismatch { .. } => "print_mismatch",
             RuleError::NoSale => "no_sale",
@@ -90,6 +94,7 @@ impl RuleError {
             RuleError::NotACrossroads(_) => "T3",
             RuleError::CrossroadsTaken(_) => "T4",
             RuleError::TollhouseAlreadyThere(_) => "T5",
+            RuleError::DispatchChoice(_) => "M7",
             RuleError::OffMap(_) => "P1",
             RuleError::PrintMismatch { .. } => "P4",
             RuleError::NoSale | RuleError::NotAWine | RuleError::SaleNotAllowed => "P9",
@@ -112,6 +117,8 @@ pub enum SetupError {
     UnknownTile(String),
     #[error("start squares: {0}")]
     StartSquares(&'static str),
+    #[error("dispatch order must name the dispatches 1 to 8, each once (M1)")]
+    DispatchOrder,
     // Carcassonne Maps
     #[error("map: {0}")]
     Map(String),

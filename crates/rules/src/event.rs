@@ -1,7 +1,7 @@
 //! What happened: the events a command produces. They are public (B9) and are what the server
 //! stores and broadcasts.
 
-use crate::command::Target;
+use crate::command::{Pawn, PawnPreference, Target};
 use crate::geometry::{Pos, Rotation};
 use crate::setup::PlayerId;
 use crate::tiles::FeatureKind;
@@ -125,6 +125,36 @@ pub enum Event {
     },
     /// The pile is empty and final scoring is done (B7). Scores in seat order.
     GameEnded { scores: Vec<u32> },
+    // The Messages
+    /// M2: a pawn of `player` moved from space `from` to `to` (the track's spaces counted on past
+    /// 50: the space shown is the number modulo 50) for a scoring.
+    PawnMoved {
+        player: PlayerId,
+        pawn: Pawn,
+        from: u32,
+        to: u32,
+        reason: ScoreReason,
+    },
+    /// M3: `player` set (or cleared, `null`) a standing preference.
+    PawnPreferenceSet {
+        player: PlayerId,
+        preference: Option<PawnPreference>,
+    },
+    /// M4–M6: `player` drew dispatch `dispatch` (1–8) from the top of the stack.
+    DispatchDrawn { player: PlayerId, dispatch: u8 },
+    /// M7–M15: the dispatch was resolved by its action (`action`) or its 2 points, scoring
+    /// `points` for `player`; `pos` points at the feature it valued (1–3, 8). It then went under
+    /// the stack.
+    DispatchResolved {
+        player: PlayerId,
+        dispatch: u8,
+        action: bool,
+        points: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pos: Option<Pos>,
+    },
+    /// M16: before final scoring `player`'s messenger joined the scoring pawn on `score`.
+    PawnsSummed { player: PlayerId, score: u32 },
     // Carcassonne Maps
     /// P8: a tile placed on a chip's square: the player turns the chip over and scores it.
     ChipTaken {
@@ -145,6 +175,27 @@ pub enum Event {
     },
 }
 
+// The Messages
+
+/// What a pawn moved for (M2, M17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreReason {
+    /// A road, city or monastery (B6).
+    Feature,
+    /// A field (B7).
+    Field,
+    /// A toll (T6).
+    Toll,
+    /// A dispatch (M7–M15).
+    Dispatch,
+    /// A map chip taken (P8, M17).
+    Chip,
+    /// A wine sold (P9, M17).
+    Wine,
+}
+
 impl Event {
     /// Points this event awards, per player: the sum over all events is every player's score.
     pub fn awards(&self) -> Vec<(PlayerId, u32)> {
@@ -156,6 +207,7 @@ impl Event {
                 points, winners, ..
             } => winners.iter().map(|&w| (w, *points)).collect(),
             Event::TollRaised { player, points, .. }
+            | Event::DispatchResolved { player, points, .. }
             | Event::ChipTaken { player, points, .. }
             | Event::WineSold { player, points, .. } => vec![(*player, *points)],
             _ => Vec::new(),

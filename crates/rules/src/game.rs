@@ -65,6 +65,7 @@ macro_rules! hook {
             events: $events,
             active: $game.active,
             players: $game.players.len(),
+            pile: $game.pile.len(),
         };
         let $m = &mut $game.modules;
         let out = $body;
@@ -95,6 +96,11 @@ impl Game {
             if setup.players[..i].contains(c) {
                 return Err(SetupError::DuplicateColour(*c));
             }
+        }
+        if let Some(order) = &setup.dispatch_order
+            && !crate::modules::messages::valid_order(order)
+        {
+            return Err(SetupError::DispatchOrder);
         }
         if !(1..=30).contains(&setup.meeples) {
             return Err(SetupError::Meeples(setup.meeples));
@@ -385,9 +391,11 @@ impl Game {
             Ask::PlaceTile { .. } => matches!(command, Command::PlaceTile { .. }),
             Ask::PlaceFollower { .. } => !matches!(
                 command,
-                Command::PlaceTile { .. } | Command::SellWine { .. }
+                Command::PlaceTile { .. }
+                    | Command::SetPawnPreference { .. }
+                    | Command::SellWine { .. }
             ),
-            Ask::Module { .. } => true,
+            Ask::Module { ask, .. } => Modules::accepts(ask, command),
         }
     }
 
@@ -464,6 +472,8 @@ impl Game {
                 // Asks are opened by `Agenda::next`.
                 Step::Ask(_) => {}
                 Step::ScoreTile(t) => self.score_tile(t, events),
+                Step::AfterScoring(t) => notify!(self, events, Hook::AfterScoring, |m, ctx| m
+                    .after_scoring(ctx, t)),
                 Step::Award(a) => self.award(a, events),
                 Step::ReturnMeeple(seg) => self.return_meeple(seg, events),
                 Step::EndTurnPart => notify!(self, events, Hook::TurnPartEnd, |m, ctx| m
@@ -586,8 +596,12 @@ impl Game {
     }
 
     /// Phase 3: score what tile `t` completed (B6, B11), each feature's tolls (T6–T8), return
-    /// the meeples; then what modules do after scoring (P9).
+    /// the meeples; what modules do after scoring (P9) runs as the next step, after the awards and
+    /// pawn choices of this scoring (M17).
     fn score_tile(&mut self, t: TileRef, events: &mut Vec<Event>) {
+        if self.modules.listens(Hook::AfterScoring) {
+            self.agenda.push(Step::AfterScoring(t));
+        }
         for root in scoring::completed_by(&self.board, &self.features, t) {
             self.features.get_mut(root).done = true;
             self.score_feature(root, true, events);
@@ -595,8 +609,6 @@ impl Game {
                 .on_feature_scored(ctx, root, false));
             self.return_meeples(root, events);
         }
-        notify!(self, events, Hook::AfterScoring, |m, ctx| m
-            .after_scoring(ctx, t));
     }
 
     /// Scores a road, city or monastery with meeples on it, complete (B6) or not (B7).
@@ -774,7 +786,9 @@ impl Game {
                 }
             }
             Ask::PlaceFollower { .. } => Command::Pass {},
-            Ask::Module { ref ask, .. } => self.modules.default_command(ask),
+            Ask::Module { ref ask, player } => {
+                self.modules.default_command(player, self.active, ask)
+            }
         };
         Some((ask.player(), command))
     }
@@ -987,6 +1001,7 @@ impl Game {
             drawn: self.tile_ask().map(|t| self.cat.get(t).id.clone()),
             decisions: self.decisions(),
             finished: self.over,
+            messages: self.modules.messages_view(),
             map: self.map_view(),
         }
     }

@@ -23,19 +23,19 @@ pub mod text;
 pub mod tiles;
 pub mod view;
 
-pub use command::{Command, Sale, Target, WineSale};
+pub use command::{Command, MeepleRef, Pawn, PawnPreference, Sale, Target, WineSale};
 pub use decision::{Decision, Options, Placement};
 pub use engine::board::MAX_PILE;
 pub use engine::ids::DecisionId;
 pub use error::{RuleError, SetupError};
-pub use event::{Event, MeepleCount};
+pub use event::{Event, MeepleCount, ScoreReason};
 pub use game::{AskOptions, Game};
 pub use geometry::{Half, Pos, Rotation, Side};
 pub use setup::{
     Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartSquare, StartTile,
 };
 pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileKind, catalogue};
-pub use view::View;
+pub use view::{MessagesView, PawnsView, View};
 
 /// Version of the rules implementation (the crate's version): what clients are told. It does not
 /// decide whether a stored match can be replayed; [`REPLAY_VERSION`] does.

@@ -29,8 +29,22 @@ pub struct Scenario {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
+    /// Who sends it: any player with an open decision, active or not (M3).
     pub player: PlayerId,
-    pub command: Command,
+    /// The command; absent when `default` is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Command>,
+    /// Send the deterministic default answer of this player's oldest open decision (what the
+    /// server sends when a clock runs out, M3) instead of `command`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
+    /// After the step, the open decisions must be exactly these, in order (each a partial
+    /// decision, as for events): several players' decisions open at once are listed together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decisions: Option<Vec<Value>>,
+    /// After the step, the public view must contain this partial view (`{"messages": ...}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<Value>,
     /// The command must be refused with this [`RuleError::code`]; the game goes on unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -55,6 +69,9 @@ pub struct Expect {
     /// Partial events that must not occur at all.
     #[serde(default)]
     pub absent: Vec<Value>,
+    /// The public view after the last step must contain this partial view.
+    #[serde(default)]
+    pub view: Option<Value>,
 }
 
 /// What a scenario produced.
@@ -107,18 +124,61 @@ pub fn play(s: &Scenario) -> Result<Outcome, ScenarioError> {
 pub fn play_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
     let (mut game, mut events) = Game::start(s.setup.clone())?;
     for (index, step) in s.steps.iter().enumerate() {
-        let result = game.apply(step.player, step.command.clone());
+        let command = match (&step.command, step.default) {
+            (Some(c), false) => c.clone(),
+            (None, true) => {
+                let id = game
+                    .open_decisions()
+                    .into_iter()
+                    .find(|(_, d)| d.player() == step.player)
+                    .map(|(id, _)| id);
+                match id.and_then(|id| game.default_command(id)) {
+                    Some((_, c)) => c,
+                    None => {
+                        return Err(ScenarioError::Expectation(format!(
+                            "step {index}: player {} has no open decision to default",
+                            step.player
+                        )));
+                    }
+                }
+            }
+            _ => {
+                return Err(ScenarioError::Expectation(format!(
+                    "step {index}: give either `command` or `\"default\": true`"
+                )));
+            }
+        };
+        let result = game.apply(step.player, command.clone());
         match (result, &step.error) {
             (Ok(evs), None) => {
                 if let Err(m) = in_order(&evs, &step.events) {
                     return Err(ScenarioError::Expectation(format!("step {index}: {m}")));
+                }
+                if let Some(want) = &step.decisions {
+                    let open = game.decisions();
+                    let ok = open.len() == want.len()
+                        && open
+                            .iter()
+                            .zip(want)
+                            .all(|(d, w)| serde_json::to_value(d).is_ok_and(|v| subset(w, &v)));
+                    if !ok {
+                        return Err(ScenarioError::Expectation(format!(
+                            "step {index}: open decisions are {}, expected {}",
+                            serde_json::to_string(&open).unwrap_or_default(),
+                            serde_json::to_string(want).unwrap_or_default()
+                        )));
+                    }
+                }
+                if let Some(want) = &step.view {
+                    check_view(&game, want)
+                        .map_err(|m| ScenarioError::Expectation(format!("step {index}: {m}")))?;
                 }
                 events.extend(evs);
             }
             (Ok(_), Some(expected)) => {
                 return Err(ScenarioError::Accepted {
                     index,
-                    command: show(&step.command),
+                    command: show(&command),
                     expected: expected.clone(),
                 });
             }
@@ -126,7 +186,7 @@ pub fn play_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
                 return Err(ScenarioError::Illegal {
                     index,
                     player: step.player,
-                    command: show(&step.command),
+                    command: show(&command),
                     error,
                 });
             }
@@ -134,13 +194,16 @@ pub fn play_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
                 if error.code() != expected {
                     return Err(ScenarioError::WrongError {
                         index,
-                        command: show(&step.command),
+                        command: show(&command),
                         expected: expected.clone(),
                         got: error.code().to_string(),
                     });
                 }
             }
         }
+    }
+    if let Some(want) = &s.expect.view {
+        check_view(&game, want).map_err(ScenarioError::Expectation)?;
     }
     let out = Outcome {
         name: s.name.clone(),
@@ -149,6 +212,15 @@ pub fn play_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
         finished: game.is_finished(),
     };
     Ok((out, game))
+}
+
+/// The view contains the partial view `want`.
+fn check_view(game: &Game, want: &Value) -> Result<(), String> {
+    let view = serde_json::to_value(game.view()).map_err(|e| e.to_string())?;
+    match subset(want, &view) {
+        true => Ok(()),
+        false => Err(format!("the view does not contain {want}: {view}")),
+    }
 }
 
 /// Plays the scenario and checks its expectations.
@@ -206,12 +278,16 @@ fn matches_partial(ev: &Event, want: &Value) -> bool {
     serde_json::to_value(ev).is_ok_and(|v| subset(want, &v))
 }
 
-/// `want` is contained in `got`: objects by their given keys, everything else equal.
+/// `want` is contained in `got`: objects by their given keys, arrays of the same length element
+/// by element, everything else equal.
 fn subset(want: &Value, got: &Value) -> bool {
     match (want, got) {
         (Value::Object(w), Value::Object(g)) => w
             .iter()
             .all(|(k, wv)| g.get(k).is_some_and(|gv| subset(wv, gv))),
+        (Value::Array(w), Value::Array(g)) => {
+            w.len() == g.len() && w.iter().zip(g).all(|(wv, gv)| subset(wv, gv))
+        }
         _ => want == got,
     }
 }

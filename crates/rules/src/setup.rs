@@ -39,10 +39,19 @@ pub struct Modules {
     /// The Tollkeepers (T1–T10): its 10 tiles join the pile and each player gets a tollhouse.
     #[serde(default)]
     pub tollkeepers: bool,
+    // The Messages
+    /// The Messages (M1–M18): a messenger per player beside the scoring pawn, and the dispatch
+    /// stack. Left out of the JSON when off, so views of older matches stay byte for byte.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub messages: bool,
     // Carcassonne Maps
     /// Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map: Option<Box<MapSetup>>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Modules {
@@ -110,6 +119,10 @@ pub struct Setup {
     /// The start tile is placed as usual and is not part of this list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draw_order: Option<Vec<String>>,
+    /// The Messages, scenarios and tests: the dispatch stack (1–8, each once), top first; the
+    /// seed then shuffles nothing. Refused by the server like `draw_order` (it reveals a secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_order: Option<Vec<u8>>,
     /// Start squares (B1; P2 on a map). Empty: the start tile on (0, 0), unturned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub starts: Vec<StartSquare>,
@@ -172,6 +185,7 @@ impl Setup {
             seed,
             modules: Modules::default(),
             draw_order: None,
+            dispatch_order: None,
             starts: Vec::new(),
             bounds: None,
         }
@@ -181,6 +195,18 @@ impl Setup {
     /// when a setup gains fields.)
     pub fn tollkeepers(mut self, on: bool) -> Self {
         self.modules.tollkeepers = on;
+        self
+    }
+
+    /// Builder: switches The Messages on or off.
+    pub fn messages(mut self, on: bool) -> Self {
+        self.modules.messages = on;
+        self
+    }
+
+    /// Builder: the dispatch stack, top first (tests and scenarios).
+    pub fn dispatch_order(mut self, order: Vec<u8>) -> Self {
+        self.dispatch_order = Some(order);
         self
     }
 

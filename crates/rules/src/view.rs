@@ -33,10 +33,36 @@ pub struct View {
     /// The decisions open now.
     pub decisions: Vec<Decision>,
     pub finished: bool,
+    // The Messages
+    /// The Messages: both pawns of every player and the stack's size (never its order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<MessagesView>,
     // Carcassonne Maps
     /// The map the match is played on (P1–P6) and its chips (P7–P10); absent on an open table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map: Option<Box<MapView>>,
+}
+
+// The Messages
+
+/// The Messages' public state (M1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct MessagesView {
+    /// Per seat: both pawns and the standing preference.
+    pub players: Vec<PawnsView>,
+    /// Dispatches face down in the stack (8, or 7 while one is being resolved).
+    pub stack: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PawnsView {
+    /// The scoring pawn's space, counted on past 50 (after M16: the whole score).
+    pub scoring: u32,
+    pub messenger: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preference: Option<crate::command::PawnPreference>,
 }
 
 // Carcassonne Maps

@@ -83,17 +83,36 @@ proptest! {
         check(players, seed, bot, toll);
     }
 
+    /// M3, M6, M7: pawn choices, dispatches and chains have legal defaults and options too.
+    #[test]
+    fn every_messages_decision_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
+        check_setup(setup(players, seed, toll).messages(true), bot);
+    }
+
     /// On the France map with its chips (P1–P10): placements, wine sales (P9: default no sale).
     #[test]
     fn every_decision_on_the_map_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
         check_setup(setup(players, seed, toll).map("france").chips(true), bot);
     }
+
+    /// All modules at once (M17 with P8/P9: chip and wine pawn choices, dispatch 4 on the map).
+    #[test]
+    fn every_decision_with_all_modules_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
+        check_setup(setup(players, seed, toll).messages(true).map("france").chips(true), bot);
+    }
 }
 
 #[test]
 fn playing_only_defaults_ends_the_game() {
-    for (tollkeepers, map) in [(false, false), (true, false), (true, true)] {
-        let mut s = setup(3, 11, tollkeepers);
+    for (tollkeepers, messages, map) in [
+        (false, false, false),
+        (true, false, false),
+        (false, true, false),
+        (true, true, false),
+        (true, false, true),
+        (true, true, true),
+    ] {
+        let mut s = setup(3, 11, tollkeepers).messages(messages);
         if map {
             s = s.map("france").chips(true);
         }

@@ -31,7 +31,7 @@ const KEPT: [(char, u32); 4] = [('B', 11), ('T', 10), ('M', 18), ('P', 10)];
 
 /// Letters of the modules the server applies. Their DECISIONs must be rows of the decisions table
 /// of `docs/rules.md`; the others (not built yet) need only be cited there.
-const APPLIED: [char; 3] = ['B', 'T', 'P'];
+const APPLIED: [char; 4] = ['B', 'T', 'M', 'P'];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

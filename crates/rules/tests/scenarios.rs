@@ -34,9 +34,13 @@ fn every_scenario_meets_its_expectations() {
         }
         let has_expectation = s.expect.scores.is_some()
             || !s.expect.events.is_empty()
-            || s.steps
-                .iter()
-                .any(|st| st.error.is_some() || !st.events.is_empty());
+            || s.expect.view.is_some()
+            || s.steps.iter().any(|st| {
+                st.error.is_some()
+                    || !st.events.is_empty()
+                    || st.decisions.is_some()
+                    || st.view.is_some()
+            });
         if !has_expectation {
             failures.push(format!("{}: expects nothing", f.display()));
         }

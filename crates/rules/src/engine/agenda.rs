@@ -28,11 +28,14 @@ pub enum Step<M, A> {
     /// Phase 3 of a turn part: score what tile `t` completed (B6, B11), then the modules'
     /// `after_scoring` (P9).
     ScoreTile(TileRef),
+    /// The modules' `after_scoring` for tile `t` (P9): pushed under phase 3's scoring, so it runs
+    /// once every award of that scoring was made and every pawn choice it opened was answered
+    /// (M17: the wine sale comes after the scoring round, tolls included).
+    AfterScoring(TileRef),
     /// Points for a player, through the one award path (modules may turn it into a question, M2).
     Award(Award),
     /// The meeple standing on this segment goes back to its supply; the others on its feature
-    /// stay (M15). (Only the test module pushes it until The Messages does.)
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// stay (M15).
     ReturnMeeple(SegRef),
     /// The end of a turn part (M5: a dispatch check).
     EndTurnPart,
@@ -88,6 +91,8 @@ pub enum Source {
     Field(SegRef),
     /// A toll (T6, T10) raised at the crossroads tile.
     Toll(TileRef),
+    /// A dispatch (M7–M15): its number.
+    Dispatch(u8),
     // Carcassonne Maps
     /// A chip taken by placing this tile (P8).
     Chip(TileRef),

@@ -15,7 +15,7 @@
 //! | `follower_*` | the options phase 2 offers besides a meeple | T2 (tollhouse) |
 //! | [`Modules::on_feature_scored`] | after a feature scored and before its meeples return; also at the end (`last`) | T6–T8, T10 |
 //! | [`Modules::on_award`] | every award, before points are added; may take it over | M2, M3 |
-//! | [`Modules::after_scoring`] | phase 3 of a turn part, after its features scored | P9 (wine sale ask) |
+//! | [`Modules::after_scoring`] | phase 3 of a turn part, after its features scored and their awards (pawn choices, M17) were made | P9 (wine sale ask) |
 //! | [`Modules::on_turn_part_end`] | the end of each turn part (the turn's tile, each extra tile) | M5, M6, M11 |
 //! | [`Modules::on_turn_end`] | the end of the turn, before the next player's | T9 |
 //! | [`Modules::on_final`] | before final scoring | M16 |
@@ -30,6 +30,7 @@
 //! they were pushed, before the steps already on the agenda: The Tollkeepers' first. Asks pushed
 //! in one hook open together. Award hooks see awards in the order they are made.
 
+pub mod messages;
 pub mod tollkeepers;
 // Carcassonne Maps
 pub mod map;
@@ -46,6 +47,7 @@ use crate::error::RuleError;
 use crate::event::Event;
 use crate::setup::{PlayerId, Setup};
 use crate::view::TollhouseView;
+use messages::Messages;
 use serde::{Deserialize, Serialize};
 use tollkeepers::Tollkeepers;
 
@@ -62,9 +64,17 @@ pub enum Hook {
     Command,
 }
 
-/// A module's own step on the agenda. (None yet: The Messages adds dispatch draws, M5, M6.)
+/// A module's own step on the agenda.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ModuleStep {}
+pub enum ModuleStep {
+    // The Messages
+    /// M3: ask every pending pawn choice at once.
+    AskPawns,
+    /// M4: the active player draws the top dispatch.
+    DrawDispatch,
+    /// M6: did the dispatch's points bring a pawn to a dark space?
+    ChainCheck,
+}
 
 /// A module's own decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +82,16 @@ pub enum ModuleAsk {
     /// Test only: a player must acknowledge with `pass` (a decision of a non-active player).
     #[cfg(test)]
     Witness,
+    // The Messages
+    /// M2: which pawn moves `points` earned for `reason`.
+    Pawn {
+        points: u32,
+        reason: crate::event::ScoreReason,
+    },
+    /// M7: resolve the drawn dispatch.
+    Dispatch,
+    /// M6: draw the next dispatch of a chain, or not.
+    Chain,
     // Carcassonne Maps
     /// P9: the active player may sell a wine with tile `tile` on `pos`.
     SellWine {
@@ -97,6 +117,8 @@ pub struct Ctx<'a> {
     /// Whose turn it is.
     pub active: PlayerId,
     pub players: usize,
+    /// Tiles left in the pile (M7: dispatch 4 needs one).
+    pub pile: usize,
 }
 
 impl Ctx<'_> {
@@ -121,6 +143,8 @@ impl Ctx<'_> {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Modules {
     pub toll: Option<Tollkeepers>,
+    // The Messages
+    pub messages: Option<Messages>,
     // Carcassonne Maps
     /// The Map Chips of France (P7–P10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,6 +163,7 @@ impl Modules {
                 .modules
                 .tollkeepers
                 .then(|| Tollkeepers::new(setup.players.len())),
+            messages: setup.modules.messages.then(|| Messages::new(setup)),
             chips: setup
                 .modules
                 .map
@@ -163,11 +188,14 @@ impl Modules {
         {
             return true;
         }
+        let messages = self.messages.is_some();
+        let chips = self.chips.is_some();
         match hook {
             Hook::FeatureScored => self.toll.is_some(),
-            Hook::TurnEnd => self.toll.is_some() || self.chips.is_some(),
-            Hook::TilePlaced | Hook::AfterScoring | Hook::Command => self.chips.is_some(),
-            Hook::Award | Hook::TurnPartEnd | Hook::Final => false,
+            Hook::TurnEnd => self.toll.is_some() || messages || chips,
+            Hook::Award | Hook::TurnPartEnd | Hook::Final => messages,
+            Hook::Command => messages || chips,
+            Hook::TilePlaced | Hook::AfterScoring => chips,
         }
     }
 
@@ -234,6 +262,9 @@ impl Modules {
         match (command, &mut self.toll) {
             (Command::PlaceTollhouse { pos }, Some(m)) => m.place(ctx, player, *pos),
             (Command::PlaceTollhouse { .. }, None) => Err(RuleError::ModuleOff("tollkeepers")),
+            (Command::SetPawnPreference { .. }, _) if self.messages.is_none() => {
+                Err(RuleError::ModuleOff("messages"))
+            }
             _ => Err(RuleError::WrongPhase {
                 expected: "phase 2: place_meeple, place_tollhouse or pass",
             }),
@@ -253,12 +284,16 @@ impl Modules {
     }
 
     /// Every award passes here first; `true`: a module took it over (and will credit it, or ask
-    /// first). No module takes awards yet (The Messages will, M2).
+    /// first). The Messages moves a pawn or asks which (M2) and lets the score be credited: the
+    /// score stays the sum of both pawns.
     #[inline]
-    pub fn on_award(&mut self, _ctx: &mut Ctx<'_>, _award: &Award) -> bool {
+    pub fn on_award(&mut self, ctx: &mut Ctx<'_>, award: &Award) -> bool {
+        if let Some(m) = &mut self.messages {
+            m.on_award(ctx, award);
+        }
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
-            m.on_award(_award);
+            m.on_award(award);
         }
         false
     }
@@ -272,6 +307,9 @@ impl Modules {
 
     #[inline]
     pub fn on_turn_part_end(&mut self, _ctx: &mut Ctx<'_>) {
+        if let Some(m) = &mut self.messages {
+            m.on_turn_part_end(_ctx);
+        }
         #[cfg(test)]
         if let Some(m) = &mut self.witness {
             m.on_turn_part_end(_ctx);
@@ -283,6 +321,9 @@ impl Modules {
         if let Some(m) = &mut self.toll {
             m.turn_over(ctx);
         }
+        if let Some(m) = &mut self.messages {
+            m.on_turn_end();
+        }
         if let Some(m) = &mut self.chips {
             m.on_turn_end();
         }
@@ -293,7 +334,11 @@ impl Modules {
     }
 
     #[inline]
-    pub fn on_final(&mut self, _ctx: &mut Ctx<'_>) {}
+    pub fn on_final(&mut self, ctx: &mut Ctx<'_>) {
+        if let Some(m) = &mut self.messages {
+            m.on_final(ctx);
+        }
+    }
 
     /// T10: roads ending at a crossroads are looked at in final scoring even without meeples.
     #[inline]
@@ -304,83 +349,93 @@ impl Modules {
     }
 
     /// Runs a module's own step.
-    pub fn run(&mut self, _ctx: &mut Ctx<'_>, step: ModuleStep) {
-        match step {}
+    pub fn run(&mut self, ctx: &mut Ctx<'_>, step: ModuleStep) {
+        if let Some(m) = &mut self.messages {
+            m.run(ctx, step);
+        }
+    }
+
+    /// Whether the module decision `ask` takes a command of this kind at all.
+    #[inline]
+    pub fn accepts(ask: &ModuleAsk, command: &Command) -> bool {
+        match ask {
+            ModuleAsk::SellWine { .. } => {
+                matches!(command, Command::SellWine { .. } | Command::Pass {})
+            }
+            _ => Messages::accepts(ask, command),
+        }
     }
 
     /// Answers a module's decision with `command`; on an error nothing changed.
     pub fn answer(
         &mut self,
-        _ctx: &mut Ctx<'_>,
-        _player: PlayerId,
+        ctx: &mut Ctx<'_>,
+        player: PlayerId,
         ask: &ModuleAsk,
-        _command: &Command,
+        command: &Command,
     ) -> Result<(), RuleError> {
-        match *ask {
+        match (ask, &mut self.messages) {
             #[cfg(test)]
-            ModuleAsk::Witness => witness::Witness::answer(_ctx, _player, _command),
-            ModuleAsk::SellWine { tile, .. } => match &mut self.chips {
-                Some(m) => m.answer(_ctx, _player, tile, _command),
+            (ModuleAsk::Witness, _) => witness::Witness::answer(ctx, player, command),
+            (&ModuleAsk::SellWine { tile, .. }, _) => match &mut self.chips {
+                Some(m) => m.answer(ctx, player, tile, command),
                 None => Err(RuleError::ModuleOff("map chips")),
             },
+            (_, Some(m)) => m.answer(ctx, player, ask, command),
+            (_, None) => Err(RuleError::ModuleOff("messages")),
         }
     }
 
     /// The options of a module's decision: (groups, may pass).
     pub fn options(&self, ask: &ModuleAsk) -> (usize, bool) {
         match *ask {
-            #[cfg(test)]
-            ModuleAsk::Witness => (0, true),
             ModuleAsk::SellWine { .. } => (1, true),
+            _ => Messages::options(ask),
         }
     }
 
-    pub fn option_len(&self, ask: &ModuleAsk, _g: usize) -> usize {
+    pub fn option_len(&self, ask: &ModuleAsk, g: usize) -> usize {
         match *ask {
-            #[cfg(test)]
-            ModuleAsk::Witness => 0,
             ModuleAsk::SellWine { player, pos, .. } => self
                 .chips
                 .as_ref()
                 .map_or(0, |m| m.offered(player, pos).len()),
+            _ => self.messages.as_ref().map_or(0, |m| m.option_len(ask, g)),
         }
     }
 
-    pub fn option_nth(&self, ask: &ModuleAsk, _g: usize, _i: usize) -> Option<Command> {
+    pub fn option_nth(&self, ask: &ModuleAsk, g: usize, i: usize) -> Option<Command> {
         match *ask {
-            #[cfg(test)]
-            ModuleAsk::Witness => None,
             ModuleAsk::SellWine { player, pos, .. } => {
                 let sale = self
                     .chips
                     .as_ref()?
                     .offered(player, pos)
                     .into_iter()
-                    .nth(_i)?;
+                    .nth(i)?;
                 Some(Command::SellWine {
                     sale: sale.sale,
                     chips: sale.chips,
                 })
             }
+            _ => self.messages.as_ref()?.option_nth(ask, g, i),
         }
     }
 
     /// The deterministic default answer of a module's decision (a clock ran out).
-    pub fn default_command(&self, ask: &ModuleAsk) -> Command {
-        match *ask {
-            #[cfg(test)]
-            ModuleAsk::Witness => Command::Pass {},
+    pub fn default_command(&self, player: PlayerId, active: PlayerId, ask: &ModuleAsk) -> Command {
+        match (&self.messages, ask) {
             // P9: no sale.
-            ModuleAsk::SellWine { .. } => Command::Pass {},
+            (_, ModuleAsk::SellWine { .. }) => Command::Pass {},
+            (Some(m), _) => m.default_command(player, active, ask),
+            (None, _) => Command::Pass {},
         }
     }
 
     /// A module's decision as clients see it.
-    pub fn decision(&self, _player: PlayerId, ask: &ModuleAsk) -> Decision {
-        match *ask {
-            #[cfg(test)]
-            ModuleAsk::Witness => Decision::Witness { player: _player },
-            ModuleAsk::SellWine { player, pos, .. } => Decision::SellWine {
+    pub fn decision(&self, player: PlayerId, ask: &ModuleAsk) -> Decision {
+        match (&self.messages, ask) {
+            (_, &ModuleAsk::SellWine { player, pos, .. }) => Decision::SellWine {
                 player,
                 pos,
                 sales: self
@@ -388,20 +443,29 @@ impl Modules {
                     .as_ref()
                     .map_or_else(Vec::new, |m| m.offered(player, pos)),
             },
+            (Some(m), _) => m.decision(player, ask),
+            #[cfg(test)]
+            (None, ModuleAsk::Witness) => Decision::Witness { player },
+            (None, _) => Decision::ChainDispatch { player },
         }
+    }
+
+    /// The Messages' public state.
+    pub fn messages_view(&self) -> Option<crate::view::MessagesView> {
+        self.messages.as_ref().map(Messages::view)
     }
 
     /// A command that answers no open decision (a standing preference, M3): `None` when no
     /// module takes it. P9: a `sell_wine` with no sale open is refused as such.
     pub fn on_command(
         &mut self,
-        _ctx: &mut Ctx<'_>,
-        _player: PlayerId,
+        ctx: &mut Ctx<'_>,
+        player: PlayerId,
         command: &Command,
     ) -> Option<Result<(), RuleError>> {
         match command {
             Command::SellWine { .. } if self.chips.is_some() => Some(Err(RuleError::NoSale)),
-            _ => None,
+            _ => self.messages.as_mut()?.on_command(ctx, player, command),
         }
     }
 }

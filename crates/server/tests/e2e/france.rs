@@ -103,6 +103,7 @@ async fn a_whole_match_on_the_france_map(db: &TestDb) {
                 chips: true,
                 chip_layout: None,
             })),
+            ..Default::default()
         },
         meeples: None,
         draw_order: None,

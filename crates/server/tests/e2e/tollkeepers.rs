@@ -51,7 +51,10 @@ async fn tolls_arrive_in_diffs(db: &TestDb) {
     for (i, step) in scenario.steps.iter().enumerate() {
         let seat = &mut seats[usize::from(step.player)];
         let out = seat
-            .command(&format!("step-{i}"), step.command.clone())
+            .command(
+                &format!("step-{i}"),
+                step.command.clone().expect("a command"),
+            )
             .await;
         match (&out, &step.error) {
             (client::CommandOutcome::Accepted { seq, .. }, None) => {

@@ -1,0 +1,218 @@
+//! Every module at once (The Tollkeepers, The Messages, the France map with its chips) over
+//! random games: they never panic, meeples are conserved, a replay is byte for byte the same, the
+//! pawns add up to the points the events report (chips and wine included, M17), no tile lies off
+//! the map (P1), and a turn sells at most one wine, its dispatch-4 tiles included (P9, M11).
+
+use proptest::prelude::*;
+use rules::maps;
+use rules::{
+    Colour, Command, Decision, Event, Game, PawnPreference, PlayerId, ScoreReason, Setup, View, bot,
+};
+
+fn setup(players: usize, seed: u64) -> Setup {
+    Setup::new(Colour::ALL[..players].to_vec(), seed)
+        .tollkeepers(true)
+        .messages(true)
+        .map("france")
+        .chips(true)
+}
+
+/// M2: each player's pawns plus the points still waiting for a pawn choice equal the score.
+fn check_pawns(view: &View) {
+    let m = view.messages.as_ref().expect("the messages view");
+    for (p, (pawns, player)) in m.players.iter().zip(&view.players).enumerate() {
+        let waiting: u32 = view
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::ChoosePawn { player, points, .. } if *player as usize == p => {
+                    Some(*points)
+                }
+                _ => None,
+            })
+            .sum();
+        assert_eq!(
+            pawns.scoring + pawns.messenger + waiting,
+            player.score,
+            "seat {p}"
+        );
+    }
+}
+
+/// Plays a whole random game; with `dark` the even seats prefer dark spaces (M3), so dispatches
+/// (and dispatch 4's extra tiles) come often.
+fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, Vec<Event>, Game) {
+    let meeples = setup.meeples;
+    let players = setup.players.len();
+    let (mut game, mut events) = Game::start(setup).expect("valid setup");
+    let mut rng = bot_seed;
+    let mut commands = Vec::new();
+    if dark {
+        for p in (0..players as PlayerId).step_by(2) {
+            let c = Command::SetPawnPreference {
+                preference: Some(PawnPreference::DarkInMyTurn),
+            };
+            events.extend(game.apply(p, c.clone()).expect("accepted"));
+            commands.push((p, c));
+        }
+    }
+    // Wines sold in the current turn (P9: at most one, every turn part of it, M11).
+    let mut sold_this_turn = 0;
+    while let Some((player, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
+        let evs = game
+            .apply(player, cmd.clone())
+            .expect("bot moves are legal");
+        for e in &evs {
+            match e {
+                Event::TurnStarted { .. } => sold_this_turn = 0,
+                Event::WineSold { .. } => {
+                    sold_this_turn += 1;
+                    assert_eq!(sold_this_turn, 1, "one wine sale a turn (P9, M11)");
+                }
+                _ => {}
+            }
+        }
+        if sold_this_turn > 0 {
+            assert!(
+                !game
+                    .decisions()
+                    .iter()
+                    .any(|d| matches!(d, Decision::SellWine { .. })),
+                "no second sale offered in a turn (M11)"
+            );
+        }
+        commands.push((player, cmd));
+        events.extend(evs);
+        for (s, b) in game.supplies().iter().zip(game.meeples_on_board()) {
+            assert_eq!(s + b, meeples, "meeples conserved");
+        }
+        check_pawns(&game.view());
+        if commands.len() == 60 {
+            // A server snapshot with every module restores the same game.
+            let text = serde_json::to_string(&game).expect("serializes");
+            let copy: Game = serde_json::from_str(&text).expect("deserializes");
+            assert_eq!(copy.view(), game.view());
+            game = copy;
+        }
+        assert!(commands.len() < 3000, "the game must end");
+    }
+    (commands, events, game)
+}
+
+/// Plays and checks one game; returns its events.
+fn check(players: usize, seed: u64, bot_seed: u64, dark: bool) -> Vec<Event> {
+    let s = setup(players, seed);
+    let (commands, events, game) = play(s.clone(), bot_seed, dark);
+    assert!(game.is_finished());
+
+    // P1: every tile on a placeable square of the map.
+    let map = maps::map("france").expect("built in");
+    for (pos, _, _) in game.placed_tiles() {
+        assert!(map.is_placeable(pos), "tile off the map at {pos}");
+    }
+
+    // Every point is in an event, and the pawns moved by exactly those points (M2, M17).
+    let mut sums = vec![0u32; players];
+    for e in &events {
+        for (p, pts) in e.awards() {
+            sums[p as usize] += pts;
+        }
+    }
+    assert_eq!(sums, game.scores());
+    let view = game.view();
+    let m = view.messages.as_ref().expect("messages view");
+    for (p, pawns) in m.players.iter().enumerate() {
+        assert_eq!(
+            (pawns.scoring, pawns.messenger),
+            (sums[p], 0),
+            "M16 seat {p}"
+        );
+    }
+    // M17: every chip and wine point moved a pawn (before M16) with its reason.
+    let summed = events
+        .iter()
+        .position(|e| matches!(e, Event::PawnsSummed { .. }))
+        .expect("M16: the pawns are summed");
+    let earned = |reason: ScoreReason| -> u32 {
+        events[..summed]
+            .iter()
+            .map(|e| match e {
+                Event::ChipTaken { points, .. } if reason == ScoreReason::Chip => *points,
+                Event::WineSold { points, .. } if reason == ScoreReason::Wine => *points,
+                _ => 0,
+            })
+            .sum()
+    };
+    let moved = |reason: ScoreReason| -> u32 {
+        events
+            .iter()
+            .map(|e| match e {
+                Event::PawnMoved {
+                    reason: r,
+                    from,
+                    to,
+                    ..
+                } if *r == reason => to - from,
+                _ => 0,
+            })
+            .sum()
+    };
+    for reason in [ScoreReason::Chip, ScoreReason::Wine] {
+        assert_eq!(moved(reason), earned(reason), "{reason:?}");
+    }
+
+    // B10: a replay yields the same events, byte for byte.
+    let (mut replay, mut replayed) = Game::start(s).expect("valid setup");
+    for (p, c) in commands {
+        replayed.extend(replay.apply(p, c).expect("replayed commands stay legal"));
+    }
+    assert_eq!(
+        serde_json::to_string(&replayed).ok(),
+        serde_json::to_string(&events).ok()
+    );
+    assert_eq!(replay.view(), game.view());
+    events
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn random_games_with_every_module_keep_every_invariant(players in 2usize..=6, seed: u64, bot: u64, dark: bool) {
+        check(players, seed, bot, dark);
+    }
+}
+
+/// The games above do reach what the combination is about: chips and wines moved pawns, and
+/// dispatch 4's extra tiles were laid on the map.
+#[test]
+fn random_games_with_every_module_take_chips_sell_wine_and_lay_extra_tiles() {
+    let (mut chip_moves, mut wine_moves, mut extra_tiles) = (0, 0, 0);
+    for seed in 0..16 {
+        let events = check(2 + (seed % 3) as usize, seed, seed * 13 + 5, true);
+        for e in &events {
+            match e {
+                Event::PawnMoved {
+                    reason: ScoreReason::Chip,
+                    ..
+                } => chip_moves += 1,
+                Event::PawnMoved {
+                    reason: ScoreReason::Wine,
+                    ..
+                } => wine_moves += 1,
+                Event::DispatchResolved {
+                    dispatch: 4,
+                    action: true,
+                    ..
+                } => extra_tiles += 1,
+                _ => {}
+            }
+        }
+    }
+    assert!(chip_moves > 0, "chips moved pawns");
+    assert!(
+        wine_moves > 0,
+        "wines moved pawns ({chip_moves} chip moves)"
+    );
+    assert!(extra_tiles > 0, "dispatch 4 laid extra tiles");
+}
