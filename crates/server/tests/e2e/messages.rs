@@ -3,10 +3,7 @@
 //! and a scan of everything every client was sent: the dispatch stack's order never shows
 //! (invariant 4, M1). On SQLite and on Postgres.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use protocol::CreateMatch;
 use rules::{Colour, Command, Decision, Event, Modules, PawnPreference};
 use serde_json::Value;
