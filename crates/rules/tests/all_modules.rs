@@ -3,6 +3,8 @@
 //! pawns add up to the points the events report (chips and wine included, M17), no tile lies off
 //! the map (P1), and a turn sells at most one wine, its dispatch-4 tiles included (P9, M11).
 
+mod support;
+
 use proptest::prelude::*;
 use rules::maps;
 use rules::{
@@ -19,24 +21,7 @@ fn setup(players: usize, seed: u64) -> Setup {
 
 /// M2: each player's pawns plus the points still waiting for a pawn choice equal the score.
 fn check_pawns(view: &View) {
-    let m = view.messages.as_ref().expect("the messages view");
-    for (p, (pawns, player)) in m.players.iter().zip(&view.players).enumerate() {
-        let waiting: u32 = view
-            .decisions
-            .iter()
-            .filter_map(|d| match d {
-                Decision::ChoosePawn { player, points, .. } if *player as usize == p => {
-                    Some(*points)
-                }
-                _ => None,
-            })
-            .sum();
-        assert_eq!(
-            pawns.scoring + pawns.messenger + waiting,
-            player.score,
-            "seat {p}"
-        );
-    }
+    support::pawns_plus_waiting_equal_scores(view);
 }
 
 /// Plays a whole random game; with `dark` the even seats prefer dark spaces (M3), so dispatches

@@ -2,6 +2,8 @@
 //! is byte for byte the same, the two pawns always add up to the points the events report, only
 //! the active player draws, nothing is drawn in final scoring, and the stack's order never shows.
 
+mod support;
+
 use proptest::prelude::*;
 use rules::{
     Colour, Command, Decision, Event, Game, PawnPreference, PlayerId, Pos, Setup, Side, View, bot,
@@ -15,24 +17,8 @@ fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
 
 /// M2: each player's pawns plus the points still waiting for a pawn choice equal the score.
 fn check_pawns(view: &View) {
+    support::pawns_plus_waiting_equal_scores(view);
     let m = view.messages.as_ref().expect("the messages view");
-    for (p, (pawns, player)) in m.players.iter().zip(&view.players).enumerate() {
-        let waiting: u32 = view
-            .decisions
-            .iter()
-            .filter_map(|d| match d {
-                Decision::ChoosePawn { player, points, .. } if *player as usize == p => {
-                    Some(*points)
-                }
-                _ => None,
-            })
-            .sum();
-        assert_eq!(
-            pawns.scoring + pawns.messenger + waiting,
-            player.score,
-            "seat {p}"
-        );
-    }
     // M1, M7: eight dispatches, one out while it is being resolved.
     let resolving = view
         .decisions
