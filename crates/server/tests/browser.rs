@@ -815,19 +815,8 @@ async fn start_page_creates_a_test_match_and_links_its_seats() {
     let data = tempfile::tempdir().expect("tmp");
     let server = Server::start(free_addr(), data.path());
     let p = b.page(1280, 720).await;
-    p.goto(&format!("{}/", server.http())).await;
-    p.click("#create-tollkeepers").await;
-    p.click("#create-form button").await;
-    p.wait(
-        "document.querySelectorAll('#created a').length === 3",
-        "seat and watch links",
-    )
-    .await;
+    let href = create_from_start_page(&p, &server, "#create-tollkeepers").await;
     p.screenshot("start-page").await;
-    let href = p
-        .eval("document.querySelector('#created a.seat-link').getAttribute('href')")
-        .await;
-    let href = href.as_str().expect("link").to_string();
     assert!(href.starts_with("/#token="), "{href}");
     // The link seats its holder in a match with The Tollkeepers on.
     let seat = b.page(1280, 720).await;
@@ -981,6 +970,23 @@ async fn place_and_pass(pages: &[&Page], p: &Page, key: &str, mut seq: u64) -> u
 
 async fn text_of(p: &Page, js: &str) -> String {
     p.eval(js).await.as_str().unwrap_or_default().to_string()
+}
+
+/// Ticks `option` on the start page, creates the match and returns the first seat's link.
+async fn create_from_start_page(p: &Page, server: &Server, option: &str) -> String {
+    p.goto(&format!("{}/", server.http())).await;
+    p.click(option).await;
+    p.click("#create-form button").await;
+    p.wait(
+        "document.querySelectorAll('#created a').length === 3",
+        "seat and watch links",
+    )
+    .await;
+    text_of(
+        p,
+        "document.querySelector('#created a.seat-link').getAttribute('href')",
+    )
+    .await
 }
 
 /// The France map in the page: the outline, large cities, towns, border prints and face-down
@@ -1199,19 +1205,7 @@ async fn start_page_creates_a_match_on_the_france_map() {
     let data = tempfile::tempdir().expect("tmp");
     let server = Server::start(free_addr(), data.path());
     let p = b.page(1280, 720).await;
-    p.goto(&format!("{}/", server.http())).await;
-    p.click("#create-map").await;
-    p.click("#create-form button").await;
-    p.wait(
-        "document.querySelectorAll('#created a').length === 3",
-        "seat and watch links",
-    )
-    .await;
-    let href = text_of(
-        &p,
-        "document.querySelector('#created a.seat-link').getAttribute('href')",
-    )
-    .await;
+    let href = create_from_start_page(&p, &server, "#create-map").await;
     let seat = b.page(1280, 720).await;
     seat.goto(&format!("{}{href}", server.http())).await;
     seat.wait(
