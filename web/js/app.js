@@ -6,6 +6,7 @@ import { Board } from './board.js';
 import { drawTile, el, segmentAnchor, titled } from './tiles.js';
 import { COLOURS, GRAPES, REFUSALS, SALE_POINTS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
 import { cellAt } from './map.js';
+import { countdown, decisionControls, deadlines, drawTrack, pawnsHtml, tick } from './messages.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -83,11 +84,12 @@ function showLobby() {
     const all = ['red', 'blue', 'green', 'yellow', 'black', 'pink'];
     const tollkeepers = /** @type {HTMLInputElement} */ ($('create-tollkeepers')).checked;
     const france = /** @type {HTMLInputElement} */ ($('create-map')).checked;
+    const messages = /** @type {HTMLInputElement} */ ($('create-messages')).checked;
     const map = france ? { map: 'france', chips: true } : undefined;
     const res = await fetch('/api/matches', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ players: all.slice(0, n), modules: { tollkeepers, map } }),
+      body: JSON.stringify({ players: all.slice(0, n), modules: { tollkeepers, messages, map } }),
     });
     const out = $('created');
     if (!res.ok) {
@@ -131,6 +133,10 @@ function play() {
   let focusTarget = null;
   /** @type {string[]} */
   const log = [];
+  /** Dispatch 4 (M11) is being carried out: the tile to place now is its extra tile. */
+  let extraTile = false;
+  /** The Messages decision whose buttons were last shown, to focus its first button once. */
+  let shownDecision = '';
 
   /** @type {number|null} the seq of the last snapshot logged */
   let snapSeq = null;
@@ -149,6 +155,10 @@ function play() {
         if (line) log.push(line);
       }
       if (events.some((e) => e.type === 'tile_placed' || e.type === 'turn_started')) selected = null;
+      for (const e of events) {
+        if (e.type === 'dispatch_resolved' && e.dispatch === 4 && e.action) extraTile = true;
+        else if (e.type === 'turn_started' || (e.type === 'tile_placed' && extraTile)) extraTile = false;
+      }
       focusTarget = null;
       showError(null);
       $('log').dataset.seq = String(seq);
@@ -276,11 +286,29 @@ function play() {
   $('zoom-in').addEventListener('click', () => board.zoom(1.25));
   $('zoom-out').addEventListener('click', () => board.zoom(0.8));
   $('zoom-fit').addEventListener('click', () => board.fit());
+  $('pref').addEventListener('change', () => {
+    const v = /** @type {HTMLSelectElement} */ ($('pref')).value;
+    send({ type: 'set_pawn_preference', preference: v ? /** @type {import('./proto').PawnPreference} */ (v) : null });
+  });
+  setInterval(tick, 1000);
+
+  /** N among the buttons of a Messages decision: moves the keyboard focus. @param {number} dir */
+  function cycleButtons(dir) {
+    const bs = [...$('targets').querySelectorAll('button')];
+    if (bs.length === 0) return;
+    const i = bs.indexOf(/** @type {HTMLButtonElement} */ (document.activeElement));
+    bs[(i + dir + bs.length) % bs.length].focus();
+  }
+
   document.addEventListener('keydown', (e) => {
-    if (e.target instanceof HTMLInputElement) return;
+    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
+    // A focused button answers Enter and Space itself.
+    if (e.target instanceof HTMLButtonElement && (e.key === 'Enter' || e.key === ' ')) return;
     const d = myDecision();
     const k = e.key.toLowerCase();
+    const msg = d?.type === 'choose_pawn' || d?.type === 'dispatch' || d?.type === 'chain_dispatch';
     if (k === 'r') turn(e.shiftKey ? -1 : 1);
+    else if (k === 'n' && msg) cycleButtons(e.shiftKey ? -1 : 1);
     else if (k === 'n') (d?.type === 'place_follower' || d?.type === 'sell_wine' ? cycleTarget : cycleSquare)(e.shiftKey ? -1 : 1);
     else if (k === 'enter') confirm();
     else if (k === 's') send({ type: 'pass' });
@@ -300,16 +328,18 @@ function play() {
     const activeName = cap(colours[v.active] ?? '');
     const mine = d !== null;
     const you = client.seat !== null ? colours[client.seat] : null;
+    const theirTurn = mine && client.seat !== v.active;
     document.title = v.finished
       ? 'Game over — Carcassonne'
-      : `${mine ? 'Your turn' : `${activeName}'s turn`} — Carcassonne`;
+      : `${theirTurn ? 'Your choice' : mine ? 'Your turn' : `${activeName}'s turn`} — Carcassonne`;
     $('whoami').textContent = you ? `You play ${cap(you)}` : 'Watching';
-    $('turn').textContent = v.finished ? 'Game over' : `Turn ${v.turn}: ${activeName}${mine ? ' (you)' : ''}`;
+    $('turn').textContent = v.finished ? 'Game over' : `Turn ${v.turn}: ${activeName}${client.seat === v.active ? ' (you)' : ''}`;
     $('pile').textContent = String(v.pile_size);
     $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
 
     const chips = !!v.map?.hands?.length;
+    const pawns = v.messages?.players ?? [];
     const rows = v.players.map((p, i) => {
       const c = COLOURS[p.colour];
       const tr = document.createElement('tr');
@@ -319,11 +349,13 @@ function play() {
       const toll = p.tollhouse ? `${p.tollhouse.value} at ${p.tollhouse.pos.x},${p.tollhouse.pos.y}` : '–';
       tr.innerHTML = `<td>${sw} ${cap(p.colour)}</td><td class="score">${p.score}</td><td class="meeples">${p.meeples}</td>` +
         (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '') +
+        (pawns.length ? `<td class="pawns" data-scoring="${pawns[i]?.scoring}" data-messenger="${pawns[i]?.messenger}">${pawns[i] ? pawnsHtml(pawns[i]) : ''}</td>` : '') +
         (chips ? `<td class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</td>` : '');
       return tr;
     });
     $('toll-head').hidden = !v.modules.tollkeepers;
     $('chips-head').hidden = !chips;
+    $('pawns-head').hidden = !pawns.length;
     $('players').replaceChildren(...rows);
 
     // The drawn tile beside the board, in the chosen rotation.
@@ -345,21 +377,45 @@ function play() {
     const offMap = !!(placing && selected && v.map && cellAt(v.map.info, selected.pos) === '.');
     const fits = !!selected && rotationsAt(selected.pos).includes(selected.rotation);
     /** @type {HTMLButtonElement} */ ($('confirm')).disabled = !((placing && selected) || ((following || selling) && focusTarget));
-    /** @type {HTMLButtonElement} */ ($('pass')).disabled = !mine;
+    const msgControls = d ? decisionControls(d, client.seat === v.active, send) : null;
+    /** @type {HTMLButtonElement} */ ($('pass')).disabled = !mine || d?.type === 'choose_pawn' || d?.type === 'dispatch';
+    // A Messages decision has its own buttons: the tile controls step aside while it is open.
+    $('hand').hidden = !!msgControls;
     /** @type {HTMLButtonElement} */ ($('rotate-cw')).disabled = !placing;
     /** @type {HTMLButtonElement} */ ($('rotate-ccw')).disabled = !placing;
     $('fit-hint').textContent = placing && selected ? (offMap ? 'off the map' : fits ? 'fits here' : 'does not fit here') : '';
     $('hint').textContent = !mine
-      ? (v.finished ? 'The game is over.' : `Waiting for ${activeName}.`)
+      ? (v.finished ? 'The game is over.' : waitingFor(v, colours))
+      : msgControls
+        ? msgControls.hint
       : placing
-        ? 'Pick a highlighted square (N cycles), turn the tile (R), place it (Enter).'
+        ? `${extraTile ? 'Dispatch 4, the extra tile: p' : 'P'}ick a highlighted square (N cycles), turn the tile (R), place it (Enter).`
         : selling
           ? 'Sell a wine: pick a sale (click, or N and Enter), or Pass (S) to keep your chips.'
           : 'Click a circle to put a meeple there, a T for the tollhouse, or Pass (S).';
 
     // Meeple and tollhouse targets as buttons too, for keyboards and screen readers.
     const tl = $('targets');
+    const focusedKey = tl.contains(document.activeElement)
+      ? /** @type {HTMLElement} */ (document.activeElement).dataset.key
+      : undefined;
     tl.replaceChildren();
+    if (msgControls && d) {
+      tl.append(...msgControls.buttons);
+      const own = deadlines(v).find((x) => x.player === client.seat);
+      if (own) {
+        const p = document.createElement('p');
+        p.className = 'my-deadline';
+        const dflt = d.type === 'choose_pawn' ? 'moves your scoring pawn' : d.type === 'dispatch' ? 'takes the 2 points' : 'answers for you';
+        p.append('Answer within ', countdown(own.at), `, or the server ${dflt}.`);
+        tl.append(p);
+      }
+      const id = JSON.stringify(d);
+      const again = msgControls.buttons.find((b) => b.dataset.key === focusedKey);
+      if (again) again.focus();
+      else if (id !== shownDecision) msgControls.buttons[0]?.focus();
+      shownDecision = id;
+    } else shownDecision = '';
     if (following && d.type === 'place_follower') {
       for (const t of d.meeple_targets) {
         const b = document.createElement('button');
@@ -404,6 +460,8 @@ function play() {
       placing: !!placing,
     });
 
+    renderMessages(v, colours);
+
     const logEl = $('log');
     logEl.replaceChildren(...log.slice(-200).map((l) => {
       const li = document.createElement('li');
@@ -414,7 +472,39 @@ function play() {
     document.body.dataset.finished = String(v.finished);
   }
 
+  /**
+   * The Messages panel: the track, the stack, everyone's pending deadlines, the preference.
+   * @param {View} v
+   * @param {Colour[]} colours
+   */
+  function renderMessages(v, colours) {
+    const m = v.messages;
+    $('messages').hidden = !m;
+    if (!m) return;
+    $('stack').textContent = String(m.stack);
+    $('track').replaceChildren(drawTrack(v));
+    $('deadlines').replaceChildren(...deadlines(v).map((x) => {
+      const li = document.createElement('li');
+      li.dataset.deadline = String(x.player);
+      li.append(`${cap(colours[x.player] ?? `player ${x.player + 1}`)} has `, countdown(x.at), ' to choose.');
+      return li;
+    }));
+    const pref = /** @type {HTMLSelectElement} */ ($('pref'));
+    $('pref-row').hidden = client.seat === null || v.finished;
+    if (client.seat !== null && document.activeElement !== pref) pref.value = m.players[client.seat]?.preference ?? '';
+  }
+
   client.start();
+}
+
+/**
+ * Whom the page waits for: the active player, or the players with a Messages decision open.
+ * @param {View} v
+ * @param {Colour[]} colours
+ */
+function waitingFor(v, colours) {
+  const who = [...new Set(v.decisions.map((d) => d.player))].map((p) => cap(colours[p] ?? ''));
+  return `Waiting for ${who.length ? who.join(' and ') : cap(colours[v.active] ?? '')}.`;
 }
 
 /**

@@ -40,6 +40,31 @@ export const REFUSALS = {
   no_sale: 'No wine sale is open to you now.',
 };
 
+/** The eight dispatches (M8–M15): what each one's action does. */
+export const DISPATCHES = [
+  '',
+  'score your smallest road',
+  'score your smallest city',
+  'score your smallest monastery',
+  'place an extra tile',
+  '2 points per coat of arms in cities with your knights',
+  '2 points per knight',
+  '2 points per farmer',
+  'score a meeple and take it back',
+];
+
+/** What a pawn moved for (M2, M17). @type {Record<import('./proto').ScoreReason, string>} */
+export const REASONS = {
+  feature: 'a feature', field: 'a field', toll: 'a toll', dispatch: 'a dispatch', chip: 'a chip', wine: 'a wine',
+};
+
+/** The standing preferences (M3). @type {Record<import('./proto').PawnPreference, string>} */
+export const PREFERENCES = {
+  scoring: 'always the scoring pawn',
+  messenger: 'always the messenger',
+  dark_in_my_turn: 'in their own turn the pawn that reaches a dark space, else the scoring pawn',
+};
+
 /** @param {Chip} c */
 export const chipWords = (c) => `${GRAPES[c.grape].name} ${c.value}`;
 
@@ -144,6 +169,24 @@ export function eventWords(e, colours, before = []) {
       const where = e.sale === 'abroad' ? 'abroad' : `to ${e.town ?? 'the town'}`;
       return `${who(e.player)} sells a ${grape} wine (${e.chips.map(chipWords).join(' + ')}) ${where} at ${at(e.pos)}: +${e.points}.`;
     }
+    case 'pawn_moved': {
+      const pawn = e.pawn === 'scoring' ? 'scoring pawn' : 'messenger';
+      const darkSpace = e.to % 5 === 0 ? ', a dark space' : '';
+      return `${who(e.player)}'s ${pawn} moves from ${e.from} to ${e.to} for ${REASONS[e.reason]}${darkSpace}.`;
+    }
+    case 'pawn_preference_set':
+      return e.preference
+        ? `${who(e.player)} will not be asked which pawn: ${PREFERENCES[e.preference]}.`
+        : `${who(e.player)} will be asked which pawn to move.`;
+    case 'dispatch_drawn':
+      return `${who(e.player)} draws dispatch ${e.dispatch}: ${DISPATCHES[e.dispatch] ?? ''}.`;
+    case 'dispatch_resolved': {
+      if (!e.action) return `${who(e.player)} takes 2 points instead of dispatch ${e.dispatch}.`;
+      const where = e.pos ? ` at ${at(e.pos)}` : '';
+      return `${who(e.player)} carries out dispatch ${e.dispatch} (${DISPATCHES[e.dispatch] ?? ''})${where}: +${e.points}.`;
+    }
+    case 'pawns_summed':
+      return `${who(e.player)} adds up both pawns: ${e.score}.`;
     case 'game_ended':
       return `Game over. Final scores: ${e.scores.map((s, i) => `${who(i)} ${s}`).join(', ')}.`;
   }

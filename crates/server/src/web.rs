@@ -37,6 +37,7 @@ assets!(
     "js/board.js",
     "js/conn.js",
     "js/map.js",
+    "js/messages.js",
     "js/patch.js",
     "js/tiles.js",
     "js/words.js",
