@@ -4,7 +4,7 @@
 import { MatchClient } from './conn.js';
 import { Board } from './board.js';
 import { drawTile, el, segmentAnchor, titled } from './tiles.js';
-import { COLOURS, GRAPES, REFUSALS, SALE_POINTS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
+import { COLOURS, DISPATCHES, GRAPES, REFUSALS, SALE_POINTS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
 import { cellAt } from './map.js';
 import { countdown, decisionControls, deadlines, drawTrack, pawnsHtml, tick } from './messages.js';
 
@@ -181,6 +181,7 @@ function play() {
     preview: () => turn(1),
     meeple: (t) => send({ type: 'place_meeple', target: t }),
     tollhouse: (pos) => send({ type: 'place_tollhouse', pos }),
+    pick: (key) => /** @type {HTMLButtonElement|null} */ ($('targets').querySelector(`[data-key="dispatch:${key}"]`))?.click(),
   });
 
   /** @param {string|null} msg */
@@ -458,6 +459,7 @@ function play() {
       focusTarget,
       mine,
       placing: !!placing,
+      picks: d?.type === 'dispatch' && d.action ? (d.meeples ?? []).map((m) => `${m.pos.x},${m.pos.y} ${m.target}`) : [],
     });
 
     renderMessages(v, colours);
@@ -504,7 +506,9 @@ function play() {
  */
 function waitingFor(v, colours) {
   const who = [...new Set(v.decisions.map((d) => d.player))].map((p) => cap(colours[p] ?? ''));
-  return `Waiting for ${who.length ? who.join(' and ') : cap(colours[v.active] ?? '')}.`;
+  const d = v.decisions.find((x) => x.type === 'dispatch');
+  const what = d && d.type === 'dispatch' ? ` (dispatch ${d.dispatch}: ${DISPATCHES[d.dispatch] ?? ''})` : '';
+  return `Waiting for ${who.length ? who.join(' and ') : cap(colours[v.active] ?? '')}${what}.`;
 }
 
 /**

@@ -20,12 +20,14 @@ import { drawMap } from './map.js';
  *   focusTarget: string|null,
  *   mine: boolean,
  *   placing: boolean,
+ *   picks?: string[],
  * }} Scene
  * @typedef {{
  *   square: (pos: Pos) => void,
  *   preview: () => void,
  *   meeple: (target: string) => void,
  *   tollhouse: (pos: Pos) => void,
+ *   pick: (meeple: string) => void,
  * }} Handlers
  */
 
@@ -212,11 +214,16 @@ export class Board {
       if (!tv || !d) continue;
       const [x, y] = this.anchor(d, tv.rotation, m.target, m.pos);
       const c = COLOURS[view.players[m.player]?.colour ?? 'black'];
-      w.appendChild(el('g', { class: 'meeple', 'data-meeple': key, transform: `translate(${x},${y})` }, [
+      // A meeple a dispatch may act on (M8–M10, M15) is ringed and picked by a click.
+      const pick = !!scene.picks?.includes(key);
+      const g = el('g', { class: pick ? 'meeple pick' : 'meeple', 'data-meeple': key, transform: `translate(${x},${y})` }, [
+        ...(pick ? [el('circle', { r: 19, class: 'pick-ring' })] : []),
         el('path', { d: 'M0,-13 a5,5 0 1,1 0.1,0 M-10,12 L-10,4 L-4,-4 L4,-4 L10,4 L10,12 Z', fill: c.fill, class: 'meeple-body' }),
         el('text', { y: 9, class: 'meeple-letter', fill: c.ink }, [textNode(c.letter)]),
-        titled(`${view.players[m.player]?.colour} meeple on ${targetWords(m.target)}`),
-      ]));
+        titled(`${view.players[m.player]?.colour} meeple on ${targetWords(m.target)}${pick ? ': click to pick it for the dispatch' : ''}`),
+      ]);
+      if (pick) g.addEventListener('click', () => !this.dragged && this.on.pick(key));
+      w.appendChild(g);
     }
     view.players.forEach((pl) => {
       if (!pl.tollhouse) return;

@@ -1578,10 +1578,26 @@ async fn messages_dispatches_resolved_by_clicking() {
         }
         red.screenshot(&format!("{name}-offer")).await;
         let mut seq = seq;
-        for i in first..steps.len() {
+        for (i, (_, command)) in steps.iter().enumerate().skip(first) {
+            if let Command::DispatchAction { meeple: Some(m) } = command {
+                // Dispatch 1's roads are ringed on the board too: pick the road there.
+                assert_eq!(
+                    red.eval("document.querySelectorAll('#board .meeple.pick').length")
+                        .await,
+                    json!(2)
+                );
+                let key = format!("{},{} {}", m.pos.x, m.pos.y, m.target);
+                red.click(&format!("#board [data-meeple=\"{key}\"].pick"))
+                    .await;
+                seq += 1;
+                for p in pages {
+                    wait_seq(p, seq).await;
+                }
+                continue;
+            }
             seq = play_steps(&pages, s, i..i + 1, seq).await;
             // The extra tile of dispatch 4 is an ordinary placement, named as such.
-            if matches!(steps[i].1, Command::DispatchAction { .. }) && name.contains("dispatch-4") {
+            if matches!(command, Command::DispatchAction { .. }) && name.contains("dispatch-4") {
                 let hint = text_of(&red, "document.getElementById('hint').textContent").await;
                 assert!(hint.starts_with("Dispatch 4, the extra tile:"), "{hint}");
                 red.screenshot(&format!("{name}-extra-tile")).await;
@@ -1693,4 +1709,32 @@ async fn france_map_wine_sold_abroad_by_clicking() {
         assert_eq!(page_view(p).await, view, "the page's view is the server's");
     }
     red.screenshot("france-sold-abroad").await;
+}
+
+/// The start page offers a test match with The Messages; its seat shows the track with both
+/// pawns of both players on space 0 and a full stack.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_page_creates_a_messages_match() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let p = b.page(1280, 720).await;
+    let href = create_from_start_page(&p, &server, "#create-messages").await;
+    let seat = b.page(1280, 720).await;
+    seat.goto(&format!("{}{href}", server.http())).await;
+    seat.wait(
+        "document.querySelectorAll('#track [data-pawn][data-at=\"0\"]').length === 4",
+        "four pawns on space 0",
+    )
+    .await;
+    assert_eq!(
+        seat.eval("window.carcassonne.view.modules.messages").await,
+        json!(true)
+    );
+    assert_eq!(
+        text_of(&seat, "document.getElementById('stack').textContent").await,
+        "8"
+    );
 }
