@@ -97,8 +97,8 @@ export function drawTrack(v) {
       const colour = v.players[seat]?.colour ?? 'black';
       const c = COLOURS[colour];
       // Up to four pawns side by side in a space; more overlap a little.
-      const x = (space % 10) * CELL + 9 + (i % 2) * 18 + (i >= 4 ? 3 : 0);
-      const y = Math.floor(space / 10) * CELL + 9 + (Math.floor(i / 2) % 2) * 16;
+      const x = (space % 10) * CELL + 10 + (i % 2) * 16 + (i >= 4 ? 3 : 0);
+      const y = Math.floor(space / 10) * CELL + 10 + (Math.floor(i / 2) % 2) * 15;
       svg.appendChild(el('g', {
         class: `pawn pawn-${pawn}`, 'data-pawn': `${colour} ${pawn}`, 'data-at': at,
         transform: `translate(${x},${y})`,
