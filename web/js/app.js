@@ -4,7 +4,7 @@
 import { MatchClient } from './conn.js';
 import { Board } from './board.js';
 import { drawTile, el, segmentAnchor, titled } from './tiles.js';
-import { COLOURS, GRAPES, REFUSALS, SALE_POINTS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
+import { COLOURS, GRAPES, REFUSALS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
 import { cellAt } from './map.js';
 
 /**
@@ -382,7 +382,7 @@ function play() {
         const key = saleKey(s);
         const grape = s.chips[0] ? GRAPES[s.chips[0].grape].name : '';
         const where = s.sale === 'abroad' ? 'abroad' : `to ${town?.name ?? 'the town'}`;
-        b.textContent = `Sell the ${grape} wine (${s.chips.map(chipWords).join(' + ')}) ${where}: +${SALE_POINTS[s.sale]}`;
+        b.textContent = `Sell the ${grape} wine (${s.chips.map(chipWords).join(' + ')}) ${where}: +${s.points}`;
         b.dataset.sale = key;
         b.className = `sale${focusTarget === key ? ' focus' : ''}`;
         b.onclick = () => sell(s);
