@@ -4,7 +4,7 @@
 import { MatchClient } from './conn.js';
 import { Board } from './board.js';
 import { drawTile, el, segmentAnchor, titled } from './tiles.js';
-import { COLOURS, DISPATCHES, GRAPES, REFUSALS, SALE_POINTS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
+import { COLOURS, DISPATCHES, GRAPES, REFUSALS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
 import { cellAt } from './map.js';
 import { countdown, decisionControls, deadlines, drawTrack, pawnsHtml, tick } from './messages.js';
 
@@ -439,7 +439,7 @@ function play() {
         const key = saleKey(s);
         const grape = s.chips[0] ? GRAPES[s.chips[0].grape].name : '';
         const where = s.sale === 'abroad' ? 'abroad' : `to ${town?.name ?? 'the town'}`;
-        b.textContent = `Sell the ${grape} wine (${s.chips.map(chipWords).join(' + ')}) ${where}: +${salePoints(s)}`;
+        b.textContent = `Sell the ${grape} wine (${s.chips.map(chipWords).join(' + ')}) ${where}: +${s.points}`;
         b.dataset.sale = key;
         b.className = `sale${focusTarget === key ? ' focus' : ''}`;
         b.onclick = () => sell(s);
@@ -509,15 +509,6 @@ function waitingFor(v, colours) {
   const d = v.decisions.find((x) => x.type === 'dispatch');
   const what = d && d.type === 'dispatch' ? ` (dispatch ${d.dispatch}: ${DISPATCHES[d.dispatch] ?? ''})` : '';
   return `Waiting for ${who.length ? who.join(' and ') : cap(colours[v.active] ?? '')}${what}.`;
-}
-
-/**
- * What a sale earns: the decision's own figure when the server sends one, else P9's.
- * @param {WineSale} s
- */
-function salePoints(s) {
-  const p = /** @type {{points?: unknown}} */ (s).points;
-  return typeof p === 'number' ? p : SALE_POINTS[s.sale];
 }
 
 /**

@@ -568,9 +568,11 @@ export type View = {
   turn: number;
 };
 
-/** One sale the wine decision offers (P9). */
+/** One sale the wine decision offers (P9), with the points it would score, so that a client shows them without a table of its own. */
 export type WineSale = {
   chips: Chip[];
+  /** What this sale scores (P9: abroad 5, to a town 9); the `wine_sold` event carries the same. */
+  points: number;
   sale: Sale;
 };
 

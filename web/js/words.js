@@ -27,9 +27,6 @@ export const GRAPES = {
   orange: { fill: '#E69F00', letter: 'O', ink: '#000', name: 'orange' },
 };
 
-/** P9: what a wine earns. */
-export const SALE_POINTS = { abroad: 5, town: 9 };
-
 /** The map's refusals, in the player's words; the server's own message follows. */
 /** @type {Record<string, string>} */
 export const REFUSALS = {

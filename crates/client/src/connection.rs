@@ -61,11 +61,29 @@ pub struct Connection {
     pending: VecDeque<ServerMessage>,
     read_timeout: Option<Duration>,
     close: Option<Close>,
+    /// Every text frame received, as sent, when recording (tests scan what reached a client,
+    /// including fields the protocol types would drop when parsing).
+    frames: Option<Vec<String>>,
 }
 
 impl Connection {
     /// Connects to `ws_url` (for example `ws://127.0.0.1:8080/ws`) and reads the `welcome`.
     pub async fn connect(ws_url: &str) -> Result<Connection, ClientError> {
+        Connection::open(ws_url, false).await
+    }
+
+    /// Like [`Connection::connect`], and keeps every text frame received from the first (the
+    /// `welcome`) on, as sent; [`Connection::take_frames`] hands them over.
+    pub async fn connect_recording(ws_url: &str) -> Result<Connection, ClientError> {
+        Connection::open(ws_url, true).await
+    }
+
+    /// The text frames recorded since the last call (empty when not recording).
+    pub fn take_frames(&mut self) -> Vec<String> {
+        self.frames.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    async fn open(ws_url: &str, record: bool) -> Result<Connection, ClientError> {
         let (ws, _response) = tokio_tungstenite::connect_async(ws_url).await?;
         let mut conn = Connection {
             ws,
@@ -77,6 +95,7 @@ impl Connection {
             pending: VecDeque::new(),
             read_timeout: None,
             close: None,
+            frames: record.then(Vec::new),
         };
         match conn.read_message().await? {
             Some(ServerMessage::Welcome {
@@ -277,7 +296,12 @@ impl Connection {
                     tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed,
                 )) => return Ok(None),
                 Some(Err(e)) => return Err(e.into()),
-                Some(Ok(Message::Text(text))) => text,
+                Some(Ok(Message::Text(text))) => {
+                    if let Some(frames) = &mut self.frames {
+                        frames.push(text.as_str().to_owned());
+                    }
+                    text
+                }
                 Some(Ok(Message::Binary(bytes))) => {
                     return Err(ClientError::UnexpectedBinary(bytes.len()));
                 }

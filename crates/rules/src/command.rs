@@ -94,12 +94,15 @@ pub enum Sale {
     Town,
 }
 
-/// One sale the wine decision offers (P9).
+/// One sale the wine decision offers (P9), with the points it would score, so that a client
+/// shows them without a table of its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WineSale {
     pub sale: Sale,
     pub chips: Vec<crate::maps::Chip>,
+    /// What this sale scores (P9: abroad 5, to a town 9); the `wine_sold` event carries the same.
+    pub points: u32,
 }
 
 /// A feature of the tile just placed, named in board orientation (after rotation) by a side or

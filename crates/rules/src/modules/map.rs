@@ -20,6 +20,16 @@ use serde::{Deserialize, Serialize};
 pub const ABROAD_POINTS: u32 = 5;
 pub const TOWN_POINTS: u32 = 9;
 
+impl Sale {
+    /// P9: the points a wine sold this way scores (the one table: offers and events use it).
+    pub const fn points(self) -> u32 {
+        match self {
+            Sale::Abroad => ABROAD_POINTS,
+            Sale::Town => TOWN_POINTS,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MapChips {
     /// Chips still face down, sorted by square (the faces are secret, B9; the squares public).
@@ -159,6 +169,7 @@ impl MapChips {
             out.extend(wines.iter().map(|(_, chips)| WineSale {
                 sale: Sale::Abroad,
                 chips: chips.clone(),
+                points: Sale::Abroad.points(),
             }));
         }
         if let Some(g) = map.town_at(pos).and_then(|t| t.grape) {
@@ -169,6 +180,7 @@ impl MapChips {
                     .map(|(_, chips)| WineSale {
                         sale: Sale::Town,
                         chips: chips.clone(),
+                        points: Sale::Town.points(),
                     }),
             );
         }
@@ -201,13 +213,11 @@ impl MapChips {
         }
         let map = self.map().ok_or(RuleError::ModuleOff("map"))?;
         let pos = ctx.board.pos(t);
-        let wanted = WineSale {
-            sale,
-            chips: chips.clone(),
-        };
-        if !self.sales(map, player, pos).contains(&wanted) {
-            return Err(RuleError::SaleNotAllowed);
-        }
+        let offered = self
+            .sales(map, player, pos)
+            .into_iter()
+            .find(|s| s.sale == sale && s.chips == *chips)
+            .ok_or(RuleError::SaleNotAllowed)?;
         let hand = &mut self.hands[player as usize];
         for c in chips {
             if let Some(i) = hand.iter().position(|h| h == c) {
@@ -215,10 +225,7 @@ impl MapChips {
             }
         }
         self.sold = true;
-        let points = match sale {
-            Sale::Abroad => ABROAD_POINTS,
-            Sale::Town => TOWN_POINTS,
-        };
+        let points = offered.points;
         let town = match sale {
             Sale::Town => map.town_at(pos).map(|t| t.name.clone()),
             Sale::Abroad => None,
@@ -305,7 +312,8 @@ mod tests {
         };
         assert!(matches!(
             &game.decisions()[..],
-            [Decision::SellWine { player: 0, sales, .. }] if sales.len() == 1
+            [Decision::SellWine { player: 0, sales, .. }]
+                if sales.len() == 1 && sales[0].points == 5
         ));
         let events = game
             .apply(

@@ -33,7 +33,7 @@ macro_rules! on_both_stores {
 
 use client::{CommandOutcome, Connection, Mirror};
 use protocol::{CreateMatch, MatchCreated, Seq, ServerMessage};
-use rules::{Colour, Command, PlayerId, View};
+use rules::{Colour, Command, Decision, Placement, PlayerId, View};
 use server::Config;
 use sqlx::Connection as _;
 use std::net::SocketAddr;
@@ -347,6 +347,140 @@ pub fn pick_move(view: &View, rng: &mut Rng) -> Option<(PlayerId, Command)> {
     rules::bot::random_move_from(&view.decisions, || rng.next_u64())
 }
 
+/// A move from the view; tiles go where they touch the most tiles (random boards sprawl and
+/// complete little, so they would rarely reach a dark space and a dispatch).
+pub fn compact_move(view: &View, rng: &mut Rng) -> Option<(PlayerId, Command)> {
+    let Some(Decision::PlaceTile {
+        player, placements, ..
+    }) = view.decisions.first()
+    else {
+        return pick_move(view, rng);
+    };
+    Some((*player, compact_placement(view, placements, rng)?))
+}
+
+/// One of `placements` touching the most placed tiles.
+fn compact_placement(view: &View, placements: &[Placement], rng: &mut Rng) -> Option<Command> {
+    let touching = |p: rules::Pos| {
+        rules::Side::ALL
+            .iter()
+            .filter(|&&s| view.board.contains_key(&p.step(s).key()))
+            .count()
+    };
+    let best = placements.iter().map(|pl| touching(pl.pos)).max()?;
+    let top: Vec<_> = placements
+        .iter()
+        .filter(|pl| touching(pl.pos) == best)
+        .flat_map(|pl| pl.rotations.iter().map(move |&r| (pl.pos, r)))
+        .collect();
+    let (pos, rotation) = top[rng.below(top.len())];
+    Some(Command::PlaceTile { pos, rotation })
+}
+
+/// What [`answer_one`] did.
+#[derive(Debug, Clone)]
+pub struct Answered {
+    pub seat: PlayerId,
+    /// The decision answered, as the seat saw it.
+    pub decision: Decision,
+    pub command: Command,
+    /// The seat was not the active player.
+    pub out_of_turn: bool,
+    pub seq: Seq,
+}
+
+/// One step of a match played by clients that each answer their own decisions from their own
+/// mirror, as a real client would: among the seats with an open decision of their own (several
+/// may be open at once, M3), one chosen at random answers its oldest. Tiles go where they touch
+/// the most tiles or anywhere (half and half), a wine sale is always made (one of the offered
+/// sales), everything else is a uniform legal answer. Then every follower syncs to the new seq.
+/// `None` once the match is finished.
+pub async fn answer_one(
+    seats: &mut [Follower],
+    watchers: &mut [Follower],
+    rng: &mut Rng,
+) -> Option<Answered> {
+    if seats[0].view().finished {
+        return None;
+    }
+    let own: Vec<(usize, PlayerId, View, Decision)> = seats
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let view = f.view();
+            let seat: PlayerId = f.seat?;
+            let d = view.decisions.iter().find(|d| d.player() == seat)?.clone();
+            Some((i, seat, view, d))
+        })
+        .collect();
+    assert!(
+        !own.is_empty(),
+        "a running match has a decision for some seat"
+    );
+    let (i, seat, view, decision) = own[rng.below(own.len())].clone();
+    let command = match &decision {
+        Decision::PlaceTile { placements, .. } if rng.below(2) == 0 => {
+            compact_placement(&view, placements, rng)
+        }
+        Decision::SellWine { sales, .. } if !sales.is_empty() => {
+            let s = &sales[rng.below(sales.len())];
+            Some(Command::SellWine {
+                sale: s.sale,
+                chips: s.chips.clone(),
+            })
+        }
+        d => rules::bot::random_command(d, || rng.next_u64()),
+    }
+    .expect("every open decision has an answer");
+    let f = &mut seats[i];
+    let id = f.new_id();
+    let seq = match f.command(&id, command.clone()).await {
+        CommandOutcome::Accepted { seq, .. } => seq,
+        CommandOutcome::Rejected(e) => panic!("a legal answer was refused: {e:?} ({command:?})"),
+    };
+    for f in seats.iter_mut().chain(watchers.iter_mut()) {
+        f.sync_to(seq).await;
+    }
+    Some(Answered {
+        seat,
+        out_of_turn: seat != view.active,
+        decision,
+        command,
+        seq,
+    })
+}
+
+/// Fails if `v` holds anything that could reveal The Messages' dispatch stack (invariant 4, M1):
+/// a `dispatch_order`, a `stack` that is not a bare count, a list of the dispatches 1–8 in some
+/// order, or the match's `seed`.
+pub fn assert_no_stack(v: &serde_json::Value, at: &str) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                assert_ne!(k, "dispatch_order", "{at}: the stack order was sent");
+                assert_ne!(k, "seed", "{at}: the seed was sent");
+                if k == "stack" {
+                    assert!(x.is_u64(), "{at}: `stack` must be a count, is {x}");
+                }
+                assert_no_stack(x, at);
+            }
+        }
+        Value::Array(a) => {
+            let mut nums: Vec<u64> = a.iter().filter_map(Value::as_u64).collect();
+            nums.sort_unstable();
+            assert!(
+                !(a.len() == 8 && nums == (1..=8).collect::<Vec<_>>()),
+                "{at}: a list of the eight dispatches was sent: {v}"
+            );
+            for x in a {
+                assert_no_stack(x, at);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A connection that follows one match with a mirror, and records every message it got.
 pub struct Follower {
     pub conn: Connection,
@@ -370,7 +504,32 @@ impl Follower {
         token: Option<&str>,
         since: Option<Seq>,
     ) -> Follower {
-        let mut conn = Connection::connect(&server.ws()).await.expect("connect");
+        Follower::join_with(server, match_id, token, since, false).await
+    }
+
+    /// Like [`Follower::join`], keeping every frame the connection receives as sent (see
+    /// [`Follower::frames`]).
+    pub async fn join_recording(
+        server: &TestServer,
+        match_id: uuid::Uuid,
+        token: Option<&str>,
+    ) -> Follower {
+        Follower::join_with(server, match_id, token, None, true).await
+    }
+
+    async fn join_with(
+        server: &TestServer,
+        match_id: uuid::Uuid,
+        token: Option<&str>,
+        since: Option<Seq>,
+        record: bool,
+    ) -> Follower {
+        let mut conn = if record {
+            Connection::connect_recording(&server.ws()).await
+        } else {
+            Connection::connect(&server.ws()).await
+        }
+        .expect("connect");
         conn.set_read_timeout(Some(READ_TIMEOUT));
         let seat = match token {
             Some(t) => Some(conn.auth(t).await.expect("auth").seat),
@@ -474,6 +633,11 @@ impl Follower {
             .expect("read")
             .expect("connection open");
         self.absorb(&msg);
+    }
+
+    /// The frames received since the last call, as sent (empty unless joined recording).
+    pub fn frames(&mut self) -> Vec<String> {
+        self.conn.take_frames()
     }
 
     pub fn new_id(&mut self) -> String {

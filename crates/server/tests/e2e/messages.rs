@@ -8,58 +8,8 @@ use protocol::CreateMatch;
 use rules::{Colour, Command, Decision, Event, Modules, PawnPreference};
 use serde_json::Value;
 
-/// Fails if `v` holds anything that could reveal the stack: a `dispatch_order`, a `stack` that is
-/// not a bare count, or a list of the dispatches 1–8 in some order.
 fn scan(v: &Value, at: &str) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                assert_ne!(k, "dispatch_order", "{at}: the stack order was sent");
-                assert_ne!(k, "seed", "{at}: the seed was sent");
-                if k == "stack" {
-                    assert!(x.is_u64(), "{at}: `stack` must be a count, is {x}");
-                }
-                scan(x, at);
-            }
-        }
-        Value::Array(a) => {
-            let mut nums: Vec<u64> = a.iter().filter_map(Value::as_u64).collect();
-            nums.sort_unstable();
-            assert!(
-                !(a.len() == 8 && nums == (1..=8).collect::<Vec<_>>()),
-                "{at}: a list of the eight dispatches was sent: {v}"
-            );
-            for x in a {
-                scan(x, at);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// A move from the view; tiles go where they touch the most tiles (random boards sprawl and
-/// complete little, so they would rarely reach a dark space and a dispatch).
-fn compact_move(view: &rules::View, rng: &mut Rng) -> Option<(rules::PlayerId, Command)> {
-    let Some(Decision::PlaceTile {
-        player, placements, ..
-    }) = view.decisions.first()
-    else {
-        return pick_move(view, rng);
-    };
-    let touching = |p: rules::Pos| {
-        rules::Side::ALL
-            .iter()
-            .filter(|&&s| view.board.contains_key(&p.step(s).key()))
-            .count()
-    };
-    let best = placements.iter().map(|pl| touching(pl.pos)).max()?;
-    let top: Vec<_> = placements
-        .iter()
-        .filter(|pl| touching(pl.pos) == best)
-        .flat_map(|pl| pl.rotations.iter().map(move |&r| (pl.pos, r)))
-        .collect();
-    let (pos, rotation) = top[rng.below(top.len())];
-    Some((*player, Command::PlaceTile { pos, rotation }))
+    assert_no_stack(v, at);
 }
 
 async fn whole_match_with_both_modules(db: &TestDb) {
