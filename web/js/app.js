@@ -9,7 +9,7 @@ import { cellAt } from './map.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
- * @typedef {import('./proto').View} View
+ * @typedef {import('./proto').MatchView} View
  * @typedef {import('./proto').Pos} Pos
  * @typedef {import('./proto').Decision} Decision
  * @typedef {import('./proto').Command} Command
