@@ -10,7 +10,7 @@ import { countdown, decisionControls, deadlines, drawTrack, pawnsHtml, tick } fr
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
- * @typedef {import('./proto').View} View
+ * @typedef {import('./proto').MatchView} View
  * @typedef {import('./proto').Pos} Pos
  * @typedef {import('./proto').Decision} Decision
  * @typedef {import('./proto').Command} Command

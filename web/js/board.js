@@ -8,7 +8,7 @@ import { drawMap } from './map.js';
 
 /**
  * @typedef {import('./tiles.js').TileDesign} TileDesign
- * @typedef {import('./proto').View} View
+ * @typedef {import('./proto').MatchView} View
  * @typedef {import('./proto').Pos} Pos
  * @typedef {import('./proto').Placement} Placement
  * @typedef {{

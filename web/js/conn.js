@@ -9,7 +9,7 @@ import { applyPatch } from './patch.js';
  * @typedef {import('./proto').ServerMessage} ServerMessage
  * @typedef {import('./proto').ClientMessage} ClientMessage
  * @typedef {import('./proto').Command} Command
- * @typedef {import('./proto').View} View
+ * @typedef {import('./proto').MatchView} View
  * @typedef {import('./proto').Event} Event
  * @typedef {import('./proto').ErrorBody} ErrorBody
  * @typedef {'connecting'|'live'|'reconnecting'} Status

@@ -8,29 +8,20 @@ import { el, titled } from './tiles.js';
 import { COLOURS, DISPATCHES, REASONS, cap, targetWords } from './words.js';
 
 /**
- * @typedef {import('./proto').View} View
+ * @typedef {import('./proto').MatchView} View
  * @typedef {import('./proto').Decision} Decision
  * @typedef {import('./proto').Command} Command
  * @typedef {import('./proto').PawnsView} PawnsView
  */
 
-/**
- * One pending deadline, as the server adds it beside the rules' view (`/work/notes/deadline-wire.md`):
- * the open decision of `player` gets its default at `at` (Unix time in ms).
- * @typedef {{player: number, at: number}} Deadline
- */
+/** @typedef {import('./proto').Deadline} Deadline */
 
 /**
- * The view's `deadlines`, read defensively: the generated `proto.d.ts` does not carry the key yet,
- * so this is the one place that reads it (switch to the generated type once it does).
+ * The view's pending deadlines (the server adds them beside the rules' view; absent when none).
  * @param {View} v
  * @returns {Deadline[]}
  */
-export function deadlines(v) {
-  const d = /** @type {{deadlines?: unknown}} */ (v).deadlines;
-  if (!Array.isArray(d)) return [];
-  return d.filter((x) => x && typeof x.player === 'number' && typeof x.at === 'number');
-}
+export const deadlines = (v) => v.deadlines ?? [];
 
 /** Seconds left until `at` (never below 0). @param {number} at */
 export const secondsLeft = (at) => Math.max(0, Math.ceil((at - Date.now()) / 1000));

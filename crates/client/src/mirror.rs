@@ -65,6 +65,14 @@ impl Mirror {
         }
     }
 
+    /// The view with the server's deadlines (`Ok(None)` before the first snapshot).
+    pub fn match_view_typed(&self) -> Result<Option<protocol::MatchView>, MirrorError> {
+        match self.view() {
+            Some(v) => Ok(Some(protocol::MatchView::deserialize(v)?)),
+            None => Ok(None),
+        }
+    }
+
     /// Applies a snapshot (replaces the view) or a diff of this match. Returns whether `message`
     /// was one; other messages, and those of other matches, are ignored.
     pub fn apply(&mut self, message: &ServerMessage) -> Result<bool, MirrorError> {
@@ -155,7 +163,10 @@ mod tests {
         ServerMessage::Snapshot {
             match_id,
             seq,
-            view: view(),
+            view: protocol::MatchView {
+                view: view(),
+                deadlines: Vec::new(),
+            },
         }
     }
 
@@ -206,6 +217,26 @@ mod tests {
         assert_eq!(m.seq(), Some(5));
         let typed = m.view_typed()?.ok_or(MirrorError::NoSnapshot { got: 5 })?;
         assert_eq!(typed.active, 1);
+        let with = m
+            .match_view_typed()?
+            .ok_or(MirrorError::NoSnapshot { got: 5 })?;
+        assert!(with.deadlines.is_empty());
+        assert_eq!(with.view, typed);
+        let add = vec![PatchOp::Add {
+            path: "/deadlines".to_owned(),
+            value: json!([{"player": 1, "at": 1_764_527_400_123_u64}]),
+        }];
+        assert!(m.apply(&diff(id, 6, add))?);
+        let with = m
+            .match_view_typed()?
+            .ok_or(MirrorError::NoSnapshot { got: 6 })?;
+        assert_eq!(
+            with.deadlines,
+            [protocol::Deadline {
+                player: 1,
+                at: 1_764_527_400_123
+            }]
+        );
         assert_eq!(typed.pile.get("D"), Some(&2));
         assert_eq!(
             typed.board.get("1,0").map(|t| t.rotation),

@@ -2,7 +2,7 @@
 //! (`{"type": "...", ...}`), one message per WebSocket text frame. `proto/` holds the JSON Schemas
 //! generated from these types and `proto/README.md` describes the conversation.
 
-use rules::{Colour, Command, Event, Modules, View};
+use rules::{Colour, Command, Event, Modules, PlayerId, View};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -16,6 +16,31 @@ pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 /// A match's sequence number: 0 is the state after the opening (start tile, first draw); each
 /// accepted command adds one.
 pub type Seq = u64;
+
+/// Command ids that start with this are the server's own (a default applied at a deadline:
+/// `server:deadline:<seq>`); a client's command id may not start with it.
+pub const SERVER_COMMAND_PREFIX: &str = "server:";
+
+/// The view a client is sent (in a snapshot, and what the patches of diffs apply to): the rules'
+/// public view, plus what the server adds to it, which the rules cannot know (they have no clock).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MatchView {
+    #[serde(flatten)]
+    pub view: View,
+    /// The pending deadlines, sorted by player (then time); absent when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deadlines: Vec<Deadline>,
+}
+
+/// An open decision of a player who is not the active one, and when the server answers it for
+/// them with its default (the preference, else the scoring pawn, ...), as a command of its own.
+/// Answering before `at` cancels it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Deadline {
+    pub player: PlayerId,
+    /// Unix time in milliseconds.
+    pub at: u64,
+}
 
 /// Client to server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -58,11 +83,11 @@ pub enum ServerMessage {
         match_id: Uuid,
         seat: u8,
     },
-    /// The whole public view at `seq`.
+    /// The whole public view at `seq`, with the server's deadlines.
     Snapshot {
         match_id: Uuid,
         seq: Seq,
-        view: View,
+        view: MatchView,
     },
     /// What command `seq` did: its events and the JSON Patch (RFC 6902) from the view at `seq - 1`
     /// to the view at `seq`.
@@ -342,6 +367,38 @@ mod tests {
         assert_eq!(body.message, e.to_string());
         let plain = ErrorBody::new(ErrorCode::Busy, "try again");
         assert_eq!((plain.id, plain.rule_code, plain.rule), (None, None, None));
+    }
+
+    /// The view clients get is the rules' view with `deadlines` beside its keys (absent when
+    /// none is pending), and reads back the same.
+    #[test]
+    fn a_match_view_is_the_rules_view_plus_deadlines() {
+        let setup = rules::Setup::new(vec![Colour::Red, Colour::Blue], 7);
+        let (game, _) = rules::Game::start(setup).expect("valid setup");
+        let plain = MatchView {
+            view: game.view(),
+            deadlines: Vec::new(),
+        };
+        let json = serde_json::to_value(&plain).expect("json");
+        assert_eq!(json, serde_json::to_value(game.view()).expect("json"));
+        let with = MatchView {
+            deadlines: vec![Deadline {
+                player: 1,
+                at: 1_764_527_400_123,
+            }],
+            ..plain
+        };
+        let json = serde_json::to_value(&with).expect("json");
+        assert_eq!(
+            json["deadlines"],
+            serde_json::json!([{"player": 1, "at": 1_764_527_400_123_u64}])
+        );
+        assert_eq!(
+            json["turn"],
+            serde_json::to_value(game.view().turn).expect("json")
+        );
+        let back: MatchView = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, with);
     }
 
     fn malformed(text: &str) -> Malformed {

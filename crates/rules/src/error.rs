@@ -39,6 +39,10 @@ pub enum RuleError {
     // The Messages
     #[error("the dispatch cannot be resolved that way: {0}")]
     DispatchChoice(&'static str),
+    /// Setting the preference one already has would only repeat an event: refused so that a
+    /// client cannot fill the log with no-ops.
+    #[error("that is already your standing pawn preference")]
+    PreferenceUnchanged,
     // Carcassonne Maps
     #[error("square {0} is not a square of the map that takes a tile")]
     OffMap(Pos),
@@ -71,6 +75,7 @@ impl RuleError {
             RuleError::CrossroadsTaken(_) => "crossroads_taken",
             RuleError::TollhouseAlreadyThere(_) => "tollhouse_already_there",
             RuleError::DispatchChoice(_) => "dispatch_choice",
+            RuleError::PreferenceUnchanged => "unchanged",
             RuleError::OffMap(_) => "off_map",
             RuleError::PrintMismatch { .. } => "print_mismatch",
             RuleError::NoSale => "no_sale",
@@ -95,6 +100,7 @@ impl RuleError {
             RuleError::CrossroadsTaken(_) => "T4",
             RuleError::TollhouseAlreadyThere(_) => "T5",
             RuleError::DispatchChoice(_) => "M7",
+            RuleError::PreferenceUnchanged => "M3",
             RuleError::OffMap(_) => "P1",
             RuleError::PrintMismatch { .. } => "P4",
             RuleError::NoSale | RuleError::NotAWine | RuleError::SaleNotAllowed => "P9",

@@ -718,6 +718,12 @@ impl Game {
             .collect()
     }
 
+    /// The open decisions' ids and whose each is, without building them (cheap: a server
+    /// tracks when each opened after every command, replays included).
+    pub fn open_asks(&self) -> impl Iterator<Item = (DecisionId, PlayerId)> + '_ {
+        self.agenda.open().iter().map(|o| (o.id, o.ask.player()))
+    }
+
     /// The oldest open decision and whose it is (bots).
     #[inline]
     pub fn first_decision(&self) -> Option<(DecisionId, PlayerId)> {

@@ -57,9 +57,19 @@ fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, V
                 _ => Some(PawnPreference::DarkInMyTurn),
             };
             let c = Command::SetPawnPreference { preference };
+            let current = game
+                .view()
+                .messages
+                .map(|m| m.players[usize::from(who)].preference);
+            if current == Some(preference) {
+                // M3: the preference one already has is refused, and nothing changes.
+                let err = game.apply(who, c).expect_err("an unchanged preference");
+                assert_eq!(err.code(), "unchanged");
+                continue;
+            }
             let evs = game
                 .apply(who, c.clone())
-                .expect("a preference is always accepted");
+                .expect("a new preference is always accepted");
             assert_eq!(
                 evs,
                 vec![Event::PawnPreferenceSet {

@@ -86,6 +86,11 @@ pub struct Config {
     /// Milliseconds given to in-flight work and sockets on shutdown.
     #[arg(long, env = "SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
+
+    /// Milliseconds a player who is not the active one has to answer a decision (a pawn
+    /// choice) before the server applies its default. Stored with each new match.
+    #[arg(long, env = "DECISION_TIMEOUT_MS", default_value_t = 30_000)]
+    pub decision_timeout_ms: u64,
 }
 
 impl Default for Config {
@@ -112,6 +117,7 @@ impl Default for Config {
             match_idle_ms: 300_000,
             write_timeout_ms: 10_000,
             shutdown_grace_ms: 10_000,
+            decision_timeout_ms: 30_000,
         }
     }
 }

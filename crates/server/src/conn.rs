@@ -17,7 +17,10 @@ use crate::tokens::token_hash;
 use crate::wire::{Frame, error_frame, frame};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
-use protocol::{ClientMessage, ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, ServerMessage, close};
+use protocol::{
+    ClientMessage, ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, SERVER_COMMAND_PREFIX,
+    ServerMessage, close,
+};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -477,6 +480,14 @@ impl Connection {
             ));
             return;
         }
+        if id.starts_with(SERVER_COMMAND_PREFIX) {
+            self.reply(error_frame(
+                ErrorCode::Malformed,
+                Some(id),
+                format!("command ids starting with `{SERVER_COMMAND_PREFIX}` are the server's"),
+            ));
+            return;
+        }
         if *self.shared.lifecycle.borrow() != Lifecycle::Running {
             self.reply(error_frame(
                 ErrorCode::Unavailable,
@@ -600,6 +611,7 @@ mod tests {
                 status: MatchStatus::Active,
                 rules_version: rules::REPLAY_VERSION.to_string(),
                 created_at: chrono::Utc::now(),
+                decision_timeout_ms: None,
             };
             let seats = [SeatRow {
                 seat: 0,

@@ -499,6 +499,9 @@ impl Messages {
         let Command::SetPawnPreference { preference } = *command else {
             return None;
         };
+        if self.prefs[player as usize] == preference {
+            return Some(Err(RuleError::PreferenceUnchanged));
+        }
         self.prefs[player as usize] = preference;
         ctx.events
             .push(Event::PawnPreferenceSet { player, preference });

@@ -1,15 +1,20 @@
 //! The command pipeline: dedupe → apply → diff → record → persist, then ack and broadcast.
+//! A client's command and the server's own (a decision's default at its deadline) take the same
+//! path; the server's has no one to ack and an id `server:deadline:<seq>`.
 
 use super::replay::guarded;
+use super::timers::now_millis;
 use super::{Actor, ActorMsg, State};
 use crate::outbox::ConnHandle;
 use crate::store::{CommandRow, MatchStatus};
 use crate::wire::{Frame, error_frame, frame};
 use chrono::Utc;
-use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
-use rules::{Command, Event};
+use protocol::{ErrorBody, ErrorCode, PatchOp, SERVER_COMMAND_PREFIX, Seq, ServerMessage};
+use rules::{Command, DecisionId, Event};
 use std::collections::{HashMap, VecDeque};
-use tracing::{error, info};
+use std::time::Duration;
+use tokio::time::Instant;
+use tracing::{error, info, warn};
 use uuid::Uuid;
 
 /// How many refused command ids each seat of a match has remembered, to answer a repeated id with
@@ -113,10 +118,14 @@ impl Encoded {
     }
 }
 
+/// How long deadlines wait after the server's own commands could not be stored.
+const DEADLINE_BACKOFF: Duration = Duration::from_secs(1);
+
 /// A command applied in memory and waiting for its batch to be written.
 enum Staged {
     Accepted {
-        conn: ConnHandle,
+        /// The sender to ack; `None` for the server's own command.
+        conn: Option<ConnHandle>,
         id: String,
         seq: Seq,
         /// The `Diff` frame, serialized once for every subscriber.
@@ -152,19 +161,31 @@ impl Batch {
     /// The server failed on a command (a panic in the rules, a serialization failure): the game
     /// in memory is not trusted any more, the command is refused, and the match is reloaded once
     /// what came before it is stored.
-    fn fail(&mut self, conn: ConnHandle, id: String) {
+    fn fail(&mut self, conn: Option<ConnHandle>, id: String) {
         self.poisoned = true;
         let frame = error_frame(
             ErrorCode::Internal,
             Some(id.clone()),
             "the server failed on this command; nothing was applied",
         );
-        self.reply(conn, id, frame);
+        if let Some(conn) = conn {
+            self.reply(conn, id, frame);
+        }
     }
 }
 
+/// What staging a command did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Accepted,
+    /// The rules refused it.
+    Refused,
+    /// Not applied for another reason (a repeated id, a finished match, a server failure).
+    NotApplied,
+}
+
 impl Actor {
-    /// Applies one command in memory and stages its answer.
+    /// Applies a client's command in memory and stages its answer.
     pub(super) fn stage(
         &mut self,
         batch: &mut Batch,
@@ -173,7 +194,7 @@ impl Actor {
         id: String,
         command: Command,
     ) {
-        let State::Ready(l) = &mut self.state else {
+        if !matches!(self.state, State::Ready(_)) {
             self.handle_failed(ActorMsg::Command {
                 conn,
                 seat,
@@ -181,17 +202,37 @@ impl Actor {
                 command,
             });
             return;
+        }
+        self.stage_from(batch, Some(conn), seat, id, command);
+    }
+
+    /// Applies one command in memory, from a client (`conn`) or from the server (`None`), and
+    /// stages its answer. The server's refusals are logged: no one waits for them.
+    fn stage_from(
+        &mut self,
+        batch: &mut Batch,
+        conn: Option<ConnHandle>,
+        seat: u8,
+        id: String,
+        command: Command,
+    ) -> Outcome {
+        let State::Ready(l) = &mut self.state else {
+            return Outcome::NotApplied;
         };
         let key = (seat, id);
+        let reply = |batch: &mut Batch, id: String, frame: Frame| match &conn {
+            Some(conn) => batch.reply(conn.clone(), id, frame),
+            None => warn!(seat, %id, answer = frame.as_str(), "the server's command not applied"),
+        };
         if batch.poisoned {
             let frame = error_frame(ErrorCode::Busy, Some(key.1.clone()), "try again");
-            batch.reply(conn, key.1, frame);
-            return;
+            reply(batch, key.1, frame);
+            return Outcome::NotApplied;
         }
         // A repeated id gets the first answer and changes nothing.
         if let Some(frame) = l.dedupe.answer(self.id, &key, &batch.pending) {
-            batch.reply(conn, key.1, frame);
-            return;
+            reply(batch, key.1, frame);
+            return Outcome::NotApplied;
         }
         if l.game.is_finished() {
             let frame = error_frame(
@@ -199,38 +240,49 @@ impl Actor {
                 Some(key.1.clone()),
                 "the match is finished",
             );
-            batch.reply(conn, key.1, frame);
-            return;
+            reply(batch, key.1, frame);
+            return Outcome::NotApplied;
         }
         let command_json = match serde_json::to_string(&command) {
             Ok(s) => s,
             Err(e) => {
                 let frame = error_frame(ErrorCode::Internal, Some(key.1.clone()), e.to_string());
-                batch.reply(conn, key.1, frame);
-                return;
+                reply(batch, key.1, frame);
+                return Outcome::NotApplied;
             }
         };
+        // One time for the record and for the decisions it opens: a replay reads it back.
+        let created_at = Utc::now();
         let applied = guarded(|| -> Result<_, rules::RuleError> {
             let events = l.game.apply(seat, command)?;
-            Ok((events, l.game.view(), l.game.is_finished()))
+            Ok((events, l.game.is_finished()))
         });
         let applied = match applied {
             Ok(a) => a,
             Err(panic) => {
                 error!(seat, id = %key.1, %panic, "the rules panicked on a command");
                 batch.fail(conn, key.1);
-                return;
+                return Outcome::NotApplied;
             }
         };
         match applied {
             Err(e) => {
                 let body = ErrorBody::from(&e).with_id(key.1.clone());
                 let frame = frame(&ServerMessage::Error(body.clone()));
-                l.dedupe.remember_refusal(seat, body);
-                batch.reply(conn, key.1, frame);
+                if conn.is_some() {
+                    l.dedupe.remember_refusal(seat, body);
+                }
+                reply(batch, key.1, frame);
+                Outcome::Refused
             }
-            Ok((events, view, finished)) => {
+            Ok((events, finished)) => {
                 let seq = l.seq + 1;
+                l.deadlines.sync(
+                    l.game.open_asks(),
+                    l.game.active(),
+                    created_at.timestamp_millis(),
+                );
+                let view = l.match_view();
                 let encoded = match Encoded::new(self.id, seq, &l.view_json, &view, events) {
                     Ok(e) => e,
                     Err(e) => {
@@ -239,7 +291,7 @@ impl Actor {
                         // what came before it in the batch is stored.
                         error!(seat, id = %key.1, error = %e, "cannot serialize an accepted command");
                         batch.fail(conn, key.1);
-                        return;
+                        return Outcome::NotApplied;
                     }
                 };
                 l.view_json = encoded.view;
@@ -252,7 +304,7 @@ impl Actor {
                     command: command_json,
                     events: encoded.events,
                     patch: Some(encoded.patch),
-                    created_at: Utc::now(),
+                    created_at,
                 });
                 let diff = encoded.diff;
                 batch.pending.insert(key.clone(), seq);
@@ -263,16 +315,76 @@ impl Actor {
                     seq,
                     diff,
                 });
+                Outcome::Accepted
             }
+        }
+    }
+
+    /// When the loop must wake for the next deadline, if one is pending.
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
+        let State::Ready(l) = &self.state else {
+            return None;
+        };
+        if self.stopping {
+            return None;
+        }
+        let at = l.deadlines.next_due()?;
+        let wait = u64::try_from(at.saturating_sub(now_millis())).unwrap_or(0);
+        let when = Instant::now() + Duration::from_millis(wait);
+        Some(self.deadline_backoff.map_or(when, |b| when.max(b)))
+    }
+
+    /// Whether a deadline is pending (the match must stay in memory for it).
+    pub(super) fn deadline_pending(&self) -> bool {
+        matches!(&self.state, State::Ready(l) if l.deadlines.is_pending())
+    }
+
+    /// Applies the default of every decision whose deadline has passed, as commands of the
+    /// server (seat: the decision's player; id: `server:deadline:<seq>`), stored and broadcast
+    /// like a client's.
+    pub(super) async fn fire_deadlines(&mut self) {
+        let State::Ready(l) = &self.state else {
+            return;
+        };
+        let due = l.deadlines.due(now_millis());
+        if due.is_empty() {
+            return;
+        }
+        let mut batch = Batch::default();
+        for decision in due {
+            self.stage_default(&mut batch, decision);
+        }
+        let stored = self.commit(batch).await;
+        self.deadline_backoff = (!stored).then(|| Instant::now() + DEADLINE_BACKOFF);
+    }
+
+    /// Stages the default of `decision`; one that cannot be applied (a bug) is logged and not
+    /// tried again while the decision stays open.
+    fn stage_default(&mut self, batch: &mut Batch, decision: DecisionId) {
+        let State::Ready(l) = &mut self.state else {
+            return;
+        };
+        let Some((player, command)) = l.game.default_command(decision) else {
+            error!(%decision, "a due decision has no default: not fired again");
+            l.deadlines.stall(decision);
+            return;
+        };
+        let id = format!("{SERVER_COMMAND_PREFIX}deadline:{}", l.seq + 1);
+        info!(%decision, player, %id, "deadline passed: the server applies the default");
+        if self.stage_from(batch, None, player, id, command) == Outcome::Refused
+            && let State::Ready(l) = &mut self.state
+        {
+            error!(%decision, "the rules refused a decision's default: not fired again");
+            l.deadlines.stall(decision);
         }
     }
 
     /// Persist, then broadcast: writes the batch's records in one transaction, and only when that
     /// succeeded acks and sends the diffs. If the write fails nothing is acknowledged and the
-    /// match is reloaded from the store, which is the truth.
-    pub(super) async fn commit(&mut self, batch: Batch) {
+    /// match is reloaded from the store, which is the truth. False: the write failed.
+    pub(super) async fn commit(&mut self, batch: Batch) -> bool {
         if batch.staged.is_empty() {
-            return;
+            return true;
         }
         let poisoned = batch.poisoned;
         if !batch.records.is_empty() {
@@ -282,8 +394,9 @@ impl Actor {
                 for s in batch.staged {
                     let (conn, id) = match s {
                         Staged::Accepted { conn, id, .. } => (conn, Some(id)),
-                        Staged::Reply { conn, id, .. } => (conn, Some(id)),
+                        Staged::Reply { conn, id, .. } => (Some(conn), Some(id)),
                     };
+                    let Some(conn) = conn else { continue };
                     conn.push(error_frame(
                         ErrorCode::Internal,
                         id,
@@ -291,14 +404,14 @@ impl Actor {
                     ));
                 }
                 self.reload().await;
-                return;
+                return false;
             }
             if batch.finished {
                 info!(seq = batch.records.last().map(|r| r.seq), "match finished");
             }
         }
         let State::Ready(l) = &mut self.state else {
-            return;
+            return true;
         };
         l.dedupe.stored(batch.pending);
         for s in batch.staged {
@@ -312,11 +425,13 @@ impl Actor {
                     seq,
                     diff,
                 } => {
-                    conn.push(frame(&ServerMessage::Ack {
-                        id,
-                        match_id: self.id,
-                        seq,
-                    }));
+                    if let Some(conn) = conn {
+                        conn.push(frame(&ServerMessage::Ack {
+                            id,
+                            match_id: self.id,
+                            seq,
+                        }));
+                    }
                     // Slow subscribers are dropped (and told to resync), never waited for.
                     self.subscribers.retain_mut(|sub| sub.deliver(&diff));
                     l.window.push_back((seq, diff));
@@ -329,6 +444,7 @@ impl Actor {
         if poisoned {
             self.reload().await;
         }
+        true
     }
 }
 

@@ -18,13 +18,19 @@
 //! a catch-up task (see `subscribers`) as the queue drains, while live diffs are held for the
 //! client: a resume is never the reason a client is too slow.
 //!
-//! Memory: a match nobody follows or holds for `match_idle_ms` drops its window and leaves the
-//! registry; the next lookup replays it from the store.
+//! Deadlines: a decision of a player who is not the active one (a pawn choice) must be answered
+//! within the match's decision timeout; the loop sleeps until the earliest deadline and then
+//! applies the decision's default as a command of the server (`server:deadline:<seq>`), through
+//! the same pipeline as a client's command (see `timers` and `commands`).
+//!
+//! Memory: a match nobody follows or holds for `match_idle_ms`, with no deadline pending, drops
+//! its window and leaves the registry; the next lookup replays it from the store.
 
 mod commands;
 mod registry;
 pub mod replay;
 mod subscribers;
+pub mod timers;
 
 pub use registry::{Closed, LoadOutcome, MatchHandle, Registry};
 pub use subscribers::CatchUpOutcome;
@@ -34,13 +40,15 @@ use crate::outbox::ConnHandle;
 use crate::store::{MatchStatus, Store};
 use crate::wire::{Frame, error_frame};
 use commands::{Batch, Dedupe};
-use protocol::{ErrorCode, Seq};
+use protocol::{ErrorCode, MatchView, Seq};
 use replay::LoadError;
 use rules::{Command, Game};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use subscribers::Subscriber;
+use timers::Deadlines;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 use tracing::{debug, error, warn};
 use uuid::Uuid;
 
@@ -85,21 +93,44 @@ struct Loaded {
     window: VecDeque<(Seq, Frame)>,
     /// The answers to repeated command ids.
     dedupe: Dedupe,
+    /// When the open decisions opened, and their deadlines.
+    deadlines: Deadlines,
 }
 
 impl Loaded {
-    fn new(r: replay::Replayed) -> Result<Loaded, LoadError> {
-        let view_json = serde_json::to_value(r.game.view())
-            .map_err(|e| LoadError::Corrupt(format!("view: {e}")))?;
-        Ok(Loaded {
+    /// `timeout_ms`: the server's decision timeout, for a match that stored none.
+    fn new(mut r: replay::Replayed, timeout_ms: u64) -> Result<Loaded, LoadError> {
+        r.deadlines
+            .set_timeout(r.decision_timeout_ms.unwrap_or(timeout_ms));
+        let mut l = Loaded {
             game: r.game,
             seq: r.seq,
-            view_json,
+            view_json: serde_json::Value::Null,
             snapshot: None,
             window: VecDeque::new(),
             dedupe: Dedupe::new(r.accepted),
-        })
+            deadlines: r.deadlines,
+        };
+        l.view_json = serde_json::to_value(l.match_view())
+            .map_err(|e| LoadError::Corrupt(format!("view: {e}")))?;
+        Ok(l)
     }
+
+    /// What clients are sent: the rules' view and the deadlines.
+    fn match_view(&self) -> MatchView {
+        MatchView {
+            view: self.game.view(),
+            deadlines: self.deadlines.wire(),
+        }
+    }
+}
+
+/// Why the run loop woke.
+enum Wake {
+    Msgs(Vec<ActorMsg>),
+    Deadline,
+    Idle,
+    Closed,
 }
 
 enum State {
@@ -119,6 +150,9 @@ struct Actor {
     inbox: mpsc::WeakSender<ActorMsg>,
     next_token: u64,
     stopping: bool,
+    /// After a failed write of the server's own commands, no deadline fires before this (a
+    /// store that keeps failing must not be hammered).
+    deadline_backoff: Option<Instant>,
     _alive: mpsc::Sender<()>,
 }
 
@@ -144,11 +178,33 @@ impl Actor {
 
         let idle = self.config.match_idle();
         loop {
-            let first = tokio::select! {
-                msg = rx.recv() => msg,
-                () = tokio::time::sleep(idle) => {
+            let due = self.next_deadline();
+            let wake = tokio::select! {
+                msg = rx.recv() => match msg {
+                    Some(first) => {
+                        let mut msgs = vec![first];
+                        while msgs.len() < self.config.max_batch.max(1) {
+                            match rx.try_recv() {
+                                Ok(m) => msgs.push(m),
+                                Err(_) => break,
+                            }
+                        }
+                        Wake::Msgs(msgs)
+                    }
+                    None => Wake::Closed,
+                },
+                () = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
+                    Wake::Deadline
+                }
+                () = tokio::time::sleep(idle) => Wake::Idle,
+            };
+            match wake {
+                Wake::Closed => break,
+                Wake::Idle => {
                     self.shrink();
+                    // A pending deadline keeps the match in memory: it must fire on time.
                     if self.subscribers.is_empty()
+                        && !self.deadline_pending()
                         && self.registry.retire(self.id, self.generation, &rx)
                     {
                         debug!("idle: leaving memory");
@@ -156,16 +212,9 @@ impl Actor {
                     }
                     continue;
                 }
-            };
-            let Some(first) = first else { break };
-            let mut msgs = vec![first];
-            while msgs.len() < self.config.max_batch.max(1) {
-                match rx.try_recv() {
-                    Ok(m) => msgs.push(m),
-                    Err(_) => break,
-                }
+                Wake::Deadline => self.fire_deadlines().await,
+                Wake::Msgs(msgs) => self.handle_all(msgs).await,
             }
-            self.handle_all(msgs).await;
             if matches!(self.state, State::Failed { .. }) {
                 // A reload after a failed write failed too: leave, so that the next lookup
                 // tries the store afresh. Subscribers are told to resync (close 4001), since no
@@ -264,9 +313,10 @@ impl Actor {
     /// Reads the match and replays its commands through the rules, checking that each gives the
     /// stored events: a match whose history the rules no longer reproduce is not resumed.
     async fn load(&mut self) -> LoadOutcome {
+        let timeout = self.config.decision_timeout_ms;
         let loaded = replay::load(&self.store, self.id, None)
             .await
-            .and_then(Loaded::new);
+            .and_then(|r| Loaded::new(r, timeout));
         match loaded {
             Ok(loaded) => {
                 let outcome = LoadOutcome::Ready {

@@ -116,6 +116,7 @@ impl Registry {
             inbox: handle.tx.downgrade(),
             next_token: 0,
             stopping: false,
+            deadline_backoff: None,
             _alive: alive,
         };
         let span = info_span!("match", id = %id);

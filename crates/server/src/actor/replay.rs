@@ -1,7 +1,9 @@
 //! Setup + command log → game, checked against the stored events. A plain function, so that
 //! loading a match and an admin's "state at seq N" share it.
 
+use super::timers::Deadlines;
 use crate::store::{CommandRow, MatchStatus, Store, StoreError};
+use chrono::{DateTime, Utc};
 use protocol::Seq;
 use rules::{Command, Event, Game, REPLAY_VERSION, Setup};
 use std::collections::HashMap;
@@ -43,6 +45,11 @@ pub struct Replayed {
     pub seq: Seq,
     /// Every replayed command: (seat, client id) → seq.
     pub accepted: HashMap<(u8, String), Seq>,
+    /// When each open decision opened (the stored time of the command after which it first
+    /// showed); the timeout is not set yet.
+    pub deadlines: Deadlines,
+    /// The match's own decision timeout, if it stored one.
+    pub decision_timeout_ms: Option<u64>,
 }
 
 /// Reads a match and replays its commands up to `upto` (all of them when `None`). A broken
@@ -55,15 +62,18 @@ pub async fn load(store: &Store, id: Uuid, upto: Option<Seq>) -> Result<Replayed
     let records = store
         .commands_between(id, 0, upto.unwrap_or(Seq::MAX))
         .await?;
-    replay(&row.rules_version, &row.setup, records)
+    let mut r = replay(&row.rules_version, &row.setup, row.created_at, records)?;
+    r.decision_timeout_ms = row.decision_timeout_ms;
+    Ok(r)
 }
 
 /// Setup + log → game: starts the game from its stored setup and applies each record, checking
 /// that the rules give the stored events. A match whose history the rules no longer reproduce is
-/// not resumed.
+/// not resumed. `created_at`: when the match was created (the opening's decisions opened then).
 pub fn replay(
     rules_version: &str,
     setup: &str,
+    created_at: DateTime<Utc>,
     records: impl IntoIterator<Item = CommandRow>,
 ) -> Result<Replayed, LoadError> {
     if !rules::replays(rules_version) {
@@ -76,6 +86,12 @@ pub fn replay(
     let (mut game, _) =
         Game::start(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
     let mut accepted = HashMap::new();
+    let mut deadlines = Deadlines::default();
+    deadlines.sync(
+        game.open_asks(),
+        game.active(),
+        created_at.timestamp_millis(),
+    );
     let mut seq: Seq = 0;
     for rec in records {
         if rec.seq != seq + 1 {
@@ -100,6 +116,11 @@ pub fn replay(
                 detail: "the events differ from the stored ones".into(),
             });
         }
+        deadlines.sync(
+            game.open_asks(),
+            game.active(),
+            rec.created_at.timestamp_millis(),
+        );
         seq = rec.seq;
         accepted.insert((rec.seat, rec.command_id), seq);
     }
@@ -107,5 +128,7 @@ pub fn replay(
         game,
         seq,
         accepted,
+        deadlines,
+        decision_timeout_ms: None,
     })
 }

@@ -94,6 +94,8 @@ async fn log(
                 "seq": c.seq,
                 "seat": c.seat,
                 "command_id": c.command_id,
+                // A decision's default applied at its deadline, not the player's own command.
+                "by_server": c.command_id.starts_with(protocol::SERVER_COMMAND_PREFIX),
                 "command": parse(&c.command),
                 "events": parse(&c.events),
                 "created_at": c.created_at,

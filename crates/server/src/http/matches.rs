@@ -92,6 +92,7 @@ pub(super) async fn create_match(
         status,
         rules_version: REPLAY_VERSION.to_string(),
         created_at: Utc::now(),
+        decision_timeout_ms: Some(shared.config.decision_timeout_ms),
     };
     shared.store.create_match(&row, &seats).await.map_err(|e| {
         error!(error = %e, "cannot store a new match");

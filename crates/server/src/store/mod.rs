@@ -76,6 +76,9 @@ pub struct MatchRow {
     pub status: MatchStatus,
     pub rules_version: String,
     pub created_at: DateTime<Utc>,
+    /// Milliseconds a non-active player has to answer a decision; `None` for matches stored
+    /// before the setting existed (they take the server's).
+    pub decision_timeout_ms: Option<u64>,
 }
 
 /// One seat of a new match: only the token's hash is stored.
@@ -125,6 +128,17 @@ fn seq_to_db(seq: u64) -> i64 {
 
 fn seq_from_db(seq: i64) -> Result<u64, StoreError> {
     u64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("negative seq {seq}")))
+}
+
+fn timeout_to_db(ms: Option<u64>) -> Option<i64> {
+    ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX))
+}
+
+fn timeout_from_db(ms: Option<i64>) -> Result<Option<u64>, StoreError> {
+    ms.map(|ms| {
+        u64::try_from(ms).map_err(|_| StoreError::Corrupt(format!("negative timeout {ms}")))
+    })
+    .transpose()
 }
 
 fn seat_from_db(seat: i64) -> Result<u8, StoreError> {

@@ -3,7 +3,7 @@
 
 use super::{
     Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, seat_from_db,
-    seq_from_db, seq_to_db,
+    seq_from_db, seq_to_db, timeout_from_db, timeout_to_db,
 };
 use chrono::Utc;
 use sqlx::Row;
@@ -28,6 +28,7 @@ fn match_row(id: Uuid, r: &PgRow) -> Result<MatchRow, StoreError> {
         status: MatchStatus::parse(r.try_get("status")?)?,
         rules_version: r.try_get("rules_version")?,
         created_at: r.try_get("created_at")?,
+        decision_timeout_ms: timeout_from_db(r.try_get("decision_timeout_ms")?)?,
     })
 }
 
@@ -75,14 +76,16 @@ impl PgStore {
     pub async fn create_match(&self, m: &MatchRow, seats: &[SeatRow]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         sqlx::query(
-            "INSERT INTO matches (id, setup, status, rules_version, created_at, updated_at) \
-             VALUES ($1, $2::jsonb, $3, $4, $5, $5)",
+            "INSERT INTO matches \
+             (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms) \
+             VALUES ($1, $2::jsonb, $3, $4, $5, $5, $6)",
         )
         .bind(m.id)
         .bind(&m.setup)
         .bind(m.status.as_str())
         .bind(&m.rules_version)
         .bind(m.created_at)
+        .bind(timeout_to_db(m.decision_timeout_ms))
         .execute(&mut *tx)
         .await?;
         for s in seats {
@@ -111,8 +114,8 @@ impl PgStore {
 
     pub async fn load_match(&self, id: Uuid) -> Result<Option<MatchRow>, StoreError> {
         sqlx::query(
-            "SELECT setup::text AS setup, status, rules_version, created_at \
-             FROM matches WHERE id = $1",
+            "SELECT setup::text AS setup, status, rules_version, created_at, \
+             decision_timeout_ms FROM matches WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)

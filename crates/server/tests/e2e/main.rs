@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod deadlines;
 mod france;
 mod hostile;
 mod messages;

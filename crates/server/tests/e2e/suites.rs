@@ -771,6 +771,7 @@ async fn store_batches_are_atomic(db: &TestDb) {
         status: MatchStatus::Active,
         rules_version: rules::RULES_VERSION.into(),
         created_at: chrono::Utc::now(),
+        decision_timeout_ms: Some(1234),
     };
     let seat = |seat: u8, hash: &str| SeatRow {
         seat,
@@ -787,6 +788,11 @@ async fn store_batches_are_atomic(db: &TestDb) {
     );
     assert_eq!(store.seat_for_token("nope").await.expect("lookup"), None);
     let loaded = store.load_match(id).await.expect("load").expect("found");
+    assert_eq!(
+        loaded.decision_timeout_ms,
+        Some(1234),
+        "the match keeps its timeout"
+    );
     let setup: serde_json::Value = serde_json::from_str(&loaded.setup).expect("json");
     assert_eq!(
         setup["seed"].as_u64(),

@@ -1,0 +1,412 @@
+//! Deadlines over the wire (issue 9 item 3): a pawn choice of a player who is not the active one
+//! has a deadline in the view; when nobody answers, the server applies the default as a command
+//! of its own (stored, logged as the server's, replayed); an answer in time cancels it; a restart
+//! keeps the original time. Also: an unchanged pawn preference is refused (nothing stored), and
+//! client command ids may not take the server's prefix. On SQLite and on Postgres.
+
+use crate::common::*;
+use client::CommandOutcome;
+use protocol::{CreateMatch, ErrorCode, Seq};
+use rules::{Colour, Command, Decision, Event, Modules, Pawn, PawnPreference, Pos, Rotation};
+use serde_json::Value;
+use std::time::Duration;
+
+/// Wall-clock now in Unix milliseconds, as the server's deadlines are.
+fn now_ms() -> u64 {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970");
+    u64::try_from(d.as_millis()).expect("fits")
+}
+
+fn config(db: &TestDb, timeout_ms: u64) -> server::Config {
+    server::Config {
+        decision_timeout_ms: timeout_ms,
+        ..db.config()
+    }
+}
+
+/// A two-player match with The Messages and a forced pile in which blue's road is closed in
+/// red's turn (red's third tile): blue (seat 1) must then choose a pawn for 4 points.
+async fn create_messages_match(server: &TestServer) -> protocol::MatchCreated {
+    let tiles = ["base/W", "base/U", "base/W", "base/U", "base/U", "base/U"];
+    let req = CreateMatch {
+        players: vec![Colour::Red, Colour::Blue],
+        modules: Modules {
+            messages: true,
+            ..Default::default()
+        },
+        meeples: None,
+        draw_order: Some(tiles.iter().map(|t| t.to_string()).collect()),
+    };
+    client::create_match(&server.http(), &req)
+        .await
+        .expect("create match")
+}
+
+async fn accepted(f: &mut Follower, command: Command) -> Seq {
+    let id = f.new_id();
+    match f.command(&id, command.clone()).await {
+        CommandOutcome::Accepted { seq, .. } => seq,
+        CommandOutcome::Rejected(e) => panic!("{command:?} was refused: {e:?}"),
+    }
+}
+
+fn place(x: i32, y: i32) -> Command {
+    Command::PlaceTile {
+        pos: Pos::new(x, y),
+        rotation: Rotation::ALL[0],
+    }
+}
+
+/// The deadlines in a mirrored view, as (player, at).
+fn deadlines(view: &Value) -> Vec<(u64, u64)> {
+    view.get("deadlines")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|d| {
+                    let n = |k: &str| d[k].as_u64().expect("a number");
+                    (n("player"), n("at"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Plays red's and blue's first tiles and red's closing tile: the road between two villages
+/// with blue's highwayman closes in red's turn, and blue's pawn choice opens. Returns the seq
+/// at which it opened and the wall-clock window around that command (before sending, after
+/// every follower saw its diff).
+async fn open_blues_choice(seats: &mut [Follower], watchers: &mut [Follower]) -> (Seq, u64, u64) {
+    for f in seats.iter_mut().chain(watchers.iter_mut()) {
+        f.sync_first().await;
+    }
+    let steps: [(usize, Command); 5] = [
+        (0, place(-1, 0)),
+        (0, Command::Pass {}),
+        (1, place(1, 0)),
+        (
+            1,
+            Command::PlaceMeeple {
+                target: "road:E".parse().expect("target"),
+            },
+        ),
+        (0, place(2, 0)),
+    ];
+    for (seat, command) in steps {
+        let seq = accepted(&mut seats[seat], command).await;
+        for f in seats.iter_mut().chain(watchers.iter_mut()) {
+            f.sync_to(seq).await;
+        }
+        assert!(
+            deadlines(seats[0].mirror.view().expect("view")).is_empty(),
+            "no deadline for the active player's decisions"
+        );
+    }
+    let before = now_ms();
+    let seq = accepted(&mut seats[0], Command::Pass {}).await;
+    for f in seats.iter_mut().chain(watchers.iter_mut()) {
+        f.sync_to(seq).await;
+    }
+    let after = now_ms();
+    let view = seats[1].view();
+    assert!(
+        matches!(
+            view.decisions.as_slice(),
+            [Decision::ChoosePawn {
+                player: 1,
+                points: 4,
+                ..
+            }]
+        ),
+        "blue's pawn choice is open in red's turn: {:?}",
+        view.decisions
+    );
+    (seq, before, after)
+}
+
+async fn admin_log(server: &TestServer, id: uuid::Uuid) -> Value {
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    let (status, body) = http(
+        server,
+        "GET",
+        &format!("/api/admin/matches/{id}/log"),
+        &[("Authorization", &auth)],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).expect("log JSON")
+}
+
+/// The commands of the log that the server sent.
+fn server_commands(log: &Value) -> Vec<Value> {
+    log["commands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .filter(|c| c["by_server"] == Value::Bool(true))
+        .cloned()
+        .collect()
+}
+
+/// When the server stored a logged command, in Unix milliseconds.
+fn stored_at(c: &Value) -> u64 {
+    let t = c["created_at"].as_str().expect("created_at");
+    let t = chrono::DateTime::parse_from_rfc3339(t).expect("an RFC 3339 time");
+    u64::try_from(t.timestamp_millis()).expect("after 1970")
+}
+
+/// Checks the diff at `seq` as the server's default for blue: the scoring pawn moved 4.
+fn assert_default_applied(f: &Follower, seq: Seq, events_before: usize) {
+    assert_eq!(f.seq(), Some(seq));
+    let events = &f.events[events_before..];
+    assert!(
+        matches!(
+            events.first(),
+            Some(Event::PawnMoved {
+                player: 1,
+                pawn: Pawn::Scoring,
+                from: 0,
+                to: 4,
+                ..
+            })
+        ),
+        "the default moved blue's scoring pawn: {events:?}"
+    );
+    assert!(
+        deadlines(f.mirror.view().expect("view")).is_empty(),
+        "the deadline left the view"
+    );
+}
+
+/// Nobody answers blue's pawn choice: at the deadline the server applies the default (the
+/// scoring pawn) as its own command, logged as the server's; no ack goes to anyone.
+async fn unanswered_choice_gets_the_default_at_the_deadline(db: &TestDb) {
+    const TIMEOUT: u64 = 300;
+    let server = TestServer::start(config(db, TIMEOUT));
+    let created = create_messages_match(&server).await;
+    let id = created.match_id;
+    let mut seats = join_seats(&server, &created).await;
+    let mut watchers = vec![Follower::join(&server, id, None, None).await];
+    let (seq, before, after) = open_blues_choice(&mut seats, &mut watchers).await;
+    let found = deadlines(watchers[0].mirror.view().expect("view"));
+    let [(1, at)] = found[..] else {
+        panic!("one deadline, blue's: {found:?}");
+    };
+    assert!(
+        (before + TIMEOUT..=after + TIMEOUT).contains(&at),
+        "the deadline is the opening time plus the timeout: {at} not in {}..={}",
+        before + TIMEOUT,
+        after + TIMEOUT
+    );
+    let events_before = watchers[0].events.len();
+    watchers[0].sync_to(seq + 1).await;
+    let fired = now_ms();
+    assert!(fired >= at, "fired at {fired}, before the deadline {at}");
+    assert_default_applied(&watchers[0], seq + 1, events_before);
+    seats[1].sync_to(seq + 1).await;
+    assert_eq!(seats[1].mirror.view(), watchers[0].mirror.view());
+
+    let log = admin_log(&server, id).await;
+    let by_server = server_commands(&log);
+    assert_eq!(by_server.len(), 1, "{log}");
+    let c = &by_server[0];
+    assert_eq!(c["seq"], seq + 1);
+    assert_eq!(c["seat"], 1);
+    assert_eq!(c["command_id"], format!("server:deadline:{}", seq + 1));
+    assert_eq!(
+        c["command"],
+        serde_json::json!({"type": "choose_pawn", "pawn": "scoring"})
+    );
+    let applied = stored_at(c);
+    assert!(
+        (at..at + 5_000).contains(&applied),
+        "applied at {applied}, the deadline was {at}"
+    );
+    // The match goes on: blue's turn, and the server's snapshot agrees with the mirrors.
+    let (s, view) = server_view(&server, id).await;
+    assert_eq!(s, seq + 1);
+    assert_eq!(watchers[0].mirror.view(), Some(&view));
+    assert_eq!(view["active"], 1);
+}
+
+/// Blue answers in time: the deadline leaves the view with the answer, and nothing fires.
+async fn answer_in_time_cancels_the_deadline(db: &TestDb) {
+    const TIMEOUT: u64 = 1_500;
+    let server = TestServer::start(config(db, TIMEOUT));
+    let created = create_messages_match(&server).await;
+    let id = created.match_id;
+    let mut seats = join_seats(&server, &created).await;
+    let (seq, _, _) = open_blues_choice(&mut seats, &mut []).await;
+    let found = deadlines(seats[0].mirror.view().expect("view"));
+    let [(1, at)] = found[..] else {
+        panic!("one deadline, blue's: {found:?}");
+    };
+    let answer = Command::ChoosePawn {
+        pawn: Pawn::Messenger,
+    };
+    let answered = accepted(&mut seats[1], answer).await;
+    assert_eq!(answered, seq + 1);
+    for f in seats.iter_mut() {
+        f.sync_to(answered).await;
+        assert!(deadlines(f.mirror.view().expect("view")).is_empty());
+    }
+    // Past the old deadline, nothing more happened.
+    let wait = (at + 400).saturating_sub(now_ms());
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+    let (s, view) = server_view(&server, id).await;
+    assert_eq!(s, answered, "no command after the answer");
+    assert!(deadlines(&view).is_empty());
+    let log = admin_log(&server, id).await;
+    assert!(server_commands(&log).is_empty(), "{log}");
+}
+
+/// A restart while blue's deadline is pending: the recovered match shows the same deadline (not
+/// reset to restart + timeout) and fires it at about the original time. Resuming clients get the
+/// stored diffs, which give the same view as the live ones.
+async fn restart_keeps_a_pending_deadline(db: &TestDb) {
+    const TIMEOUT: u64 = 3_000;
+    let server = TestServer::start(config(db, TIMEOUT));
+    let created = create_messages_match(&server).await;
+    let id = created.match_id;
+    let mut seats = join_seats(&server, &created).await;
+    let mut watchers = vec![Follower::join(&server, id, None, None).await];
+    // A spectator that stays at seq 0 (the diffs wait unread on its old socket).
+    let mut lagger = Follower::join(&server, id, None, None).await;
+    lagger.sync_first().await;
+    assert_eq!(lagger.seq(), Some(0));
+    let (seq, _, _) = open_blues_choice(&mut seats, &mut watchers).await;
+    let found = deadlines(watchers[0].mirror.view().expect("view"));
+    let [(1, at)] = found[..] else {
+        panic!("one deadline, blue's: {found:?}");
+    };
+    let live_view = watchers[0].mirror.view().cloned();
+    // Half the time passes, then the server dies.
+    tokio::time::sleep(Duration::from_millis(TIMEOUT / 2)).await;
+    server.kill().await;
+
+    let server = TestServer::start(config(db, TIMEOUT));
+    // From seq 0: every diff read back from the store, the deadline's ops included.
+    lagger.reconnect(&server, None).await;
+    lagger.sync_to(seq).await;
+    assert_eq!(lagger.snapshots, 1, "resumed from the store's diffs");
+    assert_eq!(
+        lagger.mirror.view().cloned(),
+        live_view,
+        "stored = live diffs"
+    );
+    let (s, view) = server_view(&server, id).await;
+    assert_eq!(s, seq, "not fired yet");
+    assert_eq!(deadlines(&view), [(1, at)], "the deadline was not reset");
+    // The live watcher comes back and waits for the default.
+    watchers[0].reconnect(&server, None).await;
+    let events_before = watchers[0].events.len();
+    watchers[0].sync_to(seq + 1).await;
+    let fired = now_ms();
+    assert!(fired >= at, "fired at {fired}, before the deadline {at}");
+    assert_default_applied(&watchers[0], seq + 1, events_before);
+    lagger.sync_to(seq + 1).await;
+    assert_eq!(lagger.mirror.view(), watchers[0].mirror.view());
+    let log = admin_log(&server, id).await;
+    let by_server = server_commands(&log);
+    assert_eq!(by_server.len(), 1, "{log}");
+    // The stored time of the server's command: at the original deadline, not one reset by the
+    // restart (which would be at least TIMEOUT / 2 later).
+    let applied = stored_at(&by_server[0]);
+    assert!(
+        (at..at + TIMEOUT / 2 - 100).contains(&applied),
+        "applied at {applied}, {} ms after the deadline {at}: reset by the restart?",
+        applied.saturating_sub(at)
+    );
+    server.stop().await;
+
+    // After one more restart the server's command replays like any other.
+    let server = TestServer::start(config(db, TIMEOUT));
+    let (s, again) = server_view(&server, id).await;
+    assert_eq!(s, seq + 1);
+    assert_eq!(Some(&again), watchers[0].mirror.view());
+}
+
+/// The server is down when the deadline passes: on start, recovery fires it at once.
+async fn a_deadline_passed_while_down_fires_on_start(db: &TestDb) {
+    const TIMEOUT: u64 = 1_000;
+    let server = TestServer::start(config(db, TIMEOUT));
+    let created = create_messages_match(&server).await;
+    let id = created.match_id;
+    let mut seats = join_seats(&server, &created).await;
+    let (seq, _, _) = open_blues_choice(&mut seats, &mut []).await;
+    let found = deadlines(seats[0].mirror.view().expect("view"));
+    let [(1, at)] = found[..] else {
+        panic!("one deadline, blue's: {found:?}");
+    };
+    server.stop().await;
+    // Down past the deadline (the graceful stop fired nothing: the log ends at `seq`).
+    tokio::time::sleep(Duration::from_millis((at + 300).saturating_sub(now_ms()))).await;
+    let started = now_ms();
+    let server = TestServer::start(config(db, 60_000));
+    // Recovery fires it, most likely before anyone subscribes: the snapshot is at `seq + 1`.
+    let mut f = Follower::join(&server, id, None, None).await;
+    f.sync_to(seq + 1).await;
+    let view = f.mirror.view().expect("view");
+    assert!(deadlines(view).is_empty());
+    assert_eq!(view["messages"]["players"][1]["scoring"], 4, "{view}");
+    assert!(
+        now_ms() < started + 10_000,
+        "fired at once, with the match's own timeout (not the new server's 60 s)"
+    );
+    let log = admin_log(&server, id).await;
+    assert_eq!(server_commands(&log).len(), 1, "{log}");
+}
+
+/// M3: setting the preference one already has is refused (`unchanged`) and stores nothing; a
+/// client's command id may not start with the server's prefix.
+async fn unchanged_preference_and_server_ids_are_refused(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create_messages_match(&server).await;
+    let mut seats = join_seats(&server, &created).await;
+    seats[0].sync_first().await;
+    let preference = Some(PawnPreference::Messenger);
+    let seq = accepted(&mut seats[0], Command::SetPawnPreference { preference }).await;
+    for (id, preference) in [("again", preference), ("none", None)] {
+        let out = if id == "none" {
+            // Clearing when none is set is unchanged too (seat 1 has none).
+            seats[1].sync_first().await;
+            seats[1]
+                .command(id, Command::SetPawnPreference { preference })
+                .await
+        } else {
+            seats[0]
+                .command(id, Command::SetPawnPreference { preference })
+                .await
+        };
+        let CommandOutcome::Rejected(e) = out else {
+            panic!("an unchanged preference is refused: {out:?}");
+        };
+        assert_eq!(e.code, ErrorCode::Rule);
+        assert_eq!(e.rule_code.as_deref(), Some("unchanged"));
+        assert_eq!(e.rule.as_deref(), Some("M3"));
+    }
+    let out = seats[0]
+        .command("server:deadline:9", Command::Pass {})
+        .await;
+    let CommandOutcome::Rejected(e) = out else {
+        panic!("the server's prefix is refused: {out:?}");
+    };
+    assert_eq!(e.code, ErrorCode::Malformed);
+    let (s, _) = server_view(&server, created.match_id).await;
+    assert_eq!(s, seq, "nothing stored");
+    // Another preference is still accepted.
+    let preference = Some(PawnPreference::Scoring);
+    let next = accepted(&mut seats[0], Command::SetPawnPreference { preference }).await;
+    assert_eq!(next, seq + 1);
+}
+
+on_both_stores!(
+    unanswered_choice_gets_the_default_at_the_deadline,
+    answer_in_time_cancels_the_deadline,
+    restart_keeps_a_pending_deadline,
+    a_deadline_passed_while_down_fires_on_start,
+    unchanged_preference_and_server_ids_are_refused
+);
