@@ -18,6 +18,7 @@ pub mod geometry;
 pub mod maps;
 mod modules;
 pub mod scenario;
+pub mod secrets;
 pub mod setup;
 pub mod text;
 pub mod tiles;
@@ -35,6 +36,7 @@ pub use setup::{
     Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartSquare, StartTile,
 };
 pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileKind, catalogue};
+pub use secrets::Secrets;
 pub use view::{MessagesView, PawnsView, View};
 
 /// Version of the rules implementation (the crate's version): what clients are told. It does not
