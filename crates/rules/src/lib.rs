@@ -32,11 +32,11 @@ pub use error::{RuleError, SetupError};
 pub use event::{Event, MeepleCount, ScoreReason};
 pub use game::{AskOptions, Game};
 pub use geometry::{Half, Pos, Rotation, Side};
+pub use secrets::Secrets;
 pub use setup::{
     Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartSquare, StartTile,
 };
 pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileKind, catalogue};
-pub use secrets::Secrets;
 pub use view::{MessagesView, PawnsView, View};
 
 /// Version of the rules implementation (the crate's version): what clients are told. It does not

@@ -11,12 +11,12 @@ use crate::state::Shared;
 use crate::store::admin::{AdminActionRow, MatchListRow, MatchQuery, ModuleFilter, SeatInfo};
 use crate::store::{CommandRow, MatchRow, MatchStatus};
 use crate::tokens::token_hash;
-use axum::{Json, Router};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::routing::{get, post};
+use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use protocol::admin::{
     AdminAction, AdminActionList, AdminLogEntry, AdminMatchList, AdminMatchLog, AdminMatchSecrets,
@@ -30,8 +30,6 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 use tracing::{error, info};
 use uuid::Uuid;
-
-
 
 /// Most items of one page (matches, actions).
 pub const MAX_PAGE: u32 = 100;
@@ -194,10 +192,15 @@ async fn audit(
         detail: detail.to_string(),
         outcome,
     };
-    shared.store.record_action(&row).await.map(|_| ()).map_err(|e| {
-        error!(error = %e, "admin: cannot write the audit trail");
-        ApiError::internal("the action could not be written to the audit trail")
-    })
+    shared
+        .store
+        .record_action(&row)
+        .await
+        .map(|_| ())
+        .map_err(|e| {
+            error!(error = %e, "admin: cannot write the audit trail");
+            ApiError::internal("the action could not be written to the audit trail")
+        })
 }
 
 /// The summary of a listed match; `seats` are its seats (any order).
@@ -523,11 +526,7 @@ async fn secrets_of(shared: &Shared, id: Uuid) -> Result<AdminMatchSecrets, ApiE
             ),
         ));
     }
-    let records = shared
-        .store
-        .commands(id, 0)
-        .await
-        .map_err(store_failed)?;
+    let records = shared.store.commands(id, 0).await.map_err(store_failed)?;
     let replayed = replay_upto(&row, records).await?;
     let start = Game::start(replayed.game.setup().clone())
         .map_err(|e| ApiError::internal(format!("the setup no longer starts: {e}")))?
@@ -567,11 +566,7 @@ async fn scenario_of(
     let row = load_row(shared, id).await?;
     let reveal = is_over(row.status);
     let setup = parse_setup(&row.setup)?;
-    let records = shared
-        .store
-        .commands(id, 0)
-        .await
-        .map_err(store_failed)?;
+    let records = shared.store.commands(id, 0).await.map_err(store_failed)?;
     let seq = records.last().map_or(0, |r| r.seq);
     let mut log = Vec::with_capacity(records.len());
     for r in &records {
@@ -580,11 +575,10 @@ async fn scenario_of(
         log.push((r.seat, c));
     }
     let name = format!("match {id} to seq {seq}");
-    let recorded = tokio::task::spawn_blocking(move || {
-        rules::scenario::record(&name, &setup, log, reveal)
-    })
-    .await
-    .map_err(|e| ApiError::internal(format!("the export failed: {e}")))?;
+    let recorded =
+        tokio::task::spawn_blocking(move || rules::scenario::record(&name, &setup, log, reveal))
+            .await
+            .map_err(|e| ApiError::internal(format!("the export failed: {e}")))?;
     match recorded {
         Ok(s) => Ok((s, reveal)),
         Err(e @ rules::scenario::ScenarioError::Secret(_)) => Err(ApiError::new(
@@ -694,10 +688,7 @@ async fn abort_match(shared: &Shared, id: Uuid) -> Result<Seq, ApiError> {
     };
     // Through the actor, in its inbox order: the commands queued before are stored first, and
     // none is accepted after.
-    let handle = shared
-        .registry
-        .get_or_load(id)
-        .map_err(|_| unavailable())?;
+    let handle = shared.registry.get_or_load(id).map_err(|_| unavailable())?;
     let (reply, answer) = oneshot::channel();
     handle
         .tx

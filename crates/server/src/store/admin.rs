@@ -2,9 +2,7 @@
 //! seats with their away marks, and the audit trail of admin actions (`admin_actions`). Both
 //! dialects live here, apart from the hot path in `sqlite.rs` / `postgres.rs`.
 
-use super::{
-    MatchStatus, PgStore, SqliteStore, Store, StoreError, seat_from_db, seq_from_db,
-};
+use super::{MatchStatus, PgStore, SqliteStore, Store, StoreError, seat_from_db, seq_from_db};
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::postgres::PgRow;

@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod admin;
 mod france;
 mod hostile;
 mod messages;
