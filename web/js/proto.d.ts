@@ -1,6 +1,74 @@
 // Generated from proto/*.schema.json by crates/server/tests/web_client.rs; do not edit.
 // Regenerate: UPDATE_WEB_TYPES=1 cargo test -p server --test web_client
 
+/** `GET /api/admin/actions`: newest first. */
+export type AdminActionList = {
+  actions: AdminAction[];
+  /** Pass as `before` for the next page; absent on the last page. */
+  next_before?: number | null;
+};
+
+/** `POST /api/admin/matches/{id}/away`. */
+export type AwayRequest = {
+  /** `false` clears the mark (default `true`). */
+  away?: boolean;
+  seat: number;
+};
+
+/** `GET /api/admin/matches`: one page, newest first. */
+export type AdminMatchList = {
+  matches: AdminMatchSummary[];
+  /** Pass as `cursor` for the next page; absent on the last page. */
+  next_cursor?: string | null;
+};
+
+/** `GET /api/admin/matches/{id}/log`: a page of the log, in seq order. */
+export type AdminMatchLog = {
+  commands: AdminLogEntry[];
+  created_at: string;
+  match_id: string;
+  /** Pass as `after` for the next page; absent on the last page. */
+  next_after?: number | null;
+  rules_version: string;
+  status: MatchStatus;
+};
+
+/** `GET /api/admin/matches/{id}/secrets`: the secret state of a match that is over. */
+export type AdminMatchSecrets = {
+  /** At `seq`, the end. */
+  end: Secrets;
+  match_id: string;
+  seq: number;
+  /** Right after the opening (seq 0): the first tile is drawn already, so `pile` is every tile drawn after it, in order. */
+  start: Secrets;
+};
+
+/** `GET /api/admin/matches/{id}/state?seq=N`: the public view at seq N, replayed through the rules (what a subscribed client had at that seq). */
+export type AdminMatchState = {
+  match_id: string;
+  seq: number;
+  view: View;
+};
+
+/** `GET /api/admin/matches/{id}` and each item of the list. */
+export type AdminMatchSummary = {
+  created_at: string;
+  /** The map's id when `modules` has `map`. */
+  map_id?: string | null;
+  match_id: string;
+  modules: ModuleName[];
+  players: AdminSeat[];
+  /** The replay version the match is stored with. */
+  rules_version: string;
+  /** The final scores in seat order, for a finished match (read from its last events). */
+  scores?: number[] | null;
+  /** Commands stored: the match's current seq. */
+  seq: number;
+  status: MatchStatus;
+  /** When the status last changed (or the match was created). */
+  updated_at: string;
+};
+
 /** Client to server. */
 export type ClientMessage = ({
   type: "auth";
@@ -35,6 +103,16 @@ export type MatchCreated = {
   seats: SeatToken[];
 };
 
+export type Scenario = {
+  description?: string;
+  expect?: Expect;
+  name: string;
+  /** Rule ids this scenario checks (B6, T7, ...). */
+  rules?: string[];
+  setup: Setup;
+  steps: Step[];
+};
+
 /** Server to client. */
 export type ServerMessage = ({
   type: "welcome";
@@ -64,6 +142,61 @@ export type ServerMessage = ({
 } | ErrorBody & {
   type: "error";
 });
+
+/** One entry of the audit trail. */
+export type AdminAction = {
+  /** `abort`, `away`, `secrets` or `scenario`. */
+  action: string;
+  /** Who: `admin_token` (the configured token), later `account:<id>`. */
+  actor: string;
+  at: string;
+  /** The request's parameters. */
+  detail: unknown;
+  id: number;
+  match_id?: string | null;
+  /** `ok`, or the error code the action was refused with. */
+  outcome: string;
+};
+
+/** One stored command of a match. */
+export type AdminLogEntry = {
+  command: Command;
+  /** The id the sender gave the command (the server's start with `server:`). */
+  command_id: string;
+  /** When it was stored. */
+  created_at: string;
+  events: Event[];
+  origin: Origin;
+  seat: number;
+  seq: number;
+};
+
+/** `GET /api/admin/matches/{id}` and each item of the list. */
+export type AdminMatchSummary = {
+  created_at: string;
+  /** The map's id when `modules` has `map`. */
+  map_id?: string | null;
+  match_id: string;
+  modules: ModuleName[];
+  players: AdminSeat[];
+  /** The replay version the match is stored with. */
+  rules_version: string;
+  /** The final scores in seat order, for a finished match (read from its last events). */
+  scores?: number[] | null;
+  /** Commands stored: the match's current seq. */
+  seq: number;
+  status: MatchStatus;
+  /** When the status last changed (or the match was created). */
+  updated_at: string;
+};
+
+/** A seat of a match. */
+export type AdminSeat = {
+  /** Since when the player is marked away (by an admin; later by their clock), if they are. */
+  away_since?: string | null;
+  colour: Colour;
+  seat: number;
+};
 
 /** A printed (non-neutral) border side (P4). `country` is for people; the rules ignore it. */
 export type BorderPrint = {
@@ -174,7 +307,7 @@ export type ErrorBody = {
   rule_code?: string | null;
 };
 
-export type ErrorCode = ("unknown_match" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal");
+export type ErrorCode = ("unknown_match" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active");
 
 /** One event. Events of one command come in the order they happened (B11). */
 export type Event = ({
@@ -322,6 +455,19 @@ export type Event = ({
   town?: string | null;
 });
 
+export type Expect = {
+  /** Partial events that must not occur at all. */
+  absent?: unknown[];
+  /** Events that must occur over the whole game, in this order (others may come between). Each is a partial event: every field given must equal the event's field. */
+  events?: unknown[];
+  /** Whether the game is over after the last step. */
+  finished?: boolean | null;
+  /** Scores in seat order after the last step. */
+  scores?: number[] | null;
+  /** The public view after the last step must contain this partial view. */
+  view?: unknown;
+};
+
 /** The four kinds of feature a meeple can stand on. */
 export type FeatureKind = "road" | "city" | "field" | "monastery";
 
@@ -376,6 +522,9 @@ export type MapView = {
   info: MapInfo;
 };
 
+/** Where a match stands. */
+export type MatchStatus = ("finished" | "active" | "broken" | "aborted");
+
 /** How many meeples one player has on a feature. */
 export type MeepleCount = {
   count: number;
@@ -402,6 +551,9 @@ export type MessagesView = {
   stack: number;
 };
 
+/** A module switched on in a match's setup. */
+export type ModuleName = ("tollkeepers" | "messages" | "map" | "chips");
+
 /** The expansions switched on for a match. Each is a module of the rules crate. */
 export type Modules = {
   /** Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10). */
@@ -411,6 +563,9 @@ export type Modules = {
   /** The Tollkeepers (T1–T10): its 10 tiles join the pile and each player gets a tollhouse. */
   tollkeepers?: boolean;
 };
+
+/** Who sent a command. */
+export type Origin = ("player" | "server");
 
 /** One RFC 6902 operation, as in the `json-patch` crate's serialization. */
 export type PatchOp = ({
@@ -499,6 +654,50 @@ export type SeatToken = {
   token: string;
 };
 
+/** The secret parts of a match at one moment: the seed, the face-down pile in order, the chips lying face down with their faces, and The Messages' dispatch stack in order. */
+export type Secrets = {
+  /** The France chips still face down, with their faces (P7), by square. */
+  chips?: ChipAt[];
+  /** The Messages: the dispatch stack, top first (M1). */
+  dispatches?: number[] | null;
+  /** The face-down pile by tile id, the next tile to be drawn first. */
+  pile: string[];
+  /** The seed every random draw of the match comes from. */
+  seed: number;
+};
+
+/** Everything a match is a function of, together with the commands applied to it (B10).  The `seed` is secret (B9): it decides the pile order and never leaves the server. */
+export type Setup = {
+  /** The squares tiles may lie on (P1). `None`: an open table that grows as needed. */
+  bounds?: (SetupBounds | null);
+  /** The Messages, scenarios and tests: the dispatch stack (1–8, each once), top first; the seed then shuffles nothing. Refused by the server like `draw_order` (it reveals a secret). */
+  dispatch_order?: number[] | null;
+  /** Scenarios and tests: the exact pile, top first, by tile id; the seed then shuffles nothing. The start tile is placed as usual and is not part of this list. */
+  draw_order?: string[] | null;
+  /** Meeples per player (B3: 7; 9 is recommended on a map). */
+  meeples?: number;
+  modules?: Modules;
+  /** Colours in turn order; 2 to 6 players (B3). */
+  players: Colour[];
+  /** Seeds the random generator that shuffles the pile. */
+  seed?: number;
+  /** Start squares (B1; P2 on a map). Empty: the start tile on (0, 0), unturned. */
+  starts?: SetupStartSquare[];
+};
+
+/** A rectangle of squares, both corners included. */
+export type SetupBounds = {
+  max: Pos;
+  min: Pos;
+};
+
+/** A start square and what lies on it when the match begins. */
+export type SetupStartSquare = {
+  pos: Pos;
+  rotation?: Rotation;
+  tile?: StartTile;
+};
+
 /** A side of a square (and of a tile in board orientation). */
 export type Side = "N" | "E" | "S" | "W";
 
@@ -508,6 +707,27 @@ export type StartSquare = {
   mark: string;
   name: string;
   pos: Pos;
+};
+
+/** What a start square holds. */
+export type StartTile = ("start" | "drawn" | "open");
+
+/** One command, and optionally the refusal it must get. */
+export type Step = {
+  /** The command; absent when `default` is true. */
+  command?: (Command | null);
+  /** After the step, the open decisions must be exactly these, in order (each a partial decision, as for events): several players' decisions open at once are listed together. */
+  decisions?: unknown[] | null;
+  /** Send the deterministic default answer of this player's oldest open decision (what the server sends when a clock runs out, M3) instead of `command`. */
+  default?: boolean;
+  /** The command must be refused with this [`RuleError::code`]; the game goes on unchanged. */
+  error?: string | null;
+  /** Partial events the command must produce, in order (see [`Expect::events`]). */
+  events?: unknown[];
+  /** Who sends it: any player with an open decision, active or not (M3). */
+  player: number;
+  /** After the step, the public view must contain this partial view (`{"messages": ...}`). */
+  view?: unknown;
 };
 
 /** A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half> or monastery. */
