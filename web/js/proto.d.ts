@@ -1,6 +1,74 @@
 // Generated from proto/*.schema.json by crates/server/tests/web_client.rs; do not edit.
 // Regenerate: UPDATE_WEB_TYPES=1 cargo test -p server --test web_client
 
+/** `GET /api/admin/actions`: newest first. */
+export type AdminActionList = {
+  actions: AdminAction[];
+  /** Pass as `before` for the next page; absent on the last page. */
+  next_before?: number | null;
+};
+
+/** `POST /api/admin/matches/{id}/away`. */
+export type AwayRequest = {
+  /** `false` clears the mark (default `true`). */
+  away?: boolean;
+  seat: number;
+};
+
+/** `GET /api/admin/matches`: one page, newest first. */
+export type AdminMatchList = {
+  matches: AdminMatchSummary[];
+  /** Pass as `cursor` for the next page; absent on the last page. */
+  next_cursor?: string | null;
+};
+
+/** `GET /api/admin/matches/{id}/log`: a page of the log, in seq order. */
+export type AdminMatchLog = {
+  commands: AdminLogEntry[];
+  created_at: string;
+  match_id: string;
+  /** Pass as `after` for the next page; absent on the last page. */
+  next_after?: number | null;
+  rules_version: string;
+  status: MatchStatus;
+};
+
+/** `GET /api/admin/matches/{id}/secrets`: the secret state of a match that is over. */
+export type AdminMatchSecrets = {
+  /** At `seq`, the end. */
+  end: Secrets;
+  match_id: string;
+  seq: number;
+  /** Right after the opening (seq 0): the first tile is drawn already, so `pile` is every tile drawn after it, in order. */
+  start: Secrets;
+};
+
+/** `GET /api/admin/matches/{id}/state?seq=N`: the public view at seq N, replayed through the rules (what a subscribed client had at that seq). */
+export type AdminMatchState = {
+  match_id: string;
+  seq: number;
+  view: View;
+};
+
+/** `GET /api/admin/matches/{id}` and each item of the list. */
+export type AdminMatchSummary = {
+  created_at: string;
+  /** The map's id when `modules` has `map`. */
+  map_id?: string | null;
+  match_id: string;
+  modules: ModuleName[];
+  players: AdminSeat[];
+  /** The replay version the match is stored with. */
+  rules_version: string;
+  /** The final scores in seat order, for a finished match (read from its last events). */
+  scores?: number[] | null;
+  /** Commands stored: the match's current seq. */
+  seq: number;
+  status: MatchStatus;
+  /** When the status last changed (or the match was created). */
+  updated_at: string;
+};
+
 /** Client to server. */
 export type ClientMessage = ({
   type: "auth";
@@ -35,6 +103,16 @@ export type MatchCreated = {
   seats: SeatToken[];
 };
 
+export type Scenario = {
+  description?: string;
+  expect?: Expect;
+  name: string;
+  /** Rule ids this scenario checks (B6, T7, ...). */
+  rules?: string[];
+  setup: Setup;
+  steps: Step[];
+};
+
 /** Server to client. */
 export type ServerMessage = ({
   type: "welcome";
@@ -49,7 +127,7 @@ export type ServerMessage = ({
   type: "snapshot";
   match_id: string;
   seq: number;
-  view: MatchView;
+  view: View;
 } | {
   type: "diff";
   events: Event[];
@@ -64,6 +142,61 @@ export type ServerMessage = ({
 } | ErrorBody & {
   type: "error";
 });
+
+/** One entry of the audit trail. */
+export type AdminAction = {
+  /** `abort`, `away`, `secrets` or `scenario`. */
+  action: string;
+  /** Who: `admin_token` (the configured token), later `account:<id>`. */
+  actor: string;
+  at: string;
+  /** The request's parameters. */
+  detail: unknown;
+  id: number;
+  match_id?: string | null;
+  /** `ok`, or the error code the action was refused with. */
+  outcome: string;
+};
+
+/** One stored command of a match. */
+export type AdminLogEntry = {
+  command: Command;
+  /** The id the sender gave the command (the server's start with `server:`). */
+  command_id: string;
+  /** When it was stored. */
+  created_at: string;
+  events: Event[];
+  origin: Origin;
+  seat: number;
+  seq: number;
+};
+
+/** `GET /api/admin/matches/{id}` and each item of the list. */
+export type AdminMatchSummary = {
+  created_at: string;
+  /** The map's id when `modules` has `map`. */
+  map_id?: string | null;
+  match_id: string;
+  modules: ModuleName[];
+  players: AdminSeat[];
+  /** The replay version the match is stored with. */
+  rules_version: string;
+  /** The final scores in seat order, for a finished match (read from its last events). */
+  scores?: number[] | null;
+  /** Commands stored: the match's current seq. */
+  seq: number;
+  status: MatchStatus;
+  /** When the status last changed (or the match was created). */
+  updated_at: string;
+};
+
+/** A seat of a match. */
+export type AdminSeat = {
+  /** Since when the player is marked away (by an admin; later by their clock), if they are. */
+  away_since?: string | null;
+  colour: Colour;
+  seat: number;
+};
 
 /** A printed (non-neutral) border side (P4). `country` is for people; the rules ignore it. */
 export type BorderPrint = {
@@ -128,13 +261,6 @@ export type Command = ({
   sale: Sale;
 });
 
-/** An open decision of a player who is not the active one, and when the server answers it for them with its default (the preference, else the scoring pawn, ...), as a command of its own. Answering before `at` cancels it. */
-export type Deadline = {
-  /** Unix time in milliseconds. */
-  at: number;
-  player: number;
-};
-
 export type Decision = ({
   type: "place_tile";
   placements: Placement[];
@@ -181,7 +307,7 @@ export type ErrorBody = {
   rule_code?: string | null;
 };
 
-export type ErrorCode = ("unknown_match" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal");
+export type ErrorCode = ("unknown_match" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active");
 
 /** One event. Events of one command come in the order they happened (B11). */
 export type Event = ({
@@ -329,6 +455,19 @@ export type Event = ({
   town?: string | null;
 });
 
+export type Expect = {
+  /** Partial events that must not occur at all. */
+  absent?: unknown[];
+  /** Events that must occur over the whole game, in this order (others may come between). Each is a partial event: every field given must equal the event's field. */
+  events?: unknown[];
+  /** Whether the game is over after the last step. */
+  finished?: boolean | null;
+  /** Scores in seat order after the last step. */
+  scores?: number[] | null;
+  /** The public view after the last step must contain this partial view. */
+  view?: unknown;
+};
+
 /** The four kinds of feature a meeple can stand on. */
 export type FeatureKind = "road" | "city" | "field" | "monastery";
 
@@ -383,42 +522,8 @@ export type MapView = {
   info: MapInfo;
 };
 
-/** The view a client is sent (in a snapshot, and what the patches of diffs apply to): the rules' public view, plus what the server adds to it, which the rules cannot know (they have no clock). */
-export type MatchView = {
-  /** Whose turn it is. */
-  active: number;
-  /** Placed tiles keyed by square, `"x,y"`. */
-  board: {
-    [key: string]: TileView;
-  };
-  /** The pending deadlines, sorted by player (then time); absent when there is none. */
-  deadlines?: Deadline[];
-  /** The decisions open now. */
-  decisions: Decision[];
-  /** Tiles that fitted nowhere and left the game (B4). */
-  discarded: string[];
-  /** The tile drawn this turn and not yet placed. */
-  drawn?: string | null;
-  finished: boolean;
-  /** The map the match is played on (P1–P6) and its chips (P7–P10); absent on an open table. */
-  map?: (MapView | null);
-  /** Meeples on the board keyed by `"x,y target"`, for example `"0,1 road:E"`. */
-  meeples: {
-    [key: string]: MeepleView;
-  };
-  /** The Messages: both pawns of every player and the stack's size (never its order). */
-  messages?: (MessagesView | null);
-  modules: Modules;
-  /** Tiles still in the pile, by tile id (the order is secret). */
-  pile: {
-    [key: string]: number;
-  };
-  pile_size: number;
-  /** Seats in turn order. */
-  players: PlayerView[];
-  /** Turn number, from 1. */
-  turn: number;
-};
+/** Where a match stands. */
+export type MatchStatus = ("finished" | "active" | "broken" | "aborted");
 
 /** How many meeples one player has on a feature. */
 export type MeepleCount = {
@@ -446,6 +551,9 @@ export type MessagesView = {
   stack: number;
 };
 
+/** A module switched on in a match's setup. */
+export type ModuleName = ("tollkeepers" | "messages" | "map" | "chips");
+
 /** The expansions switched on for a match. Each is a module of the rules crate. */
 export type Modules = {
   /** Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10). */
@@ -455,6 +563,9 @@ export type Modules = {
   /** The Tollkeepers (T1–T10): its 10 tiles join the pile and each player gets a tollhouse. */
   tollkeepers?: boolean;
 };
+
+/** Who sent a command. */
+export type Origin = ("player" | "server");
 
 /** One RFC 6902 operation, as in the `json-patch` crate's serialization. */
 export type PatchOp = ({
@@ -543,6 +654,50 @@ export type SeatToken = {
   token: string;
 };
 
+/** The secret parts of a match at one moment: the seed, the face-down pile in order, the chips lying face down with their faces, and The Messages' dispatch stack in order. */
+export type Secrets = {
+  /** The France chips still face down, with their faces (P7), by square. */
+  chips?: ChipAt[];
+  /** The Messages: the dispatch stack, top first (M1). */
+  dispatches?: number[] | null;
+  /** The face-down pile by tile id, the next tile to be drawn first. */
+  pile: string[];
+  /** The seed every random draw of the match comes from. */
+  seed: number;
+};
+
+/** Everything a match is a function of, together with the commands applied to it (B10).  The `seed` is secret (B9): it decides the pile order and never leaves the server. */
+export type Setup = {
+  /** The squares tiles may lie on (P1). `None`: an open table that grows as needed. */
+  bounds?: (SetupBounds | null);
+  /** The Messages, scenarios and tests: the dispatch stack (1–8, each once), top first; the seed then shuffles nothing. Refused by the server like `draw_order` (it reveals a secret). */
+  dispatch_order?: number[] | null;
+  /** Scenarios and tests: the exact pile, top first, by tile id; the seed then shuffles nothing. The start tile is placed as usual and is not part of this list. */
+  draw_order?: string[] | null;
+  /** Meeples per player (B3: 7; 9 is recommended on a map). */
+  meeples?: number;
+  modules?: Modules;
+  /** Colours in turn order; 2 to 6 players (B3). */
+  players: Colour[];
+  /** Seeds the random generator that shuffles the pile. */
+  seed?: number;
+  /** Start squares (B1; P2 on a map). Empty: the start tile on (0, 0), unturned. */
+  starts?: SetupStartSquare[];
+};
+
+/** A rectangle of squares, both corners included. */
+export type SetupBounds = {
+  max: Pos;
+  min: Pos;
+};
+
+/** A start square and what lies on it when the match begins. */
+export type SetupStartSquare = {
+  pos: Pos;
+  rotation?: Rotation;
+  tile?: StartTile;
+};
+
 /** A side of a square (and of a tile in board orientation). */
 export type Side = "N" | "E" | "S" | "W";
 
@@ -552,6 +707,27 @@ export type StartSquare = {
   mark: string;
   name: string;
   pos: Pos;
+};
+
+/** What a start square holds. */
+export type StartTile = ("start" | "drawn" | "open");
+
+/** One command, and optionally the refusal it must get. */
+export type Step = {
+  /** The command; absent when `default` is true. */
+  command?: (Command | null);
+  /** After the step, the open decisions must be exactly these, in order (each a partial decision, as for events): several players' decisions open at once are listed together. */
+  decisions?: unknown[] | null;
+  /** Send the deterministic default answer of this player's oldest open decision (what the server sends when a clock runs out, M3) instead of `command`. */
+  default?: boolean;
+  /** The command must be refused with this [`RuleError::code`]; the game goes on unchanged. */
+  error?: string | null;
+  /** Partial events the command must produce, in order (see [`Expect::events`]). */
+  events?: unknown[];
+  /** Who sends it: any player with an open decision, active or not (M3). */
+  player: number;
+  /** After the step, the public view must contain this partial view (`{"messages": ...}`). */
+  view?: unknown;
 };
 
 /** A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half> or monastery. */
@@ -578,11 +754,43 @@ export type Town = {
   pos: Pos;
 };
 
-/** One sale the wine decision offers (P9), with the points it would score, so that a client shows them without a table of its own. */
+export type View = {
+  /** Whose turn it is. */
+  active: number;
+  /** Placed tiles keyed by square, `"x,y"`. */
+  board: {
+    [key: string]: TileView;
+  };
+  /** The decisions open now. */
+  decisions: Decision[];
+  /** Tiles that fitted nowhere and left the game (B4). */
+  discarded: string[];
+  /** The tile drawn this turn and not yet placed. */
+  drawn?: string | null;
+  finished: boolean;
+  /** The map the match is played on (P1–P6) and its chips (P7–P10); absent on an open table. */
+  map?: (MapView | null);
+  /** Meeples on the board keyed by `"x,y target"`, for example `"0,1 road:E"`. */
+  meeples: {
+    [key: string]: MeepleView;
+  };
+  /** The Messages: both pawns of every player and the stack's size (never its order). */
+  messages?: (MessagesView | null);
+  modules: Modules;
+  /** Tiles still in the pile, by tile id (the order is secret). */
+  pile: {
+    [key: string]: number;
+  };
+  pile_size: number;
+  /** Seats in turn order. */
+  players: PlayerView[];
+  /** Turn number, from 1. */
+  turn: number;
+};
+
+/** One sale the wine decision offers (P9). */
 export type WineSale = {
   chips: Chip[];
-  /** What this sale scores (P9: abroad 5, to a town 9); the `wine_sold` event carries the same. */
-  points: number;
   sale: Sale;
 };
 

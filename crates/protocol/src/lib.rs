@@ -2,6 +2,8 @@
 //! (`{"type": "...", ...}`), one message per WebSocket text frame. `proto/` holds the JSON Schemas
 //! generated from these types and `proto/README.md` describes the conversation.
 
+pub mod admin;
+
 use rules::{Colour, Command, Event, Modules, PlayerId, View};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -180,6 +182,13 @@ pub enum ErrorCode {
     Busy,
     /// The store failed; the command was not applied.
     Internal,
+    /// An admin aborted the match: it takes no commands and cannot be followed any more.
+    Aborted,
+    /// Admin API: the match is not over, so its secrets stay hidden.
+    NotFinished,
+    /// Admin API: the match is no longer being played (finished, broken or aborted), so the
+    /// action does not apply.
+    NotActive,
 }
 
 /// One RFC 6902 operation, as in the `json-patch` crate's serialization.
@@ -331,6 +340,38 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         (
             "match-created.schema.json",
             schemars::schema_for!(MatchCreated),
+        ),
+        (
+            "admin-match-list.schema.json",
+            schemars::schema_for!(admin::AdminMatchList),
+        ),
+        (
+            "admin-match-summary.schema.json",
+            schemars::schema_for!(admin::AdminMatchSummary),
+        ),
+        (
+            "admin-match-log.schema.json",
+            schemars::schema_for!(admin::AdminMatchLog),
+        ),
+        (
+            "admin-match-state.schema.json",
+            schemars::schema_for!(admin::AdminMatchState),
+        ),
+        (
+            "admin-match-secrets.schema.json",
+            schemars::schema_for!(admin::AdminMatchSecrets),
+        ),
+        (
+            "admin-away-request.schema.json",
+            schemars::schema_for!(admin::AwayRequest),
+        ),
+        (
+            "admin-action-list.schema.json",
+            schemars::schema_for!(admin::AdminActionList),
+        ),
+        (
+            "scenario.schema.json",
+            schemars::schema_for!(rules::scenario::Scenario),
         ),
     ]
 }

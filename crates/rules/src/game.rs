@@ -1050,6 +1050,31 @@ impl Game {
         out
     }
 
+    /// The secret state now (B9): seed, pile order, face-down chips, dispatch stack. Never part
+    /// of [`Game::view`]; the server gives it to an admin for a match that is over.
+    pub fn secrets(&self) -> crate::Secrets {
+        crate::Secrets {
+            seed: self.setup.seed,
+            pile: self
+                .pile
+                .iter()
+                .rev()
+                .map(|&t| self.cat.get(t).id.clone())
+                .collect(),
+            chips: self.modules.chips.as_ref().map_or_else(Vec::new, |c| {
+                c.face_down()
+                    .iter()
+                    .map(|&(pos, chip)| crate::setup::ChipAt {
+                        pos,
+                        grape: chip.grape,
+                        value: chip.value,
+                    })
+                    .collect()
+            }),
+            dispatches: self.modules.messages.as_ref().map(|m| m.stack_top_first()),
+        }
+    }
+
     pub fn setup(&self) -> &Setup {
         &self.setup
     }

@@ -18,6 +18,7 @@ pub mod geometry;
 pub mod maps;
 mod modules;
 pub mod scenario;
+pub mod secrets;
 pub mod setup;
 pub mod text;
 pub mod tiles;
@@ -31,6 +32,7 @@ pub use error::{RuleError, SetupError};
 pub use event::{Event, MeepleCount, ScoreReason};
 pub use game::{AskOptions, Game};
 pub use geometry::{Half, Pos, Rotation, Side};
+pub use secrets::Secrets;
 pub use setup::{
     Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartSquare, StartTile,
 };

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
@@ -27,6 +28,7 @@ pub struct Scenario {
 
 /// One command, and optionally the refusal it must get.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// Who sends it: any player with an open decision, active or not (M3).
@@ -54,6 +56,7 @@ pub struct Step {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     /// Scores in seat order after the last step.
@@ -109,6 +112,8 @@ pub enum ScenarioError {
     },
     #[error("expectation failed: {0}")]
     Expectation(String),
+    #[error("cannot export this match without revealing its secrets: {0}")]
+    Secret(&'static str),
 }
 
 fn show(c: &Command) -> String {
@@ -212,6 +217,107 @@ pub fn play_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
         finished: game.is_finished(),
     };
     Ok((out, game))
+}
+
+/// Writes a played match down as a scenario that replays to the same events and scores: its
+/// setup, every command as a step, and as expectations every event (the opening's included),
+/// the scores and whether it is over.
+///
+/// With `reveal` the setup is the match's own, seed included. Without it nothing secret is
+/// written (B9), so that a match still being played can be exported: the pile becomes the tiles
+/// drawn so far followed by the rest in tile-id order, the dispatch stack the dispatches drawn so
+/// far followed by the rest in number order, and the seed 0. Those replay the same history; only
+/// the future differs. A match on a map is refused then: its start tile's turn and its chips
+/// come from the seed itself.
+pub fn record(
+    name: &str,
+    setup: &Setup,
+    log: impl IntoIterator<Item = (PlayerId, Command)>,
+    reveal: bool,
+) -> Result<Scenario, ScenarioError> {
+    let (mut game, mut events) = Game::start(setup.clone())?;
+    let mut steps = Vec::new();
+    for (index, (player, command)) in log.into_iter().enumerate() {
+        match game.apply(player, command.clone()) {
+            Ok(evs) => events.extend(evs),
+            Err(error) => {
+                return Err(ScenarioError::Illegal {
+                    index,
+                    player,
+                    command: show(&command),
+                    error,
+                });
+            }
+        }
+        steps.push(Step {
+            player,
+            command: Some(command),
+            default: false,
+            decisions: None,
+            view: None,
+            error: None,
+            events: Vec::new(),
+        });
+    }
+    let setup = match reveal {
+        true => setup.clone(),
+        false => public_setup(setup, &game, &events)?,
+    };
+    let expect = Expect {
+        scores: Some(game.scores()),
+        finished: Some(game.is_finished()),
+        events: events
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()
+            .map_err(|e| ScenarioError::Expectation(e.to_string()))?,
+        absent: Vec::new(),
+        view: None,
+    };
+    Ok(Scenario {
+        name: name.to_string(),
+        rules: Vec::new(),
+        description: String::new(),
+        setup,
+        steps,
+        expect,
+    })
+}
+
+/// The setup with its secrets replaced by what the events made public (see [`record`]).
+fn public_setup(setup: &Setup, game: &Game, events: &[Event]) -> Result<Setup, ScenarioError> {
+    if setup.modules.map.is_some() {
+        return Err(ScenarioError::Secret(
+            "on a map the start tile's turn and the chips come from the seed",
+        ));
+    }
+    let mut pile: Vec<String> = Vec::new();
+    let mut dispatches: Vec<u8> = Vec::new();
+    for ev in events {
+        match ev {
+            Event::TileDrawn { tile, .. } => pile.push(tile.clone()),
+            // A resolved dispatch goes under the stack (M7): the first eight drawn are the stack.
+            Event::DispatchDrawn { dispatch, .. } if !dispatches.contains(dispatch) => {
+                dispatches.push(*dispatch);
+            }
+            _ => {}
+        }
+    }
+    for (tile, &count) in &game.view().pile {
+        pile.extend(std::iter::repeat_n(tile.clone(), count as usize));
+    }
+    let mut out = setup.clone();
+    out.seed = 0;
+    out.draw_order = Some(pile);
+    if setup.modules.messages {
+        for d in 1..=crate::modules::messages::DISPATCHES {
+            if !dispatches.contains(&d) {
+                dispatches.push(d);
+            }
+        }
+        out.dispatch_order = Some(dispatches);
+    }
+    Ok(out)
 }
 
 /// The view contains the partial view `want`.

@@ -134,6 +134,7 @@ pub struct Setup {
 /// A start square and what lies on it when the match begins.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "SetupStartSquare"))]
 #[serde(deny_unknown_fields)]
 pub struct StartSquare {
     pub pos: Pos,
@@ -160,6 +161,8 @@ pub enum StartTile {
 /// A rectangle of squares, both corners included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+// Named apart from the map's `Bounds` in the schemas, which put every type in one namespace.
+#[cfg_attr(feature = "schema", schemars(rename = "SetupBounds"))]
 #[serde(deny_unknown_fields)]
 pub struct Bounds {
     pub min: Pos,

@@ -68,6 +68,11 @@ impl MapChips {
         self.lying = chips;
     }
 
+    /// The chips still face down, with their faces (secret, B9): for an admin's secrets.
+    pub fn face_down(&self) -> &[(Pos, Chip)] {
+        &self.lying
+    }
+
     /// Squares where a chip lies face down (public).
     pub fn lying(&self) -> impl Iterator<Item = Pos> + '_ {
         self.lying.iter().map(|&(p, _)| p)

@@ -105,6 +105,11 @@ impl Messages {
         }
     }
 
+    /// The dispatch stack, top first (secret, M1): for an admin's secrets.
+    pub fn stack_top_first(&self) -> Vec<u8> {
+        self.stack.iter().rev().copied().collect()
+    }
+
     pub fn view(&self) -> MessagesView {
         MessagesView {
             players: self

@@ -79,6 +79,12 @@ pub enum ActorMsg {
     Inspect {
         reply: oneshot::Sender<Option<(Seq, rules::View)>>,
     },
+    /// Admin: end the match for good once what is queued before is stored. The status
+    /// `aborted` is stored, subscribers are told, and every later message is refused with
+    /// `aborted`. Answers the seq the match ended at.
+    Abort {
+        reply: oneshot::Sender<Result<Seq, ErrorCode>>,
+    },
 }
 
 /// The loaded match.
@@ -257,6 +263,10 @@ impl Actor {
                     id,
                     command,
                 } => self.stage(&mut batch, conn, seat, id, command),
+                ActorMsg::Abort { reply } => {
+                    self.commit(std::mem::take(&mut batch)).await;
+                    self.abort(reply).await;
+                }
                 other => {
                     // Anything else must see only stored state.
                     self.commit(std::mem::take(&mut batch)).await;
@@ -269,7 +279,7 @@ impl Actor {
 
     fn handle_other(&mut self, msg: ActorMsg) {
         match msg {
-            ActorMsg::Command { .. } => {} // handled by `stage`
+            ActorMsg::Command { .. } | ActorMsg::Abort { .. } => {} // handled by `handle_all`
             ActorMsg::Subscribe { conn, since } => self.subscribe(conn, since),
             ActorMsg::Unsubscribe { conn_id } => {
                 self.subscribers.retain(|sub| sub.conn.id != conn_id);
@@ -306,6 +316,9 @@ impl Actor {
             ActorMsg::Inspect { reply } => {
                 let _ = reply.send(None);
             }
+            ActorMsg::Abort { reply } => {
+                let _ = reply.send(Err(code));
+            }
             ActorMsg::Unsubscribe { .. } | ActorMsg::Shutdown | ActorMsg::CaughtUp { .. } => {}
         }
     }
@@ -330,6 +343,7 @@ impl Actor {
             Err(e) => {
                 let code = match e {
                     LoadError::Unknown => ErrorCode::UnknownMatch,
+                    LoadError::Aborted => ErrorCode::Aborted,
                     LoadError::Store(_) => ErrorCode::Internal,
                     _ => ErrorCode::Unavailable,
                 };
@@ -353,6 +367,38 @@ impl Actor {
                 LoadOutcome::Failed { code, message }
             }
         }
+    }
+
+    /// Ends the match for good: stores `aborted`, tells the subscribers, and leaves the state
+    /// failed, so that the run loop stops and every later message is refused with `aborted`.
+    async fn abort(&mut self, reply: oneshot::Sender<Result<Seq, ErrorCode>>) {
+        let seq = match &self.state {
+            State::Ready(l) if l.game.is_finished() => {
+                let _ = reply.send(Err(ErrorCode::NotActive));
+                return;
+            }
+            State::Ready(l) => l.seq,
+            State::Failed { code, .. } => {
+                let _ = reply.send(Err(*code));
+                return;
+            }
+        };
+        if let Err(e) = self.store.set_status(self.id, MatchStatus::Aborted).await {
+            error!(error = %e, "cannot store the abort");
+            let _ = reply.send(Err(ErrorCode::Internal));
+            return;
+        }
+        warn!(seq, "aborted by an admin");
+        let message = "an admin aborted the match";
+        for sub in self.subscribers.drain(..) {
+            sub.conn
+                .push(error_frame(ErrorCode::Aborted, None, message.to_string()));
+        }
+        self.state = State::Failed {
+            code: ErrorCode::Aborted,
+            message: message.into(),
+        };
+        let _ = reply.send(Ok(seq));
     }
 
     async fn reload(&mut self) {

@@ -32,6 +32,8 @@ pub enum LoadError {
     RulesVersion { stored: String },
     #[error("the match is marked broken")]
     Broken,
+    #[error("an admin aborted the match")]
+    Aborted,
     #[error("corrupt record: {0}")]
     Corrupt(String),
     #[error("replay diverged at seq {seq}: {detail}")]
@@ -56,8 +58,10 @@ pub struct Replayed {
 /// match is refused.
 pub async fn load(store: &Store, id: Uuid, upto: Option<Seq>) -> Result<Replayed, LoadError> {
     let row = store.load_match(id).await?.ok_or(LoadError::Unknown)?;
-    if row.status == MatchStatus::Broken {
-        return Err(LoadError::Broken);
+    match row.status {
+        MatchStatus::Broken => return Err(LoadError::Broken),
+        MatchStatus::Aborted => return Err(LoadError::Aborted),
+        MatchStatus::Active | MatchStatus::Finished => {}
     }
     let records = store
         .commands_between(id, 0, upto.unwrap_or(Seq::MAX))

@@ -8,6 +8,7 @@
 //! JSON columns are passed as strings: the actor serializes each record once, and the store never
 //! needs to know the rules' types.
 
+pub mod admin;
 pub mod postgres;
 pub mod sqlite;
 
@@ -39,12 +40,13 @@ pub enum StoreError {
 }
 
 /// Where a match stands. `Broken` marks a match whose replay did not reproduce its stored events:
-/// it is never resumed automatically.
+/// it is never resumed automatically. `Aborted`: an admin ended it; final, never resumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchStatus {
     Active,
     Finished,
     Broken,
+    Aborted,
 }
 
 impl MatchStatus {
@@ -53,14 +55,16 @@ impl MatchStatus {
             MatchStatus::Active => "active",
             MatchStatus::Finished => "finished",
             MatchStatus::Broken => "broken",
+            MatchStatus::Aborted => "aborted",
         }
     }
 
-    fn parse(s: &str) -> Result<Self, StoreError> {
+    pub(crate) fn parse(s: &str) -> Result<Self, StoreError> {
         match s {
             "active" => Ok(MatchStatus::Active),
             "finished" => Ok(MatchStatus::Finished),
             "broken" => Ok(MatchStatus::Broken),
+            "aborted" => Ok(MatchStatus::Aborted),
             other => Err(StoreError::Corrupt(format!(
                 "unknown match status `{other}`"
             ))),
@@ -122,11 +126,11 @@ pub enum Store {
     Postgres(PgStore),
 }
 
-fn seq_to_db(seq: u64) -> i64 {
+pub(crate) fn seq_to_db(seq: u64) -> i64 {
     i64::try_from(seq).unwrap_or(i64::MAX)
 }
 
-fn seq_from_db(seq: i64) -> Result<u64, StoreError> {
+pub(crate) fn seq_from_db(seq: i64) -> Result<u64, StoreError> {
     u64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("negative seq {seq}")))
 }
 
@@ -141,7 +145,7 @@ fn timeout_from_db(ms: Option<i64>) -> Result<Option<u64>, StoreError> {
     .transpose()
 }
 
-fn seat_from_db(seat: i64) -> Result<u8, StoreError> {
+pub(crate) fn seat_from_db(seat: i64) -> Result<u8, StoreError> {
     u8::try_from(seat).map_err(|_| StoreError::Corrupt(format!("seat {seat} out of range")))
 }
 

@@ -16,7 +16,7 @@ static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/po
 
 #[derive(Debug, Clone)]
 pub struct PgStore {
-    pool: PgPool,
+    pub(super) pool: PgPool,
 }
 
 // Row mapping: one function per row type.

@@ -29,8 +29,8 @@ const MAX_GROUP: usize = 256;
 
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
-    read: SqlitePool,
-    write: SqlitePool,
+    pub(super) read: SqlitePool,
+    pub(super) write: SqlitePool,
     writer: mpsc::Sender<WriteReq>,
 }
 

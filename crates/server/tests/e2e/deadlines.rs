@@ -146,7 +146,7 @@ fn server_commands(log: &Value) -> Vec<Value> {
         .as_array()
         .expect("commands")
         .iter()
-        .filter(|c| c["by_server"] == Value::Bool(true))
+        .filter(|c| c["origin"] == "server")
         .cloned()
         .collect()
 }

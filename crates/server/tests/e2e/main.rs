@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod admin;
 mod deadlines;
 mod france;
 mod hostile;
