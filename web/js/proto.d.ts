@@ -127,7 +127,7 @@ export type ServerMessage = ({
   type: "snapshot";
   match_id: string;
   seq: number;
-  view: View;
+  view: MatchView;
 } | {
   type: "diff";
   events: Event[];
@@ -169,25 +169,6 @@ export type AdminLogEntry = {
   origin: Origin;
   seat: number;
   seq: number;
-};
-
-/** `GET /api/admin/matches/{id}` and each item of the list. */
-export type AdminMatchSummary = {
-  created_at: string;
-  /** The map's id when `modules` has `map`. */
-  map_id?: string | null;
-  match_id: string;
-  modules: ModuleName[];
-  players: AdminSeat[];
-  /** The replay version the match is stored with. */
-  rules_version: string;
-  /** The final scores in seat order, for a finished match (read from its last events). */
-  scores?: number[] | null;
-  /** Commands stored: the match's current seq. */
-  seq: number;
-  status: MatchStatus;
-  /** When the status last changed (or the match was created). */
-  updated_at: string;
 };
 
 /** A seat of a match. */
@@ -260,6 +241,13 @@ export type Command = ({
   chips: Chip[];
   sale: Sale;
 });
+
+/** An open decision of a player who is not the active one, and when the server answers it for them with its default (the preference, else the scoring pawn, ...), as a command of its own. Answering before `at` cancels it. */
+export type Deadline = {
+  /** Unix time in milliseconds. */
+  at: number;
+  player: number;
+};
 
 export type Decision = ({
   type: "place_tile";
@@ -525,6 +513,43 @@ export type MapView = {
 /** Where a match stands. */
 export type MatchStatus = ("finished" | "active" | "broken" | "aborted");
 
+/** The view a client is sent (in a snapshot, and what the patches of diffs apply to): the rules' public view, plus what the server adds to it, which the rules cannot know (they have no clock). */
+export type MatchView = {
+  /** Whose turn it is. */
+  active: number;
+  /** Placed tiles keyed by square, `"x,y"`. */
+  board: {
+    [key: string]: TileView;
+  };
+  /** The pending deadlines, sorted by player (then time); absent when there is none. */
+  deadlines?: Deadline[];
+  /** The decisions open now. */
+  decisions: Decision[];
+  /** Tiles that fitted nowhere and left the game (B4). */
+  discarded: string[];
+  /** The tile drawn this turn and not yet placed. */
+  drawn?: string | null;
+  finished: boolean;
+  /** The map the match is played on (P1–P6) and its chips (P7–P10); absent on an open table. */
+  map?: (MapView | null);
+  /** Meeples on the board keyed by `"x,y target"`, for example `"0,1 road:E"`. */
+  meeples: {
+    [key: string]: MeepleView;
+  };
+  /** The Messages: both pawns of every player and the stack's size (never its order). */
+  messages?: (MessagesView | null);
+  modules: Modules;
+  /** Tiles still in the pile, by tile id (the order is secret). */
+  pile: {
+    [key: string]: number;
+  };
+  pile_size: number;
+  /** Seats in turn order. */
+  players: PlayerView[];
+  /** Turn number, from 1. */
+  turn: number;
+};
+
 /** How many meeples one player has on a feature. */
 export type MeepleCount = {
   count: number;
@@ -788,9 +813,11 @@ export type View = {
   turn: number;
 };
 
-/** One sale the wine decision offers (P9). */
+/** One sale the wine decision offers (P9), with the points it would score, so that a client shows them without a table of its own. */
 export type WineSale = {
   chips: Chip[];
+  /** What this sale scores (P9: abroad 5, to a town 9); the `wine_sold` event carries the same. */
+  points: number;
   sale: Sale;
 };
 

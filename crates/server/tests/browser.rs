@@ -1278,6 +1278,8 @@ async fn store_scenario(data: &Path, s: &Scenario) -> (uuid::Uuid, Vec<String>) 
         status: MatchStatus::Active,
         rules_version: rules::REPLAY_VERSION.to_string(),
         created_at: chrono::Utc::now(),
+        // The server's own setting applies.
+        decision_timeout_ms: None,
     };
     let tokens: Vec<String> = (0..s.setup.players.len())
         .map(|i| format!("seat-{i}-{}", uuid::Uuid::new_v4().simple()))

@@ -134,10 +134,12 @@ fn generate() -> String {
         .filter(|p| p.to_string_lossy().ends_with(".schema.json"))
         .collect();
     files.sort();
+    let mut titles = std::collections::BTreeSet::new();
     for f in files {
         let schema: Value =
             serde_json::from_str(&std::fs::read_to_string(&f).expect("schema")).expect("json");
         let title = schema["title"].as_str().expect("title").to_string();
+        titles.insert(title.clone());
         let obj = schema.as_object().expect("object");
         let mut top = obj.clone();
         top.remove("$defs");
@@ -161,8 +163,12 @@ fn generate() -> String {
             }
         }
     }
-    for text in defs.values() {
-        out.push_str(text);
+    // A definition that is also some file's top-level type (an admin list names its items'
+    // type) is written once, as the top-level type.
+    for (name, text) in &defs {
+        if !titles.contains(name) {
+            out.push_str(text);
+        }
     }
     out
 }

@@ -276,8 +276,8 @@ async fn summaries(
 /// milliseconds of rules work). Unlike loading a match to play it, any status is replayed: an
 /// admin reads broken and aborted matches too.
 async fn replay_upto(row: &MatchRow, records: Vec<CommandRow>) -> Result<Replayed, ApiError> {
-    let (version, setup) = (row.rules_version.clone(), row.setup.clone());
-    let replayed = tokio::task::spawn_blocking(move || replay(&version, &setup, records))
+    let (version, setup, created) = (row.rules_version.clone(), row.setup.clone(), row.created_at);
+    let replayed = tokio::task::spawn_blocking(move || replay(&version, &setup, created, records))
         .await
         .map_err(|e| ApiError::internal(format!("the replay failed: {e}")))?;
     replayed.map_err(|e| match e {
