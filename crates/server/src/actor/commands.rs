@@ -9,6 +9,7 @@ use chrono::Utc;
 use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
 use rules::{Command, Event};
 use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
 use tracing::{error, info};
 use uuid::Uuid;
 
@@ -121,6 +122,7 @@ enum Staged {
         seq: Seq,
         /// The `Diff` frame, serialized once for every subscriber.
         diff: Frame,
+        arrived: Instant,
     },
     /// An answer that needs no write (a refusal or a repeated id); sent after the batch so that a
     /// client's answers keep the order of its commands.
@@ -172,6 +174,7 @@ impl Actor {
         seat: u8,
         id: String,
         command: Command,
+        arrived: Instant,
     ) {
         let State::Ready(l) = &mut self.state else {
             self.handle_failed(ActorMsg::Command {
@@ -179,21 +182,26 @@ impl Actor {
                 seat,
                 id,
                 command,
+                arrived,
             });
             return;
         };
+        let metrics = &self.registry.metrics;
         let key = (seat, id);
         if batch.poisoned {
+            metrics.refused(ErrorCode::Busy);
             let frame = error_frame(ErrorCode::Busy, Some(key.1.clone()), "try again");
             batch.reply(conn, key.1, frame);
             return;
         }
         // A repeated id gets the first answer and changes nothing.
         if let Some(frame) = l.dedupe.answer(self.id, &key, &batch.pending) {
+            metrics.duplicate();
             batch.reply(conn, key.1, frame);
             return;
         }
         if l.game.is_finished() {
+            metrics.refused(ErrorCode::Unavailable);
             let frame = error_frame(
                 ErrorCode::Unavailable,
                 Some(key.1.clone()),
@@ -205,6 +213,7 @@ impl Actor {
         let command_json = match serde_json::to_string(&command) {
             Ok(s) => s,
             Err(e) => {
+                metrics.refused(ErrorCode::Internal);
                 let frame = error_frame(ErrorCode::Internal, Some(key.1.clone()), e.to_string());
                 batch.reply(conn, key.1, frame);
                 return;
@@ -217,13 +226,15 @@ impl Actor {
         let applied = match applied {
             Ok(a) => a,
             Err(panic) => {
-                error!(seat, id = %key.1, %panic, "the rules panicked on a command");
+                error!(seat, command_id = %key.1, %panic, "the rules panicked on a command");
+                metrics.refused(ErrorCode::Internal);
                 batch.fail(conn, key.1);
                 return;
             }
         };
         match applied {
             Err(e) => {
+                metrics.refused(ErrorCode::Rule);
                 let body = ErrorBody::from(&e).with_id(key.1.clone());
                 let frame = frame(&ServerMessage::Error(body.clone()));
                 l.dedupe.remember_refusal(seat, body);
@@ -237,7 +248,8 @@ impl Actor {
                         // Nothing can be stored for it, and the game in memory has moved on:
                         // the command failed, and the match is reloaded from the store once
                         // what came before it in the batch is stored.
-                        error!(seat, id = %key.1, error = %e, "cannot serialize an accepted command");
+                        error!(seat, command_id = %key.1, error = %e, "cannot serialize an accepted command");
+                        metrics.refused(ErrorCode::Internal);
                         batch.fail(conn, key.1);
                         return;
                     }
@@ -262,6 +274,7 @@ impl Actor {
                     id: key.1,
                     seq,
                     diff,
+                    arrived,
                 });
             }
         }
@@ -275,13 +288,21 @@ impl Actor {
             return;
         }
         let poisoned = batch.poisoned;
+        let metrics = &self.registry.metrics;
         if !batch.records.is_empty() {
             let status = batch.finished.then_some(MatchStatus::Finished);
-            if let Err(e) = self.store.append(self.id, &batch.records, status).await {
+            let started = Instant::now();
+            let written = self.store.append(self.id, &batch.records, status).await;
+            metrics.store_commit.record(started.elapsed().as_secs_f64());
+            metrics.store_batch.record(batch.records.len() as f64);
+            if let Err(e) = written {
                 error!(error = %e, commands = batch.records.len(), "store write failed");
                 for s in batch.staged {
                     let (conn, id) = match s {
-                        Staged::Accepted { conn, id, .. } => (conn, Some(id)),
+                        Staged::Accepted { conn, id, .. } => {
+                            metrics.refused(ErrorCode::Internal);
+                            (conn, Some(id))
+                        }
                         Staged::Reply { conn, id, .. } => (conn, Some(id)),
                     };
                     conn.push(error_frame(
@@ -311,16 +332,19 @@ impl Actor {
                     id,
                     seq,
                     diff,
+                    arrived,
                 } => {
                     conn.push(frame(&ServerMessage::Ack {
                         id,
                         match_id: self.id,
                         seq,
                     }));
+                    metrics.accepted();
+                    metrics.ack_latency.record(arrived.elapsed().as_secs_f64());
                     // Slow subscribers are dropped (and told to resync), never waited for.
                     self.subscribers.retain_mut(|sub| sub.deliver(&diff));
                     l.window.push_back((seq, diff));
-                    while l.window.len() > self.config.diff_window {
+                    while l.window.len() > self.config.matches.diff_window {
                         l.window.pop_front();
                     }
                 }

@@ -39,6 +39,7 @@ use replay::LoadError;
 use rules::{Command, Game};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 use subscribers::Subscriber;
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, error, warn};
@@ -51,6 +52,8 @@ pub enum ActorMsg {
         seat: u8,
         id: String,
         command: Command,
+        /// When the command arrived on its connection (for the ack latency metric).
+        arrived: Instant,
     },
     Subscribe {
         conn: ConnHandle,
@@ -71,6 +74,8 @@ pub enum ActorMsg {
     Inspect {
         reply: oneshot::Sender<Option<(Seq, rules::View)>>,
     },
+    /// How loading went (the actor reads its inbox only once it has loaded).
+    Loaded(oneshot::Sender<LoadOutcome>),
 }
 
 /// The loaded match.
@@ -123,16 +128,8 @@ struct Actor {
 }
 
 impl Actor {
-    async fn run(
-        mut self,
-        mut rx: mpsc::Receiver<ActorMsg>,
-        on_loaded: Option<oneshot::Sender<LoadOutcome>>,
-    ) {
-        let outcome = self.load().await;
-        if let Some(reply) = on_loaded {
-            let _ = reply.send(outcome.clone());
-        }
-        if let LoadOutcome::Failed { .. } = outcome {
+    async fn run(mut self, mut rx: mpsc::Receiver<ActorMsg>) {
+        if let LoadOutcome::Failed { .. } = self.load().await {
             // Answer what is queued, then leave: a later lookup tries again from the store.
             self.registry.forget(self.id, self.generation);
             rx.close();
@@ -142,7 +139,7 @@ impl Actor {
             return;
         }
 
-        let idle = self.config.match_idle();
+        let idle = self.config.matches.match_idle;
         loop {
             let first = tokio::select! {
                 msg = rx.recv() => msg,
@@ -158,8 +155,12 @@ impl Actor {
                 }
             };
             let Some(first) = first else { break };
+            self.registry
+                .metrics
+                .inbox_depth
+                .record((rx.len() + 1) as f64);
             let mut msgs = vec![first];
-            while msgs.len() < self.config.max_batch.max(1) {
+            while msgs.len() < self.config.matches.max_batch {
                 match rx.try_recv() {
                     Ok(m) => msgs.push(m),
                     Err(_) => break,
@@ -207,7 +208,8 @@ impl Actor {
                     seat,
                     id,
                     command,
-                } => self.stage(&mut batch, conn, seat, id, command),
+                    arrived,
+                } => self.stage(&mut batch, conn, seat, id, command, arrived),
                 other => {
                     // Anything else must see only stored state.
                     self.commit(std::mem::take(&mut batch)).await;
@@ -238,6 +240,23 @@ impl Actor {
                 };
                 let _ = reply.send(answer);
             }
+            ActorMsg::Loaded(reply) => {
+                let _ = reply.send(self.load_outcome());
+            }
+        }
+    }
+
+    /// How loading went, as the state says.
+    fn load_outcome(&self) -> LoadOutcome {
+        match &self.state {
+            State::Ready(loaded) => LoadOutcome::Ready {
+                seq: loaded.seq,
+                finished: loaded.game.is_finished(),
+            },
+            State::Failed { code, message } => LoadOutcome::Failed {
+                code: *code,
+                message: message.clone(),
+            },
         }
     }
 
@@ -249,6 +268,7 @@ impl Actor {
         };
         match msg {
             ActorMsg::Command { conn, id, .. } => {
+                self.registry.metrics.refused(code);
                 conn.push(error_frame(code, Some(id), message));
             }
             ActorMsg::Subscribe { conn, .. } => {
@@ -256,6 +276,9 @@ impl Actor {
             }
             ActorMsg::Inspect { reply } => {
                 let _ = reply.send(None);
+            }
+            ActorMsg::Loaded(reply) => {
+                let _ = reply.send(self.load_outcome());
             }
             ActorMsg::Unsubscribe { .. } | ActorMsg::Shutdown | ActorMsg::CaughtUp { .. } => {}
         }

@@ -44,7 +44,7 @@ pub(super) async fn create_match(
     let req: CreateMatch = serde_json::from_slice(&body)
         .map_err(|e| ApiError::malformed(format!("not a match request: {e}")))?;
     if (req.draw_order.is_some() || req.modules.forces_secrets())
-        && !shared.config.allow_test_setups
+        && !shared.config.matches.allow_test_setups
     {
         return Err(ApiError::malformed(
             "draw_order and chip_layout are for tests and scenarios; this server does not allow test setups",

@@ -12,6 +12,7 @@ mod common;
 mod france;
 mod hostile;
 mod messages;
+mod metrics;
 mod outside;
 mod suites;
 mod tollkeepers;
