@@ -18,7 +18,7 @@
 //! a catch-up task (see `subscribers`) as the queue drains, while live diffs are held for the
 //! client: a resume is never the reason a client is too slow.
 //!
-//! Memory: a match nobody follows or holds for `match_idle_ms` drops its window and leaves the
+//! Memory: a match nobody follows or holds for `--match-idle` drops its window and leaves the
 //! registry; the next lookup replays it from the store.
 
 mod commands;
