@@ -1,7 +1,16 @@
-//! Configuration, from flags and environment variables (clap). Tests build a [`Config`] directly
-//! with [`Config::default`] and change the few fields they care about.
+//! Configuration, from flags and environment variables (clap), in groups: the store, connections,
+//! matches, the admin side. Every value is checked when parsed (ranges, durations such as `30s`
+//! or `5m`), so the parts use them as they are, with no clamping. Each default is written once,
+//! in its `#[arg]` attribute: [`Config::default`] asks clap for them (ignoring the environment,
+//! so that tests do not pick up a stray `DATABASE_URL`). Secrets (the admin token, a database
+//! URL that may hold a password) are [`SecretString`]s: `Debug` prints them redacted.
+//!
+//! The README's configuration table is generated from these flags: `config::tests` fails when it
+//! drifts, and `UPDATE_README=1 cargo test -p server --lib config` rewrites it.
 
-use clap::{Parser, ValueEnum};
+use clap::builder::RangedU64ValueParser;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use secrecy::{ExposeSecret, SecretString};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,132 +21,278 @@ pub enum LogFormat {
     Json,
 }
 
-const DEFAULT_BIND: &str = "127.0.0.1:8080";
-const DEFAULT_DATA_DIR: &str = "./data";
+/// Who may read `GET /metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MetricsAccess {
+    /// With the admin token (`Authorization: Bearer …`); off without one.
+    Admin,
+    /// Anyone who reaches the port (put the server's port where only the scraper reaches it).
+    Open,
+    /// Not served.
+    Off,
+}
 
 #[derive(Debug, Clone, Parser)]
 #[command(name = "server", version, about = "Authoritative Carcassonne server")]
 pub struct Config {
     /// Address to listen on.
-    #[arg(long, env = "BIND", default_value = DEFAULT_BIND)]
+    #[arg(long, env = "BIND", default_value = "127.0.0.1:8080")]
     pub bind: SocketAddr,
 
-    /// Postgres URL; when absent the server uses a SQLite file under `--data-dir`.
-    #[arg(long, env = "DATABASE_URL")]
-    pub database_url: Option<String>,
-
-    /// Directory of the embedded SQLite store (created on first run).
-    #[arg(long, env = "DATA_DIR", default_value = DEFAULT_DATA_DIR)]
-    pub data_dir: PathBuf,
-
+    /// `text` or `json` log lines; filter with `RUST_LOG` (default `info`).
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
-    /// Milliseconds between two pings to each client.
-    #[arg(long, env = "HEARTBEAT_INTERVAL_MS", default_value_t = 15_000)]
-    pub heartbeat_interval_ms: u64,
+    /// Time given to each shutdown step: queued work, then open sockets.
+    #[arg(long, env = "SHUTDOWN_GRACE", default_value = "10s", value_parser = duration)]
+    pub shutdown_grace: Duration,
 
-    /// Milliseconds without a pong after which a connection is closed (code 4000).
-    #[arg(long, env = "HEARTBEAT_TIMEOUT_MS", default_value_t = 45_000)]
-    pub heartbeat_timeout_ms: u64,
+    #[command(flatten)]
+    pub store: StoreConfig,
 
-    /// Bearer token for `/api/admin/*`; the admin API is off without one.
-    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: Option<String>,
+    #[command(flatten)]
+    pub conn: ConnConfig,
 
-    /// Accept `draw_order` in `POST /api/matches` (tests and scenarios only: it reveals the pile).
-    #[arg(long, env = "ALLOW_TEST_SETUPS")]
-    pub allow_test_setups: bool,
+    #[command(flatten)]
+    pub matches: MatchConfig,
 
-    /// Messages queued for one client before it is dropped as too slow (code 4001).
-    #[arg(long, env = "OUTGOING_QUEUE", default_value_t = 256)]
+    #[command(flatten)]
+    pub admin: AdminConfig,
+
+    #[command(flatten)]
+    legacy: LegacyMillis,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Store")]
+pub struct StoreConfig {
+    /// A Postgres URL; without it the SQLite file under `--data-dir` is used.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_parser = secret)]
+    pub database_url: Option<SecretString>,
+
+    /// Where the SQLite file lives (created on first run).
+    #[arg(long, env = "DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Connections")]
+pub struct ConnConfig {
+    /// Time between two pings to each client.
+    #[arg(long, env = "HEARTBEAT_INTERVAL", default_value = "15s", value_parser = positive_duration)]
+    pub heartbeat_interval: Duration,
+
+    /// No pong for this long: the connection is closed (4000).
+    #[arg(long, env = "HEARTBEAT_TIMEOUT", default_value = "45s", value_parser = positive_duration)]
+    pub heartbeat_timeout: Duration,
+
+    /// Frames queued per client before it is closed as too slow (4001); resumes stream into it
+    /// as it drains and never overflow it.
+    #[arg(long, env = "OUTGOING_QUEUE", default_value = "256",
+          value_parser = RangedU64ValueParser::<usize>::new().range(4..=65_536))]
     pub outgoing_queue: usize,
 
-    /// Messages queued for one match actor before clients get `busy`.
-    #[arg(long, env = "MATCH_INBOX", default_value_t = 256)]
+    /// A socket write taking longer drops the client.
+    #[arg(long, env = "WRITE_TIMEOUT", default_value = "10s", value_parser = positive_duration)]
+    pub write_timeout: Duration,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Matches")]
+pub struct MatchConfig {
+    /// Messages queued per match before clients get `busy`.
+    #[arg(long, env = "MATCH_INBOX", default_value = "256",
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=65_536))]
     pub match_inbox: usize,
 
-    /// Recent diffs each match keeps in memory to serve resumes without a snapshot.
-    #[arg(long, env = "DIFF_WINDOW", default_value_t = 64)]
-    pub diff_window: usize,
-
-    /// Resumes further back than the diff window read up to this many diffs from the store;
-    /// further back still, a snapshot is sent.
-    #[arg(long, env = "MAX_STORE_RESUME", default_value_t = 1024)]
-    pub max_store_resume: u64,
-
-    /// Resumes read from the store at the same time, over all matches; a resume beyond them
-    /// gets a snapshot, so that a flood of subscriptions cannot tie up the store.
-    #[arg(long, env = "STORE_RESUME_SLOTS", default_value_t = 8)]
-    pub store_resume_slots: usize,
-
-    /// Most commands written in one transaction.
-    #[arg(long, env = "MAX_BATCH", default_value_t = 64)]
+    /// Most commands of one match written in one transaction.
+    #[arg(long, env = "MAX_BATCH", default_value = "64",
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=4_096))]
     pub max_batch: usize,
 
-    /// Milliseconds after which a match nobody follows leaves memory (it reloads on demand).
-    #[arg(long, env = "MATCH_IDLE_MS", default_value_t = 300_000)]
-    pub match_idle_ms: u64,
+    /// Recent diffs kept in memory per match for resumes.
+    #[arg(long, env = "DIFF_WINDOW", default_value = "64",
+          value_parser = RangedU64ValueParser::<usize>::new().range(0..=65_536))]
+    pub diff_window: usize,
 
-    /// Milliseconds a write to one socket may take before the client is dropped as too slow.
-    #[arg(long, env = "WRITE_TIMEOUT_MS", default_value_t = 10_000)]
-    pub write_timeout_ms: u64,
+    /// Older resumes read up to this many diffs from the store; further back, a snapshot.
+    #[arg(long, env = "MAX_STORE_RESUME", default_value = "1024",
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub max_store_resume: u64,
 
-    /// Milliseconds given to in-flight work and sockets on shutdown.
-    #[arg(long, env = "SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
-    pub shutdown_grace_ms: u64,
+    /// Store reads for resumes at once, over all matches; beyond them, a snapshot (a flood of
+    /// subscriptions cannot tie up the store).
+    #[arg(long, env = "STORE_RESUME_SLOTS", default_value = "8",
+          value_parser = RangedU64ValueParser::<usize>::new().range(0..=1_024))]
+    pub store_resume_slots: usize,
 
-    /// Milliseconds a player who is not the active one has to answer a decision (a pawn
-    /// choice) before the server applies its default. Stored with each new match.
-    #[arg(long, env = "DECISION_TIMEOUT_MS", default_value_t = 30_000)]
-    pub decision_timeout_ms: u64,
+    /// A match nobody holds leaves memory after this (it reloads on demand).
+    #[arg(long, env = "MATCH_IDLE", default_value = "5m", value_parser = positive_duration)]
+    pub match_idle: Duration,
+
+    /// Time a player who is not the active one has to answer a decision (a pawn choice) before
+    /// the server applies its default; stored with each new match.
+    #[arg(long, env = "DECISION_TIMEOUT", default_value = "30s", value_parser = positive_duration)]
+    pub decision_timeout: Duration,
+
+    /// Accept `draw_order` in `POST /api/matches` (tests only: it reveals the pile).
+    #[arg(long, env = "ALLOW_TEST_SETUPS")]
+    pub allow_test_setups: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Admin")]
+pub struct AdminConfig {
+    /// Bearer token of `/api/admin/*` (off without one).
+    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, value_parser = secret)]
+    pub admin_token: Option<SecretString>,
+
+    /// Who may read `GET /metrics`: `admin` (with the admin token), `open`, or `off`.
+    #[arg(long, env = "METRICS_ACCESS", value_enum, default_value = "admin")]
+    pub metrics_access: MetricsAccess,
+}
+
+/// The flags before durations were durations: milliseconds, still read (hidden from `--help`)
+/// so that existing deployments keep working. Each conflicts with its successor.
+#[derive(Debug, Clone, Default, Args)]
+struct LegacyMillis {
+    #[arg(long, env = "HEARTBEAT_INTERVAL_MS", hide = true, value_parser = millis,
+          conflicts_with = "heartbeat_interval")]
+    heartbeat_interval_ms: Option<Duration>,
+    #[arg(long, env = "HEARTBEAT_TIMEOUT_MS", hide = true, value_parser = millis,
+          conflicts_with = "heartbeat_timeout")]
+    heartbeat_timeout_ms: Option<Duration>,
+    #[arg(long, env = "MATCH_IDLE_MS", hide = true, value_parser = millis,
+          conflicts_with = "match_idle")]
+    match_idle_ms: Option<Duration>,
+    #[arg(long, env = "WRITE_TIMEOUT_MS", hide = true, value_parser = millis,
+          conflicts_with = "write_timeout")]
+    write_timeout_ms: Option<Duration>,
+    #[arg(long, env = "SHUTDOWN_GRACE_MS", hide = true, value_parser = millis,
+          conflicts_with = "shutdown_grace")]
+    shutdown_grace_ms: Option<Duration>,
+}
+
+/// The longest duration any flag takes: a typo such as `5000h` is refused, not slept on.
+const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// A duration such as `30s`, `5m`, `250ms`, `1h 30m`, up to a week.
+fn duration(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("{e}: give a number and a unit, such as 30s, 5m or 250ms"))?;
+    if d > MAX_DURATION {
+        return Err("at most a week (168h)".into());
+    }
+    Ok(d)
+}
+
+/// A duration as [`duration`], and not zero.
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    match duration(s)? {
+        Duration::ZERO => Err("must be more than zero".into()),
+        d => Ok(d),
+    }
+}
+
+/// Milliseconds (the legacy `*_MS` variables), with the same bounds.
+fn millis(s: &str) -> Result<Duration, String> {
+    let ms: u64 = s.trim().parse().map_err(|e| format!("{e}: milliseconds"))?;
+    positive_duration(&format!("{ms}ms"))
+}
+
+fn secret(s: &str) -> Result<SecretString, std::convert::Infallible> {
+    Ok(SecretString::from(s))
 }
 
 impl Default for Config {
-    /// The flag defaults, ignoring the environment (so that tests do not pick up a stray
-    /// `DATABASE_URL`).
+    /// The flag defaults, ignoring the environment.
     fn default() -> Self {
-        Config {
-            bind: DEFAULT_BIND.parse().unwrap_or_else(|_| {
-                SocketAddr::from(([127, 0, 0, 1], 8080)) // unreachable: the constant parses
-            }),
-            database_url: None,
-            data_dir: PathBuf::from(DEFAULT_DATA_DIR),
-            log_format: LogFormat::Text,
-            heartbeat_interval_ms: 15_000,
-            heartbeat_timeout_ms: 45_000,
-            admin_token: None,
-            allow_test_setups: false,
-            outgoing_queue: 256,
-            match_inbox: 256,
-            diff_window: 64,
-            max_store_resume: 1024,
-            store_resume_slots: 8,
-            max_batch: 64,
-            match_idle_ms: 300_000,
-            write_timeout_ms: 10_000,
-            shutdown_grace_ms: 10_000,
-            decision_timeout_ms: 30_000,
-        }
+        let command = Config::command().mut_args(|a| a.env(None));
+        let parsed = command
+            .try_get_matches_from(["server"])
+            .and_then(|m| Config::from_arg_matches(&m));
+        // Every flag has a default or is optional; `config::tests` checks that this parses.
+        parsed.expect("the flag defaults parse")
     }
 }
 
 impl Config {
-    pub fn heartbeat_interval(&self) -> Duration {
-        Duration::from_millis(self.heartbeat_interval_ms.max(1))
+    /// Parses the command line and the environment (exits with a usage message on an error),
+    /// folding in the legacy `*_MS` variables.
+    pub fn from_env() -> Config {
+        Config::parse().with_legacy()
     }
-    pub fn heartbeat_timeout(&self) -> Duration {
-        Duration::from_millis(self.heartbeat_timeout_ms.max(1))
+
+    /// Takes the legacy millisecond flags' values where they were given.
+    fn with_legacy(mut self) -> Config {
+        let l = std::mem::take(&mut self.legacy);
+        let pairs = [
+            (l.heartbeat_interval_ms, &mut self.conn.heartbeat_interval),
+            (l.heartbeat_timeout_ms, &mut self.conn.heartbeat_timeout),
+            (l.match_idle_ms, &mut self.matches.match_idle),
+            (l.write_timeout_ms, &mut self.conn.write_timeout),
+            (l.shutdown_grace_ms, &mut self.shutdown_grace),
+        ];
+        for (legacy, field) in pairs {
+            if let Some(d) = legacy {
+                *field = d;
+            }
+        }
+        self
     }
-    pub fn match_idle(&self) -> Duration {
-        Duration::from_millis(self.match_idle_ms.max(1))
+}
+
+impl StoreConfig {
+    /// The database URL, exposed: only to open the store.
+    pub fn url(&self) -> Option<&str> {
+        self.database_url.as_ref().map(ExposeSecret::expose_secret)
     }
-    pub fn write_timeout(&self) -> Duration {
-        Duration::from_millis(self.write_timeout_ms.max(1))
+}
+
+impl AdminConfig {
+    /// The admin token, exposed: only to compare its hash. `None` when absent or empty.
+    pub fn token(&self) -> Option<&str> {
+        self.admin_token
+            .as_ref()
+            .map(ExposeSecret::expose_secret)
+            .filter(|t| !t.is_empty())
     }
-    pub fn shutdown_grace(&self) -> Duration {
-        Duration::from_millis(self.shutdown_grace_ms)
+}
+
+/// The README's configuration table, rendered from the flags (visible ones, by group).
+pub fn markdown_table() -> String {
+    let command = Config::command();
+    let mut out =
+        String::from("| group | flag | env | default | what |\n| --- | --- | --- | --- | --- |\n");
+    for arg in command.get_arguments() {
+        if arg.is_hide_set() || arg.get_long().is_none_or(|l| l == "help" || l == "version") {
+            continue;
+        }
+        let group = arg.get_help_heading().unwrap_or("Server").to_string();
+        let flag = format!("`--{}`", arg.get_long().unwrap_or_default());
+        let env = arg
+            .get_env()
+            .map(|e| format!("`{}`", e.to_string_lossy()))
+            .unwrap_or_default();
+        let defaults: Vec<String> = arg
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        let default = match (defaults.is_empty(), arg.get_action().takes_values()) {
+            (false, _) => format!("`{}`", defaults.join(",")),
+            (true, true) => "none".to_string(),
+            (true, false) => "off".to_string(),
+        };
+        let help = arg
+            .get_help()
+            .map(|h| h.to_string().replace('\n', " "))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "| {group} | {flag} | {env} | {default} | {help} |\n"
+        ));
     }
+    out
 }
 
 #[cfg(test)]
@@ -145,13 +300,122 @@ mod tests {
     use super::*;
 
     #[test]
-    fn flags_parse_and_match_defaults() {
-        let c = Config::try_parse_from(["server", "--allow-test-setups", "--log-format", "json"])
-            .map_err(|e| e.to_string());
-        let c = c.as_ref().map_err(String::as_str);
-        assert!(matches!(c, Ok(c) if c.allow_test_setups && c.log_format == LogFormat::Json));
+    fn defaults_parse_and_flags_override_them() {
         let d = Config::default();
-        assert_eq!(d.bind.to_string(), DEFAULT_BIND);
-        assert_eq!(d.heartbeat_interval(), Duration::from_secs(15));
+        assert_eq!(d.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(d.conn.heartbeat_interval, Duration::from_secs(15));
+        assert_eq!(d.matches.match_idle, Duration::from_secs(300));
+        assert_eq!(d.admin.metrics_access, MetricsAccess::Admin);
+        assert!(d.store.database_url.is_none() && d.admin.token().is_none());
+
+        let c = Config::try_parse_from([
+            "server",
+            "--allow-test-setups",
+            "--log-format",
+            "json",
+            "--heartbeat-interval",
+            "250ms",
+            "--match-idle",
+            "1h 30m",
+        ]);
+        let c = c.map_err(|e| e.to_string());
+        assert!(
+            matches!(&c, Ok(c) if c.matches.allow_test_setups
+                && c.log_format == LogFormat::Json
+                && c.conn.heartbeat_interval == Duration::from_millis(250)
+                && c.matches.match_idle == Duration::from_secs(5400)),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn bad_values_are_refused_when_parsed() {
+        for args in [
+            ["--outgoing-queue", "2"],
+            ["--match-inbox", "0"],
+            ["--max-batch", "100000"],
+            ["--heartbeat-interval", "0s"],
+            ["--heartbeat-timeout", "15"],
+            ["--write-timeout", "9000h"],
+            ["--metrics-access", "public"],
+        ] {
+            let parsed = Config::try_parse_from(std::iter::once("server").chain(args));
+            assert!(parsed.is_err(), "{args:?} was accepted");
+        }
+    }
+
+    /// The legacy `*_MS` flags (and so their variables) still work, and conflict with the new
+    /// ones.
+    #[test]
+    fn legacy_millisecond_flags_still_work() {
+        let c = Config::try_parse_from(["server", "--heartbeat-timeout-ms", "1500"])
+            .map(Config::with_legacy)
+            .map_err(|e| e.to_string());
+        assert!(
+            matches!(&c, Ok(c) if c.conn.heartbeat_timeout == Duration::from_millis(1500)),
+            "{c:?}"
+        );
+        let both = Config::try_parse_from([
+            "server",
+            "--heartbeat-timeout-ms",
+            "1500",
+            "--heartbeat-timeout",
+            "2s",
+        ]);
+        assert!(both.is_err());
+    }
+
+    /// Secrets never reach `Debug` output (which logs and panics use).
+    #[test]
+    fn secrets_are_redacted_in_debug_output() {
+        let c = Config::try_parse_from([
+            "server",
+            "--admin-token",
+            "hunter2-admin",
+            "--database-url",
+            "postgres://app:hunter2-db@db/app",
+        ])
+        .map_err(|e| e.to_string());
+        let text = format!("{c:?}");
+        assert!(text.contains("REDACTED"), "{text}");
+        assert!(
+            !text.contains("hunter2"),
+            "a secret in Debug output: {text}"
+        );
+        let c = c.ok();
+        assert_eq!(
+            c.as_ref().and_then(|c| c.admin.token()),
+            Some("hunter2-admin")
+        );
+        assert_eq!(
+            c.as_ref().and_then(|c| c.store.url()),
+            Some("postgres://app:hunter2-db@db/app")
+        );
+    }
+
+    /// The README's table is the flags' own: regenerate it with `UPDATE_README=1`.
+    #[test]
+    fn readme_table_matches_the_flags() {
+        const START: &str = "<!-- config-table: generated from crates/server/src/config.rs -->\n";
+        const END: &str = "<!-- /config-table -->";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+        let readme = std::fs::read_to_string(&path).expect("README.md");
+        let (Some(start), Some(end)) = (readme.find(START), readme.find(END)) else {
+            panic!("README.md has no `{START}` … `{END}` section");
+        };
+        let current = &readme[start + START.len()..end];
+        let table = markdown_table();
+        if current != table {
+            if std::env::var_os("UPDATE_README").is_some() {
+                let updated = format!("{}{START}{table}{}", &readme[..start], &readme[end..]);
+                std::fs::write(&path, updated).expect("write README.md");
+            } else {
+                panic!(
+                    "README.md's configuration table differs from the flags; run \
+                     `UPDATE_README=1 cargo test -p server --lib config` to regenerate it.\n\
+                     expected:\n{table}"
+                );
+            }
+        }
     }
 }

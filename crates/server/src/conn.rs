@@ -75,7 +75,13 @@ pub async fn serve(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr) {
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
     shared.connections.send_modify(|n| *n += 1);
     let guard = LiveGuard(Arc::clone(&shared));
-    let span = info_span!("conn", id, %peer, seat = tracing::field::Empty);
+    let span = info_span!(
+        "conn",
+        conn_id = id,
+        %peer,
+        match_id = tracing::field::Empty,
+        seat = tracing::field::Empty
+    );
     let (sink, stream) = socket.split();
     run(sink, stream, shared, id).instrument(span).await;
     drop(guard);
@@ -90,7 +96,7 @@ where
 {
     debug!("connected");
     let config = Arc::clone(&shared.config);
-    let (out_tx, out_rx) = mpsc::channel::<Frame>(config.outgoing_queue.max(4));
+    let (out_tx, out_rx) = mpsc::channel::<Frame>(config.conn.outgoing_queue);
     let (ctrl_tx, ctrl_rx) = mpsc::channel::<Ctrl>(4);
     let drained = Arc::new(Notify::new());
     let mut writer = tokio::spawn(
@@ -99,7 +105,8 @@ where
             out_rx,
             ctrl_rx,
             Arc::clone(&drained),
-            config.write_timeout(),
+            config.conn.write_timeout,
+            shared.metrics.outgoing_depth.clone(),
         )
         .instrument(tracing::Span::current()),
     );
@@ -119,8 +126,8 @@ where
 
     let mut lifecycle = shared.lifecycle.clone();
     let mut ping = tokio::time::interval_at(
-        Instant::now() + config.heartbeat_interval(),
-        config.heartbeat_interval(),
+        Instant::now() + config.conn.heartbeat_interval,
+        config.conn.heartbeat_interval,
     );
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_pong = Instant::now();
@@ -143,7 +150,7 @@ where
                 Some(Ok(Message::Ping(_))) => {} // answered by the socket layer
             },
             _ = ping.tick() => {
-                if last_pong.elapsed() > config.heartbeat_timeout() {
+                if last_pong.elapsed() > config.conn.heartbeat_timeout {
                     break Some((close::HEARTBEAT_TIMEOUT, "no pong within the heartbeat timeout", false));
                 }
                 let _ = ctrl_tx.try_send(Ctrl::Ping);
@@ -166,6 +173,7 @@ where
         }
     };
 
+    shared.metrics.closed(close.map(|(code, _, _)| code));
     if let Some((code, reason, flush)) = close {
         debug!(code, reason, "closing");
         let _ = timeout(
@@ -192,7 +200,11 @@ where
     conn.leave();
     drop(conn);
     drop(ctrl_tx);
-    if !writer.is_finished() && timeout(config.write_timeout(), &mut writer).await.is_err() {
+    if !writer.is_finished()
+        && timeout(config.conn.write_timeout, &mut writer)
+            .await
+            .is_err()
+    {
         writer.abort();
     }
     debug!("disconnected");
@@ -234,6 +246,7 @@ async fn writer<W>(
     mut ctrl: mpsc::Receiver<Ctrl>,
     drained: Arc<Notify>,
     write_timeout: Duration,
+    depth: metrics::Histogram,
 ) where
     W: Sink<Message, Error = axum::Error> + Unpin,
 {
@@ -306,6 +319,7 @@ async fn writer<W>(
             },
             f = out.recv() => match f {
                 Some(f) => {
+                    depth.record((out.len() + 1) as f64);
                     if write_queued(&mut sink, f, &mut out, write_timeout).await.is_err() {
                         break;
                     }
@@ -334,6 +348,7 @@ impl Connection {
     }
 
     async fn on_text(&mut self, text: Utf8Bytes) {
+        let arrived = Instant::now();
         if text.len() > MAX_FRAME_BYTES {
             self.reply(error_frame(
                 ErrorCode::TooLarge,
@@ -363,7 +378,7 @@ impl Connection {
                     });
                 }
             }
-            ClientMessage::Command { id, command } => self.command(id, command),
+            ClientMessage::Command { id, command } => self.command(id, command, arrived),
         }
     }
 
@@ -387,7 +402,9 @@ impl Connection {
         match self.shared.store.seat_for_token(&token_hash(&token)).await {
             Ok(Some((match_id, seat))) => {
                 self.seat = Some((match_id, seat));
-                tracing::Span::current().record("seat", seat);
+                tracing::Span::current()
+                    .record("match_id", tracing::field::display(match_id))
+                    .record("seat", seat);
                 debug!(%match_id, seat, "authenticated");
                 self.reply(frame(&ServerMessage::Authenticated { match_id, seat }));
             }
@@ -461,23 +478,23 @@ impl Connection {
         }
     }
 
-    fn command(&mut self, id: String, command: rules::Command) {
+    fn command(&mut self, id: String, command: rules::Command, arrived: Instant) {
         let Some((match_id, seat)) = self.seat else {
-            self.reply(error_frame(
+            self.refuse(
+                id,
                 ErrorCode::Unauthenticated,
-                Some(id),
                 "authenticate with a seat token first",
-            ));
+            );
             return;
         };
         // Control characters are refused: Postgres cannot store a NUL in text, and a write
         // that fails takes down the whole batch (other seats' commands with it).
         if id.is_empty() || id.len() > MAX_COMMAND_ID || id.chars().any(char::is_control) {
-            self.reply(error_frame(
+            self.refuse(
+                id,
                 ErrorCode::Malformed,
-                Some(id),
                 format!("a command id has 1 to {MAX_COMMAND_ID} bytes and no control characters"),
-            ));
+            );
             return;
         }
         if id.starts_with(SERVER_COMMAND_PREFIX) {
@@ -489,11 +506,7 @@ impl Connection {
             return;
         }
         if *self.shared.lifecycle.borrow() != Lifecycle::Running {
-            self.reply(error_frame(
-                ErrorCode::Unavailable,
-                Some(id),
-                "the server is shutting down",
-            ));
+            self.refuse(id, ErrorCode::Unavailable, "the server is shutting down");
             return;
         }
         let cached = self.seat_handle.take();
@@ -502,11 +515,18 @@ impl Connection {
             seat,
             id: id.clone(),
             command,
+            arrived,
         };
         match self.send_to(match_id, cached, msg) {
             Ok(h) => self.seat_handle = Some(h),
-            Err(code) => self.reply(error_frame(code, Some(id), busy_message(code))),
+            Err(code) => self.refuse(id, code, busy_message(code)),
         }
+    }
+
+    /// Refuses a command before it reaches its match (counted with the match's refusals).
+    fn refuse(&self, id: String, code: ErrorCode, message: impl Into<String>) {
+        self.shared.metrics.refused(code);
+        self.reply(error_frame(code, Some(id), message));
     }
 
     /// Queues a message for a match actor without waiting: a full inbox is `busy`. A retired
@@ -583,7 +603,8 @@ mod tests {
             let dir = tempfile::tempdir().expect("temp dir");
             let config = Arc::new(Config::default());
             let store = Store::open(None, dir.path()).await.expect("store");
-            let registry = Registry::new(store.clone(), Arc::clone(&config));
+            let metrics = Arc::new(crate::meters::Metrics::new(store.kind()));
+            let registry = Registry::new(store.clone(), Arc::clone(&config), Arc::clone(&metrics));
             let (lifecycle, rx) = watch::channel(Lifecycle::Running);
             let (connections, _) = watch::channel(0usize);
             let shared = Arc::new(Shared {
@@ -593,6 +614,7 @@ mod tests {
                 lifecycle: rx,
                 connections,
                 next_conn: AtomicU64::new(1),
+                metrics,
             });
             Harness {
                 shared,

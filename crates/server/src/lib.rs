@@ -8,7 +8,7 @@
 //! - [`state`]: what handlers and connections share ([`Shared`]), the server's [`Lifecycle`].
 //! - [`actor`]: one task per match owning its `rules::Game`; persist, then broadcast.
 //! - [`outbox`]: a connection's bounded outgoing queue, as actors see it.
-//! - [`telemetry`]: logging setup.
+//! - [`telemetry`]: logging setup; [`meters`]: the Prometheus metrics behind `GET /metrics`.
 //! - [`config`], [`store`] (the durable command log, on SQLite or Postgres), [`tokens`]
 //!   (seat tokens and their hashes), [`wire`] (server messages encoded as frames).
 //!
@@ -19,6 +19,7 @@ pub mod actor;
 pub mod config;
 pub mod conn;
 pub mod http;
+pub mod meters;
 pub mod outbox;
 pub mod server;
 pub mod state;
@@ -29,6 +30,7 @@ pub mod web;
 pub mod wire;
 
 pub use config::{Config, LogFormat};
+pub use meters::Metrics;
 pub use server::{ServerError, run};
 pub use state::{Lifecycle, Shared};
 pub use store::{Store, StoreError};

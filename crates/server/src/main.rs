@@ -1,6 +1,5 @@
 //! `server`: runs the Carcassonne server until SIGTERM or ctrl-c.
 
-use clap::Parser;
 use server::{Config, init_tracing, run};
 use std::process::ExitCode;
 use tokio::net::TcpListener;
@@ -8,7 +7,7 @@ use tracing::error;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let config = Config::parse();
+    let config = Config::from_env();
     init_tracing(config.log_format);
     let listener = match TcpListener::bind(config.bind).await {
         Ok(l) => l,

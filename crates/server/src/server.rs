@@ -3,6 +3,7 @@
 use crate::actor::{LoadOutcome, Registry};
 use crate::config::Config;
 use crate::http;
+use crate::meters::Metrics;
 use crate::state::{Lifecycle, Shared};
 use crate::store::{Store, StoreError};
 use axum::serve::ListenerExt;
@@ -15,6 +16,9 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio::time::timeout;
 use tracing::{error, info, warn};
+
+/// How often recorded histogram samples are folded into their buckets between scrapes.
+const METRICS_UPKEEP: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -33,8 +37,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
     let config = Arc::new(config);
-    let store = Store::open(config.database_url.as_deref(), &config.data_dir).await?;
-    let registry = Registry::new(store.clone(), Arc::clone(&config));
+    let store = Store::open(config.store.url(), &config.store.data_dir).await?;
+    let metrics = Arc::new(Metrics::new(store.kind()));
+    let registry = Registry::new(store.clone(), Arc::clone(&config), Arc::clone(&metrics));
     recover(&store, &registry).await?;
 
     let (lifecycle_tx, lifecycle_rx) = watch::channel(Lifecycle::Running);
@@ -46,6 +51,14 @@ pub async fn run(
         lifecycle: lifecycle_rx,
         connections,
         next_conn: AtomicU64::new(1),
+        metrics: Arc::clone(&metrics),
+    });
+    let upkeep = tokio::spawn(async move {
+        let mut every = tokio::time::interval(METRICS_UPKEEP);
+        loop {
+            every.tick().await;
+            metrics.upkeep();
+        }
     });
     let app = http::router(Arc::clone(&shared));
     let addr = listener.local_addr()?;
@@ -82,7 +95,7 @@ pub async fn run(
         }
     }
     info!("shutting down");
-    let grace = config.shutdown_grace();
+    let grace = config.shutdown_grace;
     let _ = stop_accepting.send(());
     lifecycle_tx.send_replace(Lifecycle::Draining);
     if timeout(grace, registry.shutdown()).await.is_err() {
@@ -96,6 +109,7 @@ pub async fn run(
     if !server.is_finished() && timeout(grace, &mut server).await.is_err() {
         server.abort();
     }
+    upkeep.abort();
     store.close().await;
     info!("stopped");
     Ok(())

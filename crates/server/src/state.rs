@@ -2,6 +2,7 @@
 
 use crate::actor::Registry;
 use crate::config::Config;
+use crate::meters::Metrics;
 use crate::store::Store;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -27,4 +28,5 @@ pub struct Shared {
     /// Number of live WebSocket connections.
     pub connections: watch::Sender<usize>,
     pub next_conn: AtomicU64,
+    pub metrics: Arc<Metrics>,
 }

@@ -36,14 +36,12 @@ impl Server {
         let listener = std::net::TcpListener::bind(addr).expect("bind");
         listener.set_nonblocking(true).expect("nonblocking");
         let addr = listener.local_addr().expect("addr");
-        let config = Config {
-            allow_test_setups: true,
-            data_dir: data.to_path_buf(),
-            heartbeat_interval_ms: 1_000,
-            heartbeat_timeout_ms: 15_000,
-            shutdown_grace_ms: 2_000,
-            ..Config::default()
-        };
+        let mut config = Config::default();
+        config.matches.allow_test_setups = true;
+        config.store.data_dir = data.to_path_buf();
+        config.conn.heartbeat_interval = Duration::from_secs(1);
+        config.conn.heartbeat_timeout = Duration::from_secs(15);
+        config.shutdown_grace = Duration::from_secs(2);
         let (kill, kill_rx) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread()

@@ -130,6 +130,7 @@ enum Staged {
         seq: Seq,
         /// The `Diff` frame, serialized once for every subscriber.
         diff: Frame,
+        arrived: Instant,
     },
     /// An answer that needs no write (a refusal or a repeated id); sent after the batch so that a
     /// client's answers keep the order of its commands.
@@ -193,6 +194,7 @@ impl Actor {
         seat: u8,
         id: String,
         command: Command,
+        arrived: Instant,
     ) {
         if !matches!(self.state, State::Ready(_)) {
             self.handle_failed(ActorMsg::Command {
@@ -200,10 +202,11 @@ impl Actor {
                 seat,
                 id,
                 command,
+                arrived,
             });
             return;
         }
-        self.stage_from(batch, Some(conn), seat, id, command);
+        self.stage_from(batch, Some(conn), seat, id, command, arrived);
     }
 
     /// Applies one command in memory, from a client (`conn`) or from the server (`None`), and
@@ -215,26 +218,31 @@ impl Actor {
         seat: u8,
         id: String,
         command: Command,
+        arrived: Instant,
     ) -> Outcome {
         let State::Ready(l) = &mut self.state else {
             return Outcome::NotApplied;
         };
+        let metrics = &self.registry.metrics;
         let key = (seat, id);
         let reply = |batch: &mut Batch, id: String, frame: Frame| match &conn {
             Some(conn) => batch.reply(conn.clone(), id, frame),
             None => warn!(seat, %id, answer = frame.as_str(), "the server's command not applied"),
         };
         if batch.poisoned {
+            metrics.refused(ErrorCode::Busy);
             let frame = error_frame(ErrorCode::Busy, Some(key.1.clone()), "try again");
             reply(batch, key.1, frame);
             return Outcome::NotApplied;
         }
         // A repeated id gets the first answer and changes nothing.
         if let Some(frame) = l.dedupe.answer(self.id, &key, &batch.pending) {
+            metrics.duplicate();
             reply(batch, key.1, frame);
             return Outcome::NotApplied;
         }
         if l.game.is_finished() {
+            metrics.refused(ErrorCode::Unavailable);
             let frame = error_frame(
                 ErrorCode::Unavailable,
                 Some(key.1.clone()),
@@ -246,6 +254,7 @@ impl Actor {
         let command_json = match serde_json::to_string(&command) {
             Ok(s) => s,
             Err(e) => {
+                metrics.refused(ErrorCode::Internal);
                 let frame = error_frame(ErrorCode::Internal, Some(key.1.clone()), e.to_string());
                 reply(batch, key.1, frame);
                 return Outcome::NotApplied;
@@ -260,13 +269,15 @@ impl Actor {
         let applied = match applied {
             Ok(a) => a,
             Err(panic) => {
-                error!(seat, id = %key.1, %panic, "the rules panicked on a command");
+                error!(seat, command_id = %key.1, %panic, "the rules panicked on a command");
+                metrics.refused(ErrorCode::Internal);
                 batch.fail(conn, key.1);
                 return Outcome::NotApplied;
             }
         };
         match applied {
             Err(e) => {
+                metrics.refused(ErrorCode::Rule);
                 let body = ErrorBody::from(&e).with_id(key.1.clone());
                 let frame = frame(&ServerMessage::Error(body.clone()));
                 if conn.is_some() {
@@ -289,7 +300,8 @@ impl Actor {
                         // Nothing can be stored for it, and the game in memory has moved on:
                         // the command failed, and the match is reloaded from the store once
                         // what came before it in the batch is stored.
-                        error!(seat, id = %key.1, error = %e, "cannot serialize an accepted command");
+                        error!(seat, command_id = %key.1, error = %e, "cannot serialize an accepted command");
+                        metrics.refused(ErrorCode::Internal);
                         batch.fail(conn, key.1);
                         return Outcome::NotApplied;
                     }
@@ -314,6 +326,7 @@ impl Actor {
                     id: key.1,
                     seq,
                     diff,
+                    arrived,
                 });
                 Outcome::Accepted
             }
@@ -371,7 +384,7 @@ impl Actor {
         };
         let id = format!("{SERVER_COMMAND_PREFIX}deadline:{}", l.seq + 1);
         info!(%decision, player, %id, "deadline passed: the server applies the default");
-        if self.stage_from(batch, None, player, id, command) == Outcome::Refused
+        if self.stage_from(batch, None, player, id, command, Instant::now()) == Outcome::Refused
             && let State::Ready(l) = &mut self.state
         {
             error!(%decision, "the rules refused a decision's default: not fired again");
@@ -387,13 +400,21 @@ impl Actor {
             return true;
         }
         let poisoned = batch.poisoned;
+        let metrics = &self.registry.metrics;
         if !batch.records.is_empty() {
             let status = batch.finished.then_some(MatchStatus::Finished);
-            if let Err(e) = self.store.append(self.id, &batch.records, status).await {
+            let started = Instant::now();
+            let written = self.store.append(self.id, &batch.records, status).await;
+            metrics.store_commit.record(started.elapsed().as_secs_f64());
+            metrics.store_batch.record(batch.records.len() as f64);
+            if let Err(e) = written {
                 error!(error = %e, commands = batch.records.len(), "store write failed");
                 for s in batch.staged {
                     let (conn, id) = match s {
-                        Staged::Accepted { conn, id, .. } => (conn, Some(id)),
+                        Staged::Accepted { conn, id, .. } => {
+                            metrics.refused(ErrorCode::Internal);
+                            (conn, Some(id))
+                        }
                         Staged::Reply { conn, id, .. } => (Some(conn), Some(id)),
                     };
                     let Some(conn) = conn else { continue };
@@ -424,18 +445,21 @@ impl Actor {
                     id,
                     seq,
                     diff,
+                    arrived,
                 } => {
+                    metrics.accepted();
                     if let Some(conn) = conn {
                         conn.push(frame(&ServerMessage::Ack {
                             id,
                             match_id: self.id,
                             seq,
                         }));
+                        metrics.ack_latency.record(arrived.elapsed().as_secs_f64());
                     }
                     // Slow subscribers are dropped (and told to resync), never waited for.
                     self.subscribers.retain_mut(|sub| sub.deliver(&diff));
                     l.window.push_back((seq, diff));
-                    while l.window.len() > self.config.diff_window {
+                    while l.window.len() > self.config.matches.diff_window {
                         l.window.pop_front();
                     }
                 }

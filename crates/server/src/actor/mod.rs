@@ -23,7 +23,7 @@
 //! applies the decision's default as a command of the server (`server:deadline:<seq>`), through
 //! the same pipeline as a client's command (see `timers` and `commands`).
 //!
-//! Memory: a match nobody follows or holds for `match_idle_ms`, with no deadline pending, drops
+//! Memory: a match nobody follows or holds for `--match-idle`, with no deadline pending, drops
 //! its window and leaves the registry; the next lookup replays it from the store.
 
 mod commands;
@@ -59,6 +59,8 @@ pub enum ActorMsg {
         seat: u8,
         id: String,
         command: Command,
+        /// When the command arrived on its connection (for the ack latency metric).
+        arrived: Instant,
     },
     Subscribe {
         conn: ConnHandle,
@@ -85,6 +87,8 @@ pub enum ActorMsg {
     Abort {
         reply: oneshot::Sender<Result<Seq, ErrorCode>>,
     },
+    /// How loading went (the actor reads its inbox only once it has loaded).
+    Loaded(oneshot::Sender<LoadOutcome>),
 }
 
 /// The loaded match.
@@ -163,16 +167,8 @@ struct Actor {
 }
 
 impl Actor {
-    async fn run(
-        mut self,
-        mut rx: mpsc::Receiver<ActorMsg>,
-        on_loaded: Option<oneshot::Sender<LoadOutcome>>,
-    ) {
-        let outcome = self.load().await;
-        if let Some(reply) = on_loaded {
-            let _ = reply.send(outcome.clone());
-        }
-        if let LoadOutcome::Failed { .. } = outcome {
+    async fn run(mut self, mut rx: mpsc::Receiver<ActorMsg>) {
+        if let LoadOutcome::Failed { .. } = self.load().await {
             // Answer what is queued, then leave: a later lookup tries again from the store.
             self.registry.forget(self.id, self.generation);
             rx.close();
@@ -182,14 +178,18 @@ impl Actor {
             return;
         }
 
-        let idle = self.config.match_idle();
+        let idle = self.config.matches.match_idle;
         loop {
             let due = self.next_deadline();
             let wake = tokio::select! {
                 msg = rx.recv() => match msg {
                     Some(first) => {
+                        self.registry
+                            .metrics
+                            .inbox_depth
+                            .record((rx.len() + 1) as f64);
                         let mut msgs = vec![first];
-                        while msgs.len() < self.config.max_batch.max(1) {
+                        while msgs.len() < self.config.matches.max_batch {
                             match rx.try_recv() {
                                 Ok(m) => msgs.push(m),
                                 Err(_) => break,
@@ -262,7 +262,8 @@ impl Actor {
                     seat,
                     id,
                     command,
-                } => self.stage(&mut batch, conn, seat, id, command),
+                    arrived,
+                } => self.stage(&mut batch, conn, seat, id, command, arrived),
                 ActorMsg::Abort { reply } => {
                     self.commit(std::mem::take(&mut batch)).await;
                     self.abort(reply).await;
@@ -297,6 +298,23 @@ impl Actor {
                 };
                 let _ = reply.send(answer);
             }
+            ActorMsg::Loaded(reply) => {
+                let _ = reply.send(self.load_outcome());
+            }
+        }
+    }
+
+    /// How loading went, as the state says.
+    fn load_outcome(&self) -> LoadOutcome {
+        match &self.state {
+            State::Ready(loaded) => LoadOutcome::Ready {
+                seq: loaded.seq,
+                finished: loaded.game.is_finished(),
+            },
+            State::Failed { code, message } => LoadOutcome::Failed {
+                code: *code,
+                message: message.clone(),
+            },
         }
     }
 
@@ -308,6 +326,7 @@ impl Actor {
         };
         match msg {
             ActorMsg::Command { conn, id, .. } => {
+                self.registry.metrics.refused(code);
                 conn.push(error_frame(code, Some(id), message));
             }
             ActorMsg::Subscribe { conn, .. } => {
@@ -319,6 +338,9 @@ impl Actor {
             ActorMsg::Abort { reply } => {
                 let _ = reply.send(Err(code));
             }
+            ActorMsg::Loaded(reply) => {
+                let _ = reply.send(self.load_outcome());
+            }
             ActorMsg::Unsubscribe { .. } | ActorMsg::Shutdown | ActorMsg::CaughtUp { .. } => {}
         }
     }
@@ -326,7 +348,8 @@ impl Actor {
     /// Reads the match and replays its commands through the rules, checking that each gives the
     /// stored events: a match whose history the rules no longer reproduce is not resumed.
     async fn load(&mut self) -> LoadOutcome {
-        let timeout = self.config.decision_timeout_ms;
+        let timeout =
+            u64::try_from(self.config.matches.decision_timeout.as_millis()).unwrap_or(u64::MAX);
         let loaded = replay::load(&self.store, self.id, None)
             .await
             .and_then(|r| Loaded::new(r, timeout));

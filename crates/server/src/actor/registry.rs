@@ -2,6 +2,7 @@
 
 use super::{Actor, ActorMsg, State};
 use crate::config::Config;
+use crate::meters::Metrics;
 use crate::store::Store;
 use protocol::{ErrorCode, Seq};
 use std::collections::HashMap;
@@ -27,6 +28,7 @@ pub struct Registry {
     pub(super) resume_slots: Arc<Semaphore>,
     store: Store,
     config: Arc<Config>,
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 #[derive(Debug)]
@@ -50,12 +52,10 @@ pub enum LoadOutcome {
 }
 
 impl Registry {
-    pub fn new(store: Store, config: Arc<Config>) -> Arc<Self> {
+    pub fn new(store: Store, config: Arc<Config>, metrics: Arc<Metrics>) -> Arc<Self> {
         let (alive, alive_rx) = mpsc::channel(1);
         Arc::new(Registry {
-            resume_slots: Arc::new(Semaphore::new(
-                config.store_resume_slots.min(Semaphore::MAX_PERMITS),
-            )),
+            resume_slots: Arc::new(Semaphore::new(config.matches.store_resume_slots)),
             inner: Mutex::new(RegistryInner {
                 map: HashMap::new(),
                 next_generation: 0,
@@ -64,6 +64,7 @@ impl Registry {
             }),
             store,
             config,
+            metrics,
         })
     }
 
@@ -74,14 +75,6 @@ impl Registry {
 
     /// The running actor of a match, started (and loaded from the store) if needed.
     pub fn get_or_load(self: &Arc<Self>, id: Uuid) -> Result<MatchHandle, Closed> {
-        self.spawn_if_absent(id, None)
-    }
-
-    fn spawn_if_absent(
-        self: &Arc<Self>,
-        id: Uuid,
-        on_loaded: Option<oneshot::Sender<LoadOutcome>>,
-    ) -> Result<MatchHandle, Closed> {
         let mut inner = self.lock();
         let Some(alive) = inner.alive.clone() else {
             return Err(Closed);
@@ -89,17 +82,11 @@ impl Registry {
         if let Some(h) = inner.map.get(&id)
             && !h.tx.is_closed()
         {
-            if let Some(reply) = on_loaded {
-                // Already running: ask it how it loaded through the queue, in order.
-                let _ = h.tx.try_send(ActorMsg::Inspect {
-                    reply: forward_load(reply),
-                });
-            }
             return Ok(h.clone());
         }
         let generation = inner.next_generation;
         inner.next_generation += 1;
-        let (tx, rx) = mpsc::channel(self.config.match_inbox.max(1));
+        let (tx, rx) = mpsc::channel(self.config.matches.match_inbox);
         let handle = MatchHandle { id, generation, tx };
         inner.map.insert(id, handle.clone());
         let actor = Actor {
@@ -119,24 +106,32 @@ impl Registry {
             deadline_backoff: None,
             _alive: alive,
         };
-        let span = info_span!("match", id = %id);
-        tokio::spawn(actor.run(rx, on_loaded).instrument(span));
+        let span = info_span!("match", match_id = %id);
+        tokio::spawn(actor.run(rx).instrument(span));
         Ok(handle)
     }
 
     /// Loads a match now and reports how it went (used at start to resume unfinished matches).
     pub async fn load(self: &Arc<Self>, id: Uuid) -> LoadOutcome {
-        let (tx, rx) = oneshot::channel();
-        match self.spawn_if_absent(id, Some(tx)) {
-            Ok(_) => rx.await.unwrap_or(LoadOutcome::Failed {
-                code: ErrorCode::Unavailable,
-                message: "the match actor stopped".into(),
-            }),
-            Err(Closed) => LoadOutcome::Failed {
-                code: ErrorCode::Unavailable,
-                message: Closed.to_string(),
-            },
+        let stopped = || LoadOutcome::Failed {
+            code: ErrorCode::Unavailable,
+            message: "the match actor stopped".into(),
+        };
+        let handle = match self.get_or_load(id) {
+            Ok(h) => h,
+            Err(Closed) => {
+                return LoadOutcome::Failed {
+                    code: ErrorCode::Unavailable,
+                    message: Closed.to_string(),
+                };
+            }
+        };
+        // The actor reads its inbox only once it has loaded, so the answer says how it went.
+        let (reply, answer) = oneshot::channel();
+        if handle.tx.send(ActorMsg::Loaded(reply)).await.is_err() {
+            return stopped();
         }
+        answer.await.unwrap_or_else(|_| stopped())
     }
 
     /// Removes an actor that has nothing to do. Only when no one but the registry holds its
@@ -199,26 +194,4 @@ impl Registry {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-/// Turns an `Inspect` answer into a load outcome for a caller of [`Registry::load`] that found the
-/// actor already running.
-fn forward_load(
-    reply: oneshot::Sender<LoadOutcome>,
-) -> oneshot::Sender<Option<(Seq, rules::View)>> {
-    let (tx, rx) = oneshot::channel::<Option<(Seq, rules::View)>>();
-    tokio::spawn(async move {
-        let outcome = match rx.await {
-            Ok(Some((seq, view))) => LoadOutcome::Ready {
-                seq,
-                finished: view.finished,
-            },
-            _ => LoadOutcome::Failed {
-                code: ErrorCode::Unavailable,
-                message: "the match could not be loaded".into(),
-            },
-        };
-        let _ = reply.send(outcome);
-    });
-    tx
 }

@@ -2,6 +2,7 @@
 //! [`CatchUp`] task as the client's queue drains), snapshots, and the idle shrink.
 
 use super::{Actor, ActorMsg, Loaded, State};
+use crate::meters::ResumeKind;
 use crate::outbox::ConnHandle;
 use crate::store::Store;
 use crate::wire::{Frame, frame};
@@ -166,21 +167,32 @@ impl Actor {
     /// of us, or so old that a snapshot is cheaper.
     pub(super) fn subscribe(&mut self, conn: ConnHandle, since: Option<Seq>) {
         self.subscribers.retain(|sub| sub.conn.id != conn.id);
-        self.catch_up(conn, since);
+        if let Some(kind) = self.catch_up(conn, since) {
+            self.registry.metrics.resumed(kind);
+        }
     }
 
     /// Brings `conn` from `since` to the current seq and makes it a live subscriber: at once when
     /// what it lacks fits in its queue, else through a [`CatchUp`] task that streams the diffs
-    /// as the queue drains while live diffs are held for it.
-    fn catch_up(&mut self, conn: ConnHandle, since: Option<Seq>) {
+    /// as the queue drains while live diffs are held for it. Says what served it (`None` when
+    /// the match is not loaded).
+    fn catch_up(&mut self, conn: ConnHandle, since: Option<Seq>) -> Option<ResumeKind> {
         let State::Ready(l) = &mut self.state else {
-            return;
+            return None;
         };
         let seq = l.seq;
         let in_window = |s: Seq| l.window.front().is_some_and(|(first, _)| *first <= s + 1);
-        let source = match since {
-            Some(s) if s == seq => None,
-            Some(s) if s < seq && in_window(s) => {
+        let kind = match since {
+            Some(s) if s == seq => ResumeKind::Current,
+            Some(s) if s < seq && in_window(s) => ResumeKind::Window,
+            Some(s) if s < seq && seq - s <= self.config.matches.max_store_resume => {
+                ResumeKind::Store
+            }
+            _ => ResumeKind::Snapshot,
+        };
+        let source = match (kind, since) {
+            (ResumeKind::Current, _) => None,
+            (ResumeKind::Window, Some(s)) => {
                 let frames: Vec<Frame> = l
                     .window
                     .iter()
@@ -192,10 +204,10 @@ impl Actor {
                 } else if frames.into_iter().all(|f| conn.push(f)) {
                     None
                 } else {
-                    return;
+                    return Some(kind);
                 }
             }
-            Some(s) if s < seq && seq - s <= self.config.max_store_resume => {
+            (ResumeKind::Store, Some(s)) => {
                 // A free resume slot, else a snapshot: a flood of resumes must not tie up the
                 // store that every match writes to.
                 match Arc::clone(&self.registry.resume_slots).try_acquire_owned() {
@@ -204,24 +216,20 @@ impl Actor {
                         after: s,
                         slot,
                     }),
-                    Err(_) if conn.push(snapshot_frame(self.id, l)) => None,
-                    Err(_) => return,
+                    Err(_) if conn.push(snapshot_frame(self.id, l)) => {
+                        return self.subscribed(conn, ResumeKind::Snapshot);
+                    }
+                    Err(_) => return Some(ResumeKind::Snapshot),
                 }
             }
             _ if conn.push(snapshot_frame(self.id, l)) => None,
-            _ => return,
+            _ => return Some(kind),
         };
         let (source, inbox) = match (source, self.inbox.upgrade()) {
             (Some(source), Some(inbox)) => (source, inbox),
-            (None, _) => {
-                self.subscribers.push(Subscriber {
-                    conn,
-                    catch_up: None,
-                });
-                return;
-            }
+            (None, _) => return self.subscribed(conn, kind),
             // Retiring: nothing may reach this actor any more, and neither will this answer.
-            (Some(_), None) => return,
+            (Some(_), None) => return Some(kind),
         };
         self.next_token += 1;
         let token = self.next_token;
@@ -232,13 +240,23 @@ impl Actor {
             upto: seq,
             source,
             inbox,
-            patience: self.config.write_timeout(),
+            patience: self.config.conn.write_timeout,
         };
         tokio::spawn(task.run().in_current_span());
         self.subscribers.push(Subscriber {
             conn,
             catch_up: Some((token, Vec::new())),
         });
+        Some(kind)
+    }
+
+    /// `conn` is up to date: a live subscriber from now on.
+    fn subscribed(&mut self, conn: ConnHandle, kind: ResumeKind) -> Option<ResumeKind> {
+        self.subscribers.push(Subscriber {
+            conn,
+            catch_up: None,
+        });
+        Some(kind)
     }
 
     /// Ends a catch-up: the live diffs held meanwhile follow (or, when they no longer fit at
@@ -268,7 +286,8 @@ impl Actor {
             }
             CatchUpOutcome::Sent { upto } => {
                 if held.len() > sub.conn.room() {
-                    self.catch_up(sub.conn, Some(upto));
+                    // Another round of the same resume: not counted again.
+                    let _ = self.catch_up(sub.conn, Some(upto));
                 } else if held.into_iter().all(|f| sub.conn.push(f)) {
                     self.subscribers.push(sub);
                 }

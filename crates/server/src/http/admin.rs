@@ -67,12 +67,7 @@ impl FromRequestParts<Arc<Shared>> for Admin {
         parts: &mut Parts,
         shared: &Arc<Shared>,
     ) -> Result<Self, Self::Rejection> {
-        let Some(expected) = shared
-            .config
-            .admin_token
-            .as_deref()
-            .filter(|t| !t.is_empty())
-        else {
+        let Some(expected) = shared.config.admin.token() else {
             return Err(ApiError::new(
                 StatusCode::NOT_FOUND,
                 ErrorCode::Unavailable,

@@ -44,7 +44,7 @@ pub(super) async fn create_match(
     let req: CreateMatch = serde_json::from_slice(&body)
         .map_err(|e| ApiError::malformed(format!("not a match request: {e}")))?;
     if (req.draw_order.is_some() || req.modules.forces_secrets())
-        && !shared.config.allow_test_setups
+        && !shared.config.matches.allow_test_setups
     {
         return Err(ApiError::malformed(
             "draw_order and chip_layout are for tests and scenarios; this server does not allow test setups",
@@ -92,7 +92,9 @@ pub(super) async fn create_match(
         status,
         rules_version: REPLAY_VERSION.to_string(),
         created_at: Utc::now(),
-        decision_timeout_ms: Some(shared.config.decision_timeout_ms),
+        decision_timeout_ms: Some(
+            u64::try_from(shared.config.matches.decision_timeout.as_millis()).unwrap_or(u64::MAX),
+        ),
     };
     shared.store.create_match(&row, &seats).await.map_err(|e| {
         error!(error = %e, "cannot store a new match");

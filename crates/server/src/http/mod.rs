@@ -1,9 +1,10 @@
-//! HTTP routes: match creation ([`matches`]), health, the admin API ([`admin`]), and the
-//! WebSocket upgrade. Every refusal is an [`ApiError`] with the JSON error body.
+//! HTTP routes: match creation ([`matches`]), health, the admin API ([`admin`]), the metrics
+//! ([`metrics`]), and the WebSocket upgrade. Every refusal is an [`ApiError`] with the JSON error body.
 
 pub mod admin;
 pub mod error;
 pub mod matches;
+pub mod metrics;
 
 pub use error::ApiError;
 
@@ -28,6 +29,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics::metrics))
         .route("/api/matches", post(matches::create_match))
         .nest("/api/admin", admin::router())
         .route("/ws", get(ws_upgrade))

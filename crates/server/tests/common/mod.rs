@@ -133,17 +133,15 @@ impl TestDb {
 
     /// A server configuration on this store, with test setups and the admin API on.
     pub fn config(&self) -> Config {
-        let mut c = Config {
-            allow_test_setups: true,
-            admin_token: Some(ADMIN_TOKEN.to_string()),
-            heartbeat_interval_ms: 1_000,
-            heartbeat_timeout_ms: 15_000,
-            shutdown_grace_ms: 5_000,
-            ..Config::default()
-        };
+        let mut c = Config::default();
+        c.matches.allow_test_setups = true;
+        c.admin.admin_token = Some(ADMIN_TOKEN.into());
+        c.conn.heartbeat_interval = Duration::from_secs(1);
+        c.conn.heartbeat_timeout = Duration::from_secs(15);
+        c.shutdown_grace = Duration::from_secs(5);
         match self {
-            TestDb::Sqlite(dir) => c.data_dir = dir.path().join("data"),
-            TestDb::Postgres { url, .. } => c.database_url = Some(url.clone()),
+            TestDb::Sqlite(dir) => c.store.data_dir = dir.path().join("data"),
+            TestDb::Postgres { url, .. } => c.store.database_url = Some(url.as_str().into()),
         }
         c
     }

@@ -106,7 +106,7 @@ async fn every_admin_route_refuses_a_non_admin(db: &TestDb) {
 
     // Without a configured token the admin API is off on every route, whatever is sent.
     let mut config = db.config();
-    config.admin_token = None;
+    config.admin.admin_token = None;
     let server = TestServer::start(config);
     for (method, path, body) in routes(id) {
         let auth = format!("Bearer {ADMIN_TOKEN}");

@@ -20,10 +20,9 @@ fn now_ms() -> u64 {
 }
 
 fn config(db: &TestDb, timeout_ms: u64) -> server::Config {
-    server::Config {
-        decision_timeout_ms: timeout_ms,
-        ..db.config()
-    }
+    let mut c = db.config();
+    c.matches.decision_timeout = std::time::Duration::from_millis(timeout_ms);
+    c
 }
 
 /// A two-player match with The Messages and a forced pile in which blue's road is closed in

@@ -81,8 +81,8 @@ async fn unknown_matches_do_not_use_up_subscriptions(db: &TestDb) {
 /// its diffs, and the match goes on.
 async fn a_flood_of_resumes_gets_snapshots_beyond_the_store_slots(db: &TestDb) {
     let mut config = db.config();
-    config.diff_window = 1;
-    config.store_resume_slots = 1;
+    config.matches.diff_window = 1;
+    config.matches.store_resume_slots = 1;
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
     let id = created.match_id;

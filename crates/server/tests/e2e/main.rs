@@ -14,6 +14,7 @@ mod deadlines;
 mod france;
 mod hostile;
 mod messages;
+mod metrics;
 mod outside;
 mod suites;
 mod tollkeepers;

@@ -58,8 +58,8 @@ async fn own_diff_arrives_without_a_nagle_stall(db: &TestDb) {
 /// connection stays open.
 async fn resumes_larger_than_the_outgoing_queue_reach_a_fast_client(db: &TestDb) {
     let mut config = db.config();
-    config.outgoing_queue = 16;
-    config.diff_window = 32;
+    config.conn.outgoing_queue = 16;
+    config.matches.diff_window = 32;
     let server = TestServer::start(config);
     let mut rng = Rng::new(0x5eed_0701);
     let mut targets = Vec::new();
@@ -116,10 +116,10 @@ async fn a_slow_resuming_client_gets_a_gapless_prefix_then_4001(db: &TestDb) {
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
     let mut config = db.config();
-    config.outgoing_queue = 8;
-    config.diff_window = 8;
-    config.write_timeout_ms = 2_000;
-    config.match_inbox = 10_000;
+    config.conn.outgoing_queue = 8;
+    config.matches.diff_window = 8;
+    config.conn.write_timeout = Duration::from_millis(2_000);
+    config.matches.match_inbox = 10_000;
     let server = TestServer::start(config);
     let mut rng = Rng::new(0x5eed_0702);
     let created = create(&server, 2).await;

@@ -266,8 +266,8 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
 
 async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
     let mut config = db.config();
-    config.diff_window = 8;
-    config.max_store_resume = 16;
+    config.matches.diff_window = 8;
+    config.matches.max_store_resume = 16;
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
     let id = created.match_id;
@@ -476,11 +476,11 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
     let mut config = db.config();
-    config.outgoing_queue = 8;
-    config.write_timeout_ms = 10_000;
+    config.conn.outgoing_queue = 8;
+    config.conn.write_timeout = Duration::from_millis(10_000);
     // Room for the whole flood in the match's inbox, so that every request costs a snapshot
     // (rather than a short `busy`) and the kernel's socket buffers surely overflow.
-    config.match_inbox = 10_000;
+    config.matches.match_inbox = 10_000;
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
     let id = created.match_id;
@@ -543,8 +543,8 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
 
     // A client that stops answering pings is closed with 4000 (short heartbeat on this server).
     let mut config = db.config();
-    config.heartbeat_interval_ms = 200;
-    config.heartbeat_timeout_ms = 1_000;
+    config.conn.heartbeat_interval = Duration::from_millis(200);
+    config.conn.heartbeat_timeout = Duration::from_millis(1_000);
     let quick = TestServer::start(config);
     let mut silent = Connection::connect(&quick.ws()).await.expect("connect");
     silent.set_read_timeout(Some(READ_TIMEOUT));
@@ -621,7 +621,7 @@ async fn http_api(db: &TestDb) {
 
     // Without `allow_test_setups`, a forced pile is refused.
     let mut config = db.config();
-    config.allow_test_setups = false;
+    config.matches.allow_test_setups = false;
     let server = TestServer::start(config);
     let (status, body) = http(
         &server,
@@ -692,7 +692,7 @@ async fn stats(server: &TestServer) -> serde_json::Value {
 /// demand, with its command ids remembered.
 async fn idle_match_leaves_memory_and_comes_back(db: &TestDb) {
     let mut config = db.config();
-    config.match_idle_ms = 200;
+    config.matches.match_idle = Duration::from_millis(200);
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
     let tokens = seat_tokens(&created);
@@ -761,7 +761,7 @@ async fn diverging_replay_marks_the_match_broken(db: &TestDb) {
 async fn store_batches_are_atomic(db: &TestDb) {
     use server::store::{CommandRow, MatchRow, MatchStatus, SeatRow, Store};
     let config = db.config();
-    let store = Store::open(config.database_url.as_deref(), &config.data_dir)
+    let store = Store::open(config.store.url(), &config.store.data_dir)
         .await
         .expect("open");
     let id = uuid::Uuid::new_v4();

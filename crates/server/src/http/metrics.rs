@@ -1,0 +1,39 @@
+//! `GET /metrics`: the Prometheus text exposition (see [`crate::meters`]). Who may read it is
+//! `--metrics-access`: behind the admin token (the default), open (for a port only the scraper
+//! reaches), or off.
+
+use super::admin::Admin;
+use super::error::ApiError;
+use crate::config::MetricsAccess;
+use crate::state::Shared;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use protocol::ErrorCode;
+use std::sync::Arc;
+
+/// The content type of the Prometheus text format.
+const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+pub async fn metrics(
+    State(shared): State<Arc<Shared>>,
+    admin: Result<Admin, ApiError>,
+) -> Result<Response, ApiError> {
+    match shared.config.admin.metrics_access {
+        MetricsAccess::Off => {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::Unavailable,
+                "metrics are off (--metrics-access off)",
+            ));
+        }
+        MetricsAccess::Admin => {
+            admin?;
+        }
+        MetricsAccess::Open => {}
+    }
+    let text = shared
+        .metrics
+        .render(*shared.connections.borrow(), shared.registry.len());
+    Ok(([(header::CONTENT_TYPE, TEXT_FORMAT)], text).into_response())
+}

@@ -1,0 +1,326 @@
+//! Metrics in the Prometheus text format, rendered by `GET /metrics` (see `http::metrics`).
+//!
+//! Each server has its own [`PrometheusRecorder`] (no global recorder): servers started by the
+//! tests in one process keep their counts apart, and nothing depends on who installed what
+//! first. Every series is registered once, here, with static names and labels, and the parts
+//! hold the handles: counting a command is one atomic add, with no key lookup, no `format!` and
+//! no allocation on the hot path. Gauges that are cheap to read (connections, matches in
+//! memory) are set when scraped rather than kept up to date on every change.
+//!
+//! The exporter's own HTTP listener and push gateway are off (`default-features = false`): the
+//! route lives in our router, behind our access rule (`--metrics`).
+
+use metrics::{Counter, Gauge, Histogram, Key, Label, Metadata, Recorder, SharedString, Unit};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use protocol::{ErrorCode, close};
+
+const CONNECTIONS: &str = "carcassonne_connections";
+const MATCHES: &str = "carcassonne_matches_in_memory";
+const COMMANDS: &str = "carcassonne_commands_total";
+const ACK: &str = "carcassonne_command_ack_seconds";
+const COMMIT: &str = "carcassonne_store_commit_seconds";
+const BATCH: &str = "carcassonne_store_batch_commands";
+const INBOX: &str = "carcassonne_match_inbox_depth";
+const OUTGOING: &str = "carcassonne_outgoing_queue_depth";
+const RESUMES: &str = "carcassonne_resumes_total";
+const CLOSES: &str = "carcassonne_closes_total";
+
+/// Latency buckets in seconds, from half a millisecond (a SQLite commit on an idle machine) to
+/// seconds (a store in trouble).
+const SECONDS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
+/// Counts: batch sizes (up to `--max-batch`) and queue depths (up to the queues' bounds).
+const COUNTS: &[f64] = &[
+    0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+];
+
+/// Every error code a command can be refused with, in the order of [`code_index`].
+const CODES: [ErrorCode; 14] = [
+    ErrorCode::Malformed,
+    ErrorCode::TooLarge,
+    ErrorCode::Binary,
+    ErrorCode::BadToken,
+    ErrorCode::Unauthenticated,
+    ErrorCode::AlreadyAuthenticated,
+    ErrorCode::UnknownMatch,
+    ErrorCode::Rule,
+    ErrorCode::Unavailable,
+    ErrorCode::Busy,
+    ErrorCode::Internal,
+    ErrorCode::Aborted,
+    ErrorCode::NotFinished,
+    ErrorCode::NotActive,
+];
+
+/// A code's index in [`CODES`] and its wire name (the label value). Exhaustive, so that a new
+/// code cannot be forgotten here.
+fn code_index(code: ErrorCode) -> (usize, &'static str) {
+    match code {
+        ErrorCode::Malformed => (0, "malformed"),
+        ErrorCode::TooLarge => (1, "too_large"),
+        ErrorCode::Binary => (2, "binary"),
+        ErrorCode::BadToken => (3, "bad_token"),
+        ErrorCode::Unauthenticated => (4, "unauthenticated"),
+        ErrorCode::AlreadyAuthenticated => (5, "already_authenticated"),
+        ErrorCode::UnknownMatch => (6, "unknown_match"),
+        ErrorCode::Rule => (7, "rule"),
+        ErrorCode::Unavailable => (8, "unavailable"),
+        ErrorCode::Busy => (9, "busy"),
+        ErrorCode::Internal => (10, "internal"),
+        ErrorCode::Aborted => (11, "aborted"),
+        ErrorCode::NotFinished => (12, "not_finished"),
+        ErrorCode::NotActive => (13, "not_active"),
+    }
+}
+
+/// What served a subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumeKind {
+    /// The subscriber was up to date: nothing to send.
+    Current,
+    /// Diffs from the match's in-memory window.
+    Window,
+    /// Diffs read from the store.
+    Store,
+    /// A snapshot of the view.
+    Snapshot,
+}
+
+const RESUME_KINDS: [(ResumeKind, &str); 4] = [
+    (ResumeKind::Current, "current"),
+    (ResumeKind::Window, "window"),
+    (ResumeKind::Store, "store"),
+    (ResumeKind::Snapshot, "snapshot"),
+];
+
+/// The close codes the server sends, and `none` for a connection that ended without one (the
+/// client closed, or the socket failed).
+const CLOSE_CODES: [(Option<u16>, &str); 7] = [
+    (None, "none"),
+    (Some(1001), "1001"),
+    (Some(1002), "1002"),
+    (Some(1007), "1007"),
+    (Some(1009), "1009"),
+    (Some(close::HEARTBEAT_TIMEOUT), "4000"),
+    (Some(close::TOO_SLOW), "4001"),
+];
+
+/// The server's metrics: the recorder's handle (to render) and one handle per series.
+pub struct Metrics {
+    handle: PrometheusHandle,
+    connections: Gauge,
+    matches: Gauge,
+    accepted: Counter,
+    duplicate: Counter,
+    refused: [Counter; CODES.len()],
+    /// From a command's arrival on its connection to its ack, queued for the sender.
+    pub ack_latency: Histogram,
+    /// One append (a match's batch), as the actor waits for it: on SQLite, with the wait for
+    /// the group commit.
+    pub store_commit: Histogram,
+    /// Commands written by one append.
+    pub store_batch: Histogram,
+    /// Messages in a match's inbox when the actor drains it, sampled at each drain.
+    pub inbox_depth: Histogram,
+    /// Frames in a connection's outgoing queue when its writer wakes, sampled at each write.
+    pub outgoing_depth: Histogram,
+    resumes: [Counter; RESUME_KINDS.len()],
+    closes: [Counter; CLOSE_CODES.len()],
+    other_close: Counter,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+static META: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, None);
+
+impl Metrics {
+    /// Registers every series once; `store` (the store's kind) labels the store's series.
+    pub fn new(store: &'static str) -> Metrics {
+        let mut builder = PrometheusBuilder::new();
+        for (name, buckets) in [
+            (ACK, SECONDS),
+            (COMMIT, SECONDS),
+            (BATCH, COUNTS),
+            (INBOX, COUNTS),
+            (OUTGOING, COUNTS),
+        ] {
+            // The only error is an empty bucket list, and none of these is empty.
+            builder = builder
+                .set_buckets_for_metric(Matcher::Full(name.to_string()), buckets)
+                .expect("bucket lists are not empty");
+        }
+        let r = builder.build_recorder();
+        let describe = |name: &'static str, unit: Option<Unit>, help: &'static str| {
+            let help = SharedString::const_str(help);
+            match name {
+                CONNECTIONS | MATCHES => r.describe_gauge(name.into(), unit, help),
+                COMMANDS | RESUMES | CLOSES => r.describe_counter(name.into(), unit, help),
+                _ => r.describe_histogram(name.into(), unit, help),
+            }
+        };
+        describe(CONNECTIONS, None, "Open WebSocket connections.");
+        describe(MATCHES, None, "Match actors in memory (loading or loaded).");
+        describe(
+            COMMANDS,
+            None,
+            "Commands answered, by outcome (accepted, duplicate, refused) and, when refused, by error code.",
+        );
+        describe(
+            ACK,
+            Some(Unit::Seconds),
+            "From a command's arrival on its connection to its ack (after the store's commit).",
+        );
+        describe(
+            COMMIT,
+            Some(Unit::Seconds),
+            "One append of a match's batch to the store, as the match waits for it.",
+        );
+        describe(BATCH, None, "Commands written by one append.");
+        describe(
+            INBOX,
+            None,
+            "Messages in a match's inbox when its actor drains it.",
+        );
+        describe(
+            OUTGOING,
+            None,
+            "Frames in a connection's outgoing queue when its writer wakes.",
+        );
+        describe(
+            RESUMES,
+            None,
+            "Subscriptions, by what served them: current, window, store, snapshot.",
+        );
+        describe(
+            CLOSES,
+            None,
+            "Connections ended, by the close code the server sent (none: the client closed or the socket failed).",
+        );
+
+        let counter = |name: &'static str, labels: &[(&'static str, &'static str)]| {
+            let labels: Vec<Label> = labels
+                .iter()
+                .map(|&(k, v)| Label::from_static_parts(k, v))
+                .collect();
+            r.register_counter(&Key::from_parts(name, labels), &META)
+        };
+        let plain = |name: &'static str| Key::from_static_name(name);
+        let stored = |name: &'static str| Key::from_parts(name, vec![Label::new("store", store)]);
+        Metrics {
+            connections: r.register_gauge(&plain(CONNECTIONS), &META),
+            matches: r.register_gauge(&plain(MATCHES), &META),
+            accepted: counter(COMMANDS, &[("outcome", "accepted")]),
+            duplicate: counter(COMMANDS, &[("outcome", "duplicate")]),
+            refused: CODES.map(|code| {
+                counter(
+                    COMMANDS,
+                    &[("outcome", "refused"), ("code", code_index(code).1)],
+                )
+            }),
+            ack_latency: r.register_histogram(&plain(ACK), &META),
+            store_commit: r.register_histogram(&stored(COMMIT), &META),
+            store_batch: r.register_histogram(&stored(BATCH), &META),
+            inbox_depth: r.register_histogram(&plain(INBOX), &META),
+            outgoing_depth: r.register_histogram(&plain(OUTGOING), &META),
+            resumes: RESUME_KINDS.map(|(_, kind)| counter(RESUMES, &[("kind", kind)])),
+            closes: CLOSE_CODES.map(|(_, code)| counter(CLOSES, &[("code", code)])),
+            other_close: counter(CLOSES, &[("code", "other")]),
+            handle: r.handle(),
+        }
+    }
+
+    /// A command acknowledged (stored).
+    pub fn accepted(&self) {
+        self.accepted.increment(1);
+    }
+
+    /// A repeated command id, answered with its first answer.
+    pub fn duplicate(&self) {
+        self.duplicate.increment(1);
+    }
+
+    /// A command refused with `code`.
+    pub fn refused(&self, code: ErrorCode) {
+        self.refused[code_index(code).0].increment(1);
+    }
+
+    pub fn resumed(&self, kind: ResumeKind) {
+        if let Some(i) = RESUME_KINDS.iter().position(|(k, _)| *k == kind) {
+            self.resumes[i].increment(1);
+        }
+    }
+
+    /// A connection ended; `code` is the close code the server sent, if any.
+    pub fn closed(&self, code: Option<u16>) {
+        match CLOSE_CODES.iter().position(|(c, _)| *c == code) {
+            Some(i) => self.closes[i].increment(1),
+            None => self.other_close.increment(1),
+        }
+    }
+
+    /// The text exposition, with the gauges read now.
+    pub fn render(&self, connections: usize, matches: usize) -> String {
+        self.connections.set(connections as f64);
+        self.matches.set(matches as f64);
+        self.handle.render()
+    }
+
+    /// Moves recorded histogram samples into their buckets; called periodically so that memory
+    /// stays bounded between scrapes (or without any).
+    pub fn upkeep(&self) {
+        self.handle.run_upkeep();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every code and close code has its own series; the text names them as the README says.
+    #[test]
+    fn every_series_renders_with_its_labels() {
+        let m = Metrics::new("sqlite");
+        for code in CODES {
+            m.refused(code);
+        }
+        m.accepted();
+        m.resumed(ResumeKind::Store);
+        m.closed(Some(close::TOO_SLOW));
+        m.closed(Some(4999));
+        m.ack_latency.record(0.002);
+        m.store_batch.record(3.0);
+        let text = m.render(2, 1);
+        for code in CODES {
+            let line = format!(
+                "{COMMANDS}{{outcome=\"refused\",code=\"{}\"}} 1",
+                code_index(code).1
+            );
+            assert!(text.contains(&line), "{line} in\n{text}");
+        }
+        for line in [
+            "carcassonne_commands_total{outcome=\"accepted\"} 1",
+            "carcassonne_resumes_total{kind=\"store\"} 1",
+            "carcassonne_closes_total{code=\"4001\"} 1",
+            "carcassonne_closes_total{code=\"other\"} 1",
+            "carcassonne_connections 2",
+            "carcassonne_matches_in_memory 1",
+            "carcassonne_command_ack_seconds_bucket{le=\"0.0025\"} 1",
+            "carcassonne_store_batch_commands_bucket{store=\"sqlite\",le=\"4\"} 1",
+            "# TYPE carcassonne_command_ack_seconds histogram",
+        ] {
+            assert!(text.contains(line), "{line} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn codes_are_listed_in_index_order() {
+        for (i, code) in CODES.into_iter().enumerate() {
+            assert_eq!(code_index(code).0, i);
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! `GET /metrics` (issue 11 item 5) over a real socket: who may read it, and that a match's
+//! commands, refusals, resumes and closes show up in the counters. Each server has its own
+//! recorder, so the counts here are this test's alone.
+
+use crate::common::*;
+use client::{CommandOutcome, Connection};
+use protocol::{ErrorCode, ServerMessage};
+use rules::Command;
+use server::config::MetricsAccess;
+use std::collections::HashMap;
+use std::time::Duration;
+
+on_both_stores!(
+    metrics_count_commands_refusals_resumes_and_closes,
+    metrics_access_follows_the_flag,
+);
+
+/// The text exposition as `series → value`, where a series is the name with its labels as
+/// printed (`carcassonne_commands_total{outcome="accepted"}`). Comments are checked to name a
+/// type for every family.
+fn parse(text: &str) -> HashMap<String, f64> {
+    let mut series = HashMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        if line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line.rsplit_once(' ').expect("`series value`");
+        let value: f64 = value.parse().expect("a number");
+        series.insert(key.to_string(), value);
+    }
+    series
+}
+
+async fn scrape(server: &TestServer) -> HashMap<String, f64> {
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    let (status, body) = http(server, "GET", "/metrics", &[("Authorization", &auth)], "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("# TYPE carcassonne_commands_total counter"),
+        "{body}"
+    );
+    parse(&body)
+}
+
+fn get(m: &HashMap<String, f64>, series: &str) -> f64 {
+    m.get(series).copied().unwrap_or(0.0)
+}
+
+async fn metrics_count_commands_refusals_resumes_and_closes(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let before = scrape(&server).await;
+    let store = db.kind();
+    assert_eq!(
+        get(&before, r#"carcassonne_commands_total{outcome="accepted"}"#),
+        0.0
+    );
+
+    let created = create(&server, 2).await;
+    let mut seats = join_seats(&server, &created).await;
+    let moves = play(&mut seats, &mut [], &mut Rng::new(11), 6).await;
+    assert_eq!(moves, 6);
+
+    // Refused by the rules: the seat without a decision plays the other seat's move.
+    let view = seats[0].view();
+    let (player, legal) = pick_move(&view, &mut Rng::new(3)).expect("a move");
+    let other = &mut seats[1 - usize::from(player)];
+    let id = other.new_id();
+    let out = other.command(&id, legal).await;
+    assert!(
+        matches!(&out, CommandOutcome::Rejected(e) if e.code == ErrorCode::Rule),
+        "{out:?}"
+    );
+    // A repeated id: its first answer, counted as a duplicate.
+    let (acked, seq) = seats[0].acks[0].clone();
+    let out = seats[0].command(&acked, Command::Pass {}).await;
+    assert!(
+        matches!(out, CommandOutcome::Accepted { seq: s, .. } if s == seq),
+        "{out:?}"
+    );
+    // Refused before reaching the match: no seat.
+    let mut stranger = Connection::connect(&server.ws()).await.expect("connect");
+    stranger.set_read_timeout(Some(READ_TIMEOUT));
+    let out = stranger
+        .command("x", Command::Pass {})
+        .await
+        .expect("answer");
+    assert!(
+        matches!(&out, CommandOutcome::Rejected(e) if e.code == ErrorCode::Unauthenticated),
+        "{out:?}"
+    );
+    // A resume from the window, then a clean close.
+    let now = seats[0].seq().expect("seq");
+    let mut watcher = Connection::connect(&server.ws()).await.expect("connect");
+    watcher.set_read_timeout(Some(READ_TIMEOUT));
+    watcher
+        .subscribe(created.match_id, Some(now - 2))
+        .await
+        .expect("subscribe");
+    let last = watcher
+        .wait_for(|m| matches!(m, ServerMessage::Diff { seq, .. } if *seq == now))
+        .await;
+    assert!(last.is_ok(), "{last:?}");
+    let _ = watcher.close().await;
+    let _ = stranger.close().await;
+
+    // The closes are counted when the server's side of each connection ends: wait for them.
+    let deadline = tokio::time::Instant::now() + READ_TIMEOUT;
+    let after = loop {
+        let m = scrape(&server).await;
+        let gone = get(&m, r#"carcassonne_closes_total{code="none"}"#) >= 2.0
+            && get(&m, "carcassonne_connections") <= 2.0;
+        if gone || tokio::time::Instant::now() > deadline {
+            break m;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let delta = |series: &str| get(&after, series) - get(&before, series);
+    assert_eq!(
+        delta(r#"carcassonne_commands_total{outcome="accepted"}"#),
+        6.0
+    );
+    assert_eq!(
+        delta(r#"carcassonne_commands_total{outcome="duplicate"}"#),
+        1.0
+    );
+    assert_eq!(
+        delta(r#"carcassonne_commands_total{outcome="refused",code="rule"}"#),
+        1.0
+    );
+    assert_eq!(
+        delta(r#"carcassonne_commands_total{outcome="refused",code="unauthenticated"}"#),
+        1.0
+    );
+    assert_eq!(
+        delta(r#"carcassonne_commands_total{outcome="refused",code="busy"}"#),
+        0.0
+    );
+    assert_eq!(delta("carcassonne_command_ack_seconds_count"), 6.0);
+    assert_eq!(
+        delta(&format!(
+            "carcassonne_store_batch_commands_sum{{store=\"{store}\"}}"
+        )),
+        6.0,
+        "every accepted command was written once"
+    );
+    assert!(
+        delta(&format!(
+            "carcassonne_store_commit_seconds_count{{store=\"{store}\"}}"
+        )) >= 1.0
+    );
+    assert_eq!(delta(r#"carcassonne_resumes_total{kind="window"}"#), 1.0);
+    assert!(delta(r#"carcassonne_resumes_total{kind="snapshot"}"#) >= 2.0);
+    assert!(delta(r#"carcassonne_closes_total{code="none"}"#) >= 2.0);
+    assert!(delta("carcassonne_match_inbox_depth_count") >= 6.0);
+    assert!(delta("carcassonne_outgoing_queue_depth_count") >= 6.0);
+    assert_eq!(get(&after, "carcassonne_matches_in_memory"), 1.0);
+    assert_eq!(get(&after, "carcassonne_connections"), 2.0, "the two seats");
+    server.stop().await;
+}
+
+/// `--metrics-access`: `admin` wants the admin token, `open` wants none, `off` serves nothing;
+/// refusals carry the JSON error body.
+async fn metrics_access_follows_the_flag(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let (status, body) = http(&server, "GET", "/metrics", &[], "").await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains(r#""code":"bad_token""#), "{body}");
+    let wrong = [("Authorization", "Bearer not-the-token")];
+    assert_eq!(http(&server, "GET", "/metrics", &wrong, "").await.0, 401);
+    server.stop().await;
+
+    let mut config = db.config();
+    config.admin.metrics_access = MetricsAccess::Open;
+    let server = TestServer::start(config);
+    let (status, body) = http(&server, "GET", "/metrics", &[], "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        parse(&body).contains_key("carcassonne_connections"),
+        "{body}"
+    );
+    server.stop().await;
+
+    let mut config = db.config();
+    config.admin.metrics_access = MetricsAccess::Off;
+    let server = TestServer::start(config);
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    let (status, body) = http(&server, "GET", "/metrics", &[("Authorization", &auth)], "").await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains(r#""code":"unavailable""#), "{body}");
+    server.stop().await;
+}
