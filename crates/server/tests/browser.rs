@@ -1036,6 +1036,31 @@ async fn create_from_start_page(p: &Page, server: &Server, option: &str) -> Stri
 /// chips are drawn; Red takes a chip by placing a tile, sees it in the hand as a wine and the
 /// event in words; then sells it to the town Colmar by clicking; the points in the page are the
 /// server's (P8: +2, P9: +9).
+/// Red (the first page) clicks the offered sale; every page reaches `seq`, the other page's log
+/// tells the sale in `words`, and Red's score, every page's scores and view are the server's.
+async fn sell_by_clicking(
+    server: &Server,
+    match_id: uuid::Uuid,
+    pages: &[&Page; 2],
+    seq: u64,
+    words: &str,
+    red_score: u64,
+) {
+    pages[0].click("button.sale").await;
+    for p in pages {
+        wait_seq(p, seq).await;
+    }
+    let log = text_of(pages[1], "document.getElementById('log').textContent").await;
+    assert!(log.contains(words), "log: {log}");
+    let (sseq, view) = server_view(server, match_id).await;
+    assert_eq!(sseq, seq);
+    assert_eq!(scores(&view)[0], red_score);
+    for p in pages {
+        assert_eq!(page_scores(p).await, scores(&view), "scores in the page");
+        assert_eq!(page_view(p).await, view, "the page's view is the server's");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn france_map_chip_taken_and_wine_sold_by_clicking() {
     let Some(b) = Browser::launch().await else {
@@ -1146,22 +1171,15 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
     )
     .await;
     red.screenshot("france-sell-wine").await;
-    red.click("button.sale").await;
-    for q in pages {
-        wait_seq(q, seq + 3).await;
-    }
-    let log = text_of(&blue, "document.getElementById('log').textContent").await;
-    assert!(
-        log.contains("Red sells a light blue wine (light blue 2) to Colmar at 15,10: +9."),
-        "log: {log}"
-    );
-    let (sseq, view) = server_view(&server, created.match_id).await;
-    assert_eq!(sseq, seq + 3);
-    assert_eq!(scores(&view)[0], 11, "2 for the chip, 9 for the wine");
-    for p in pages {
-        assert_eq!(page_scores(p).await, scores(&view), "scores in the page");
-        assert_eq!(page_view(p).await, view, "the page's view is the server's");
-    }
+    sell_by_clicking(
+        &server,
+        created.match_id,
+        &pages,
+        seq + 3,
+        "Red sells a light blue wine (light blue 2) to Colmar at 15,10: +9.",
+        11, // 2 for the chip, 9 for the wine
+    )
+    .await;
     let hand = text_of(
         &red,
         "document.querySelector('#players tr[data-player=red] td.chips').textContent",
@@ -1692,22 +1710,15 @@ async fn france_map_wine_sold_abroad_by_clicking() {
     let offer = text_of(&red, "document.querySelector('button.sale').textContent").await;
     assert_eq!(offer, "Sell the light blue wine (light blue 2) abroad: +5");
     red.screenshot("france-sell-abroad").await;
-    red.click("button.sale").await;
-    for p in pages {
-        wait_seq(p, seq + 3).await;
-    }
-    let log = text_of(&blue, "document.getElementById('log').textContent").await;
-    assert!(
-        log.contains("Red sells a light blue wine (light blue 2) abroad at 16,11: +5."),
-        "log: {log}"
-    );
-    let (sseq, view) = server_view(&server, created.match_id).await;
-    assert_eq!(sseq, seq + 3);
-    assert_eq!(scores(&view)[0], 7, "2 for the chip, 5 for the wine abroad");
-    for p in pages {
-        assert_eq!(page_scores(p).await, scores(&view), "scores in the page");
-        assert_eq!(page_view(p).await, view, "the page's view is the server's");
-    }
+    sell_by_clicking(
+        &server,
+        created.match_id,
+        &pages,
+        seq + 3,
+        "Red sells a light blue wine (light blue 2) abroad at 16,11: +5.",
+        7, // 2 for the chip, 5 for the wine abroad
+    )
+    .await;
     red.screenshot("france-sold-abroad").await;
 }
 
