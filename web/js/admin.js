@@ -225,7 +225,7 @@ function filterQuery() {
   if (module) q.set('module', module);
   if (input('f-from').value) q.set('from', utc(input('f-from').value));
   if (input('f-to').value) q.set('to', utc(input('f-to').value));
-  q.set('limit', '20');
+  q.set('limit', /** @type {HTMLSelectElement} */ ($('f-limit')).value);
   return q;
 }
 
@@ -251,7 +251,7 @@ async function loadPage(i) {
     cursors = cursors.slice(0, i + 1);
     nextCursor = list.next_cursor ?? null;
     body.replaceChildren(...list.matches.map(matchRow));
-    if (list.matches.length === 0) body.append(h('tr', {}, [h('td', { colspan: '7' }, ['No match matches these filters.'])]));
+    if (list.matches.length === 0) body.append(h('tr', {}, [h('td', { colspan: '7' }, [i === 0 ? 'No match matches these filters.' : 'No more matches.'])]));
     $('page-no').textContent = `Page ${i + 1}`;
     button('next-page').disabled = !nextCursor;
     button('first-page').disabled = i === 0;
@@ -306,7 +306,7 @@ async function loadTrail(list, matchId, more) {
     const items = page.actions.map((a) => actionItem(a, !matchId));
     if (more) list.append(...items);
     else list.replaceChildren(...items);
-    if (!more && items.length === 0) list.append(h('li', {}, ['Nothing yet.']));
+    if (!more && items.length === 0) list.append(h('li', { class: 'none' }, ['Nothing yet.']));
     if (!matchId) {
       trailBefore = page.next_before ?? null;
       button('trail-more').hidden = trailBefore === null;
@@ -478,6 +478,9 @@ async function step(seq) {
   const id = current.id;
   let view = current.views.get(n);
   if (!view) {
+    // While the slider is dragged, ask only for the seq it rests on: each answer is a replay.
+    await new Promise((r) => setTimeout(r, 60));
+    if (ticket !== want) return;
     try {
       /** @type {MatchState} */
       const st = await api(`/matches/${id}/state?seq=${n}`);

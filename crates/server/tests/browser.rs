@@ -2045,6 +2045,12 @@ async fn admin_console_says_a_wrong_token_in_words() {
     };
     let data = tempfile::tempdir().expect("tmp");
     let server = Server::start(free_addr(), data.path());
+    // Eleven matches: two pages of ten.
+    let s = scenario("b-b6-b7-monastery-complete-9-and-incomplete");
+    let mut ids = Vec::new();
+    for _ in 0..11 {
+        ids.push(create(&server, &s).await.match_id.to_string());
+    }
     let p = admin_page(&b, &server, "not-the-token", "").await;
     p.wait(
         "!document.getElementById('error').hidden && !document.getElementById('login').hidden",
@@ -2080,6 +2086,51 @@ async fn admin_console_says_a_wrong_token_in_words() {
         p.eval("document.getElementById('error').hidden").await,
         json!(true)
     );
+
+    // Paging: ten per page, newest first, then the one left; and back to the first page.
+    let listed = "[...document.querySelectorAll('#matches tr[data-match]')].map(tr => tr.dataset.match)";
+    p.eval("document.getElementById('f-limit').value = '10'")
+        .await;
+    p.click("#filters button").await;
+    p.wait(
+        "document.querySelectorAll('#matches tr[data-match]').length === 10",
+        "a page of ten",
+    )
+    .await;
+    let first = p.eval(listed).await;
+    p.click("#next-page").await;
+    p.wait(
+        "document.getElementById('matches').dataset.page === '1'",
+        "page 2",
+    )
+    .await;
+    let second = p.eval(listed).await;
+    let mut all: Vec<String> = [&first, &second]
+        .iter()
+        .flat_map(|v| v.as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(second.as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        first[0].as_str(),
+        ids.last().map(String::as_str),
+        "newest first"
+    );
+    all.sort();
+    ids.sort();
+    assert_eq!(all, ids, "every match once across the pages");
+    assert_eq!(
+        p.eval("document.getElementById('next-page').disabled").await,
+        json!(true)
+    );
+    p.click("#first-page").await;
+    p.wait(
+        "document.getElementById('matches').dataset.page === '0'",
+        "page 1 again",
+    )
+    .await;
+    assert_eq!(p.eval(listed).await, first);
+    p.screenshot("admin-paging").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
