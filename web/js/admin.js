@@ -564,6 +564,8 @@ async function refresh() {
   step(current.seq);
 }
 
+$('refresh').addEventListener('click', () => refresh().catch((e) => showError(errorWords(e))));
+
 $('abort').addEventListener('click', async () => {
   if (!current) return;
   const id = current.id;

@@ -232,7 +232,7 @@ export class Board {
       const c = COLOURS[pl.colour];
       const { pos, value } = pl.tollhouse;
       w.appendChild(el('g', {
-        class: 'tollhouse', 'data-tollhouse': pl.colour,
+        class: 'tollhouse', 'data-tollhouse': pl.colour, 'data-pos': `${pos.x},${pos.y}`,
         transform: `translate(${pos.x * U + 22},${-pos.y * U + 22})`,
       }, [
         el('path', { d: 'M-13,12 L-13,-4 L0,-15 L13,-4 L13,12 Z', fill: c.fill }),

@@ -1788,14 +1788,17 @@ async fn admin_page(b: &Browser, server: &Server, token: &str, hash: &str) -> Pa
     p
 }
 
-/// What the console's board draws: the placed tiles (square, tile, rotation) and the meeples
-/// (key, player), from the drawing's data attributes, sorted.
+/// What the console's board draws: the placed tiles (square, tile, rotation), the meeples (key,
+/// player) and the tollhouses (colour, square), from the drawing's data attributes, sorted, and
+/// the scores beside it.
 async fn drawn_board(p: &Page) -> Value {
     p.eval(
         "({tiles: [...document.querySelectorAll('#board [data-square]')]
              .map(g => [g.dataset.square, g.dataset.tile, Number(g.dataset.rotation)]).sort(),
            meeples: [...document.querySelectorAll('#board [data-meeple]')]
              .map(g => [g.dataset.meeple, Number(g.dataset.player)]).sort(),
+           tollhouses: [...document.querySelectorAll('#board [data-tollhouse]')]
+             .map(g => [g.dataset.tollhouse, g.dataset.pos]).sort(),
            scores: [...document.querySelectorAll('#at-players td.score')].map(td => Number(td.textContent))})",
     )
     .await
@@ -1820,10 +1823,22 @@ fn rules_board(s: &Scenario, steps: &[(u8, Command)], seq: usize) -> (Value, Val
         .iter()
         .map(|(k, m)| json!([k, m["player"]]))
         .collect();
+    let tollhouses: Vec<Value> = view["players"]
+        .as_array()
+        .expect("players")
+        .iter()
+        .filter(|p| p.get("tollhouse").is_some())
+        .map(|p| {
+            let pos = &p["tollhouse"]["pos"];
+            json!([p["colour"], format!("{},{}", pos["x"], pos["y"])])
+        })
+        .collect();
     let key = |v: &Value| v.to_string();
     tiles.sort_by_key(key);
     meeples.sort_by_key(key);
-    let drawn = json!({ "tiles": tiles, "meeples": meeples, "scores": scores(&view) });
+    let drawn = json!({
+        "tiles": tiles, "meeples": meeples, "tollhouses": tollhouses, "scores": scores(&view),
+    });
     (drawn, view)
 }
 
@@ -1891,12 +1906,13 @@ async fn admin_console_lists_steps_and_reveals_a_played_match() {
     };
     let data = tempfile::tempdir().expect("tmp");
     let server = Server::start(free_addr(), data.path());
-    // A finished match, and one still being played.
-    let s = scenario("b-b11-scoring-order-roads-cities-monasteries");
+    // A finished match (The Tollkeepers: tolls paid, a tollhouse turned), and one still being
+    // played.
+    let s = scenario("t-t6-t9-seed-examples");
     let steps = canonical_steps(&s);
     let done = create(&server, &s).await;
     let n = play_natively(&server, &done, &steps).await;
-    let t = scenario("t-t6-t9-seed-examples");
+    let t = scenario("b-b11-scoring-order-roads-cities-monasteries");
     let t_steps = canonical_steps(&t);
     let running = create(&server, &t).await;
     let half = play_natively(&server, &running, &t_steps[..t_steps.len() / 2]).await;
@@ -1939,7 +1955,11 @@ async fn admin_console_lists_steps_and_reveals_a_played_match() {
         .await;
     assert_eq!(items, json!(n + 1), "the opening and every command");
     let timeline = text(&p, "#timeline").await;
-    assert!(timeline.contains("Game over"), "events in words: {timeline}");
+    assert!(
+        timeline.contains("Game over")
+            && timeline.contains("Green's road at 1,0 paid Red's tollhouse 7."),
+        "events in words: {timeline}"
+    );
     assert!(
         timeline.contains("places the tile at"),
         "commands in words: {timeline}"
@@ -1969,9 +1989,20 @@ async fn admin_console_lists_steps_and_reveals_a_played_match() {
         seen_meeples |= board_is_the_rules_view(&p, &s, &steps, seq).await;
     }
     assert!(seen_meeples, "some seq shows meeples");
+    assert!(
+        p.eval("document.querySelectorAll('#board [data-tollhouse]').length")
+            .await
+            .as_u64()
+            > Some(0),
+        "a tollhouse drawn"
+    );
     // The keyboard (from n - 2): ←, → and End step when the focus is not in a field.
     p.eval("document.activeElement.blur()").await;
-    for (key, code, seq) in [("ArrowLeft", 37, n - 3), ("ArrowRight", 39, n - 2), ("End", 35, n)] {
+    for (key, code, seq) in [
+        ("ArrowLeft", 37, n - 3),
+        ("ArrowRight", 39, n - 2),
+        ("End", 35, n),
+    ] {
         for kind in ["keyDown", "keyUp"] {
             p.call(
                 "Input.dispatchKeyEvent",
@@ -1984,8 +2015,11 @@ async fn admin_console_lists_steps_and_reveals_a_played_match() {
 
     // The secrets of a finished match: the pile after the first draw is the scenario's own.
     p.click("#reveal").await;
-    p.wait("document.querySelector('#secrets [data-pile=\"start\"]')", "the secrets")
-        .await;
+    p.wait(
+        "document.querySelector('#secrets [data-pile=\"start\"]')",
+        "the secrets",
+    )
+    .await;
     let pile = p
         .eval("[...document.querySelectorAll('#secrets [data-pile=\"start\"] li')].map(li => li.textContent)")
         .await;
@@ -2009,8 +2043,9 @@ async fn admin_console_lists_steps_and_reveals_a_played_match() {
         "the export in the audit trail",
     )
     .await;
-    click_timeline(&p, mid).await;
-    wait_admin_seq(&p, mid).await;
+    // The README's picture: the command after which a road paid a tollhouse.
+    click_timeline(&p, mid + 1).await;
+    wait_admin_seq(&p, mid + 1).await;
     let shot = p.screenshot("admin-console").await;
     if std::env::var("UPDATE_DOCS_SCREENSHOTS").is_ok() {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/admin-console.png");
@@ -2088,7 +2123,8 @@ async fn admin_console_says_a_wrong_token_in_words() {
     );
 
     // Paging: ten per page, newest first, then the one left; and back to the first page.
-    let listed = "[...document.querySelectorAll('#matches tr[data-match]')].map(tr => tr.dataset.match)";
+    let listed =
+        "[...document.querySelectorAll('#matches tr[data-match]')].map(tr => tr.dataset.match)";
     p.eval("document.getElementById('f-limit').value = '10'")
         .await;
     p.click("#filters button").await;
@@ -2120,7 +2156,8 @@ async fn admin_console_says_a_wrong_token_in_words() {
     ids.sort();
     assert_eq!(all, ids, "every match once across the pages");
     assert_eq!(
-        p.eval("document.getElementById('next-page').disabled").await,
+        p.eval("document.getElementById('next-page').disabled")
+            .await,
         json!(true)
     );
     p.click("#first-page").await;
@@ -2144,13 +2181,22 @@ async fn admin_console_aborts_and_marks_away_after_confirmation() {
     let steps = canonical_steps(&s);
     let created = create(&server, &s).await;
     let seq = play_natively(&server, &created, &steps[..4]).await;
-    let p = admin_page(&b, &server, ADMIN_TOKEN, &format!("#match={}", created.match_id)).await;
+    let p = admin_page(
+        &b,
+        &server,
+        ADMIN_TOKEN,
+        &format!("#match={}", created.match_id),
+    )
+    .await;
     wait_admin_seq(&p, seq).await;
 
     // Away, confirmed.
     p.click("[data-away-seat=\"1\"]").await;
-    p.wait("document.getElementById('confirm-dialog').open", "the question")
-        .await;
+    p.wait(
+        "document.getElementById('confirm-dialog').open",
+        "the question",
+    )
+    .await;
     p.click("#confirm-ok").await;
     p.wait(
         "document.querySelector('li[data-seat=\"1\"]').textContent.includes('away since')",
@@ -2159,8 +2205,11 @@ async fn admin_console_aborts_and_marks_away_after_confirmation() {
     .await;
     // Abort: cancelled first (nothing changes), then confirmed.
     p.click("#abort").await;
-    p.wait("document.getElementById('confirm-dialog').open", "the question")
-        .await;
+    p.wait(
+        "document.getElementById('confirm-dialog').open",
+        "the question",
+    )
+    .await;
     let question = text(&p, "#confirm-text").await;
     assert!(question.contains("for good"), "{question}");
     p.click("#confirm-cancel").await;
@@ -2168,8 +2217,11 @@ async fn admin_console_aborts_and_marks_away_after_confirmation() {
         .await;
     assert_eq!(text(&p, "#m-status").await, "active");
     p.click("#abort").await;
-    p.wait("document.getElementById('confirm-dialog').open", "the question")
-        .await;
+    p.wait(
+        "document.getElementById('confirm-dialog').open",
+        "the question",
+    )
+    .await;
     p.click("#confirm-ok").await;
     p.wait(
         "document.getElementById('m-status') && document.getElementById('m-status').textContent === 'aborted'",
@@ -2193,7 +2245,9 @@ async fn admin_console_aborts_and_marks_away_after_confirmation() {
     let out = match refused {
         Ok(_) => format!(
             "{:?}",
-            c.command("late", Command::Pass {}).await.expect("an answer")
+            c.command("late", Command::Pass {})
+                .await
+                .expect("an answer")
         ),
         Err(e) => e.to_string(),
     };
