@@ -5,7 +5,7 @@
 // once and kept in this tab's sessionStorage; it goes in a header, never in a URL.
 
 import { Board } from './board.js';
-import { COLOURS, cap, commandWords, eventWords, at } from './words.js';
+import { COLOURS, at, cap, chipWords, commandWords, eventWords } from './words.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -502,11 +502,25 @@ function drawAt(seq, view) {
   $('at-turn').textContent = view.finished
     ? 'Game over.'
     : `Turn ${view.turn}: ${cap(cs[view.active] ?? '')} · pile ${view.pile_size}${view.drawn ? ` · drawn ${view.drawn}` : ''}`;
+  // The modules' public parts at that seq: tollhouses, The Messages' pawns, the France hands.
+  const pawns = view.messages?.players ?? [];
+  const hands = view.map?.hands ?? [];
+  $('at-extra').textContent = [
+    view.modules.tollkeepers ? 'Tollhouse' : '',
+    pawns.length ? 'Pawns ● ◆' : '',
+    hands.length ? 'Chips' : '',
+  ].filter(Boolean).join(' · ');
   $('at-players').replaceChildren(...view.players.map((p, i) => h('tr', { 'data-player': p.colour, class: i === view.active && !view.finished ? 'active' : '' }, [
     h('td', {}, [swatch(p.colour), ` ${cap(p.colour)}`]),
     h('td', { class: 'score' }, [String(p.score)]),
     h('td', { class: 'meeples' }, [String(p.meeples)]),
+    h('td', { class: 'extra' }, [[
+      view.modules.tollkeepers ? (p.tollhouse ? `${p.tollhouse.value} at ${at(p.tollhouse.pos)}` : '–') : '',
+      pawns[i] ? `● ${pawns[i].scoring} ◆ ${pawns[i].messenger}` : '',
+      hands.length ? (hands[i] ?? []).map(chipWords).join(', ') || 'no chips' : '',
+    ].filter(Boolean).join(' · ')]),
   ])));
+  if (view.messages) $('at-turn').append(` · ${view.messages.stack} dispatches in the stack`);
   const placing = view.decisions.find((d) => d.type === 'place_tile');
   board.render({
     view,

@@ -2254,3 +2254,108 @@ async fn admin_console_aborts_and_marks_away_after_confirmation() {
     assert!(out.to_lowercase().contains("abort"), "{out}");
     p.screenshot("admin-aborted").await;
 }
+
+/// Plays `moves` random legal commands (the rules crate's bot, any seat's open decision) over the
+/// wire; returns the seq reached (fewer when the game ends first).
+async fn play_randomly(server: &Server, created: &MatchCreated, moves: u64, mut rng: u64) -> u64 {
+    let id = created.match_id;
+    let ws = format!("ws://{}/ws", server.addr);
+    let mut seats = Vec::new();
+    for st in &created.seats {
+        let mut c = Connection::connect(&ws).await.expect("connect");
+        c.auth(&st.token).await.expect("auth");
+        seats.push(c);
+    }
+    let mut follower = Connection::connect(&ws).await.expect("connect");
+    follower.subscribe(id, None).await.expect("subscribe");
+    let mut mirror = client::Mirror::new(id);
+    let mut seq = 0;
+    while seq < moves {
+        while mirror.seq() != Some(seq) {
+            let m = tokio::time::timeout(WAIT, follower.next_message())
+                .await
+                .expect("a message in time")
+                .expect("read")
+                .expect("open");
+            mirror.apply(&m).expect("mirror");
+        }
+        let view = mirror.view_typed().expect("view").expect("some");
+        if view.finished {
+            break;
+        }
+        let (player, command) =
+            rules::bot::random_move_from(&view.decisions, || rules::bot::splitmix64(&mut rng))
+                .expect("a move");
+        let out = seats[usize::from(player)]
+            .command(&format!("r{seq}"), command)
+            .await
+            .expect("command");
+        assert!(
+            matches!(out, client::CommandOutcome::Accepted { .. }),
+            "{out:?}"
+        );
+        seq += 1;
+    }
+    seq
+}
+
+/// A match with every module the page draws (The Messages, the France map and its chips): at
+/// each seq the console's view is `GET /state`'s, and its board draws that view's tiles,
+/// meeples and face-down chips.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_console_steps_a_messages_match_on_the_france_map() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let req: CreateMatch = serde_json::from_value(json!({
+        "players": ["red", "blue"],
+        "modules": { "messages": true, "map": { "map": "france", "chips": true } },
+    }))
+    .expect("request");
+    let created = client::create_match(&server.http(), &req)
+        .await
+        .expect("create");
+    let n = play_randomly(&server, &created, 40, 11).await;
+    let id = created.match_id;
+    let p = admin_page(&b, &server, ADMIN_TOKEN, &format!("#match={id}")).await;
+    wait_admin_seq(&p, n).await;
+    for seq in [0, 1, n / 3, n / 2, n - 1, n] {
+        p.eval(&format!(
+            "(r => {{ r.value = '{seq}'; r.dispatchEvent(new Event('input')); }})(document.getElementById('seq'))"
+        ))
+        .await;
+        wait_admin_seq(&p, seq).await;
+        // The server's answer, asked from the page with the token it keeps.
+        let state = p
+            .eval(&format!(
+                "fetch('/api/admin/matches/{id}/state?seq={seq}', {{headers: {{authorization:
+                   'Bearer ' + sessionStorage.getItem('carcassonne.admin-token')}}}}).then(r => r.json())"
+            ))
+            .await;
+        let view = &state["view"];
+        assert_eq!(state["seq"], json!(seq));
+        assert_eq!(
+            &p.eval("window.carcassonneAdmin.view").await,
+            view,
+            "the view at seq {seq}"
+        );
+        let drawn = drawn_board(&p).await;
+        let tiles = view["board"].as_object().map_or(0, |b| b.len());
+        let meeples = view["meeples"].as_object().map_or(0, |m| m.len());
+        assert_eq!(drawn["tiles"].as_array().map(Vec::len), Some(tiles));
+        assert_eq!(drawn["meeples"].as_array().map(Vec::len), Some(meeples));
+        assert_eq!(drawn["scores"], json!(scores(view)));
+        let chips = view["map"]["chips"].as_array().map_or(0, Vec::len);
+        assert_eq!(
+            p.eval("document.querySelectorAll('#board [data-chip]').length")
+                .await,
+            json!(chips),
+            "face-down chips at seq {seq}"
+        );
+        let pawns = text(&p, "#at-players").await;
+        assert!(pawns.contains('●') && pawns.contains('◆'), "{pawns}");
+    }
+    p.screenshot("admin-france-messages").await;
+}
