@@ -1411,23 +1411,32 @@ async fn messages_pawn_choices_and_a_dispatch_by_clicking() {
         blue.eval("document.activeElement.dataset.key").await,
         json!("pawn:messenger")
     );
-    // A deadline as the server will send it (notes/deadline-wire.md) shows as a countdown.
+    // Blue, not the active player, has a deadline (M3 and the server's decision timeout, 30 s by
+    // default): both pages show it as a countdown, Blue's beside its own buttons.
     for p in pages {
-        p.eval(
-            "(() => { const c = window.carcassonne; c.view.deadlines = [{player: 1, at: Date.now() + 30000}];
-               c.listener.state(); })()",
+        p.wait(
+            "document.querySelector('#deadlines [data-deadline=\"1\"]')",
+            "Blue's deadline",
         )
         .await;
     }
+    let at = red.eval("window.carcassonne.view.deadlines[0].at").await;
+    let (_, server_now) = server_view(&server, id).await;
+    assert_eq!(
+        server_now["deadlines"][0]["at"], at,
+        "the server's deadline"
+    );
     let line = text_of(
         &red,
         "document.querySelector('#deadlines [data-deadline=\"1\"]').textContent",
     )
     .await;
-    assert!(
-        line.starts_with("Blue has 30 s") || line.starts_with("Blue has 29 s"),
-        "{line}"
-    );
+    let left: u64 = line
+        .strip_prefix("Blue has ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a countdown in seconds: {line}"));
+    assert!((1..=30).contains(&left), "{line}");
     let mine = text_of(
         &blue,
         "document.querySelector('#targets .my-deadline').textContent",
@@ -1438,15 +1447,6 @@ async fn messages_pawn_choices_and_a_dispatch_by_clicking() {
         "{mine}"
     );
     blue.screenshot("messages-pawn-choice").await;
-    for p in pages {
-        p.eval("(() => { const c = window.carcassonne; delete c.view.deadlines; c.listener.state(); })()")
-            .await;
-    }
-    assert_eq!(
-        blue.eval("document.querySelectorAll('.countdown').length")
-            .await,
-        json!(0)
-    );
 
     // Both choices, the dispatch's 2 points, Red's pawn for them: all by clicking.
     let dispatch = steps
@@ -1485,6 +1485,13 @@ async fn messages_pawn_choices_and_a_dispatch_by_clicking() {
         wait_seq(p, seq).await;
         assert_eq!(page_view(p).await, view, "the page's view is the server's");
         assert_eq!(page_pawns(p).await, view_pawns(&view), "pawns in the table");
+        // Every choice answered: no deadline left, and no countdown.
+        assert!(view.get("deadlines").is_none(), "{view}");
+        assert_eq!(
+            p.eval("document.querySelectorAll('.countdown').length")
+                .await,
+            json!(0)
+        );
         assert_eq!(
             track_pawns(p, &["red", "blue"]).await,
             view_pawns(&view),
