@@ -3,6 +3,7 @@
 use crate::actor::{LoadOutcome, Registry};
 use crate::config::Config;
 use crate::http;
+use crate::lobby::Lobbies;
 use crate::state::{Lifecycle, Shared};
 use crate::store::{Store, StoreError};
 use axum::serve::ListenerExt;
@@ -36,6 +37,12 @@ pub async fn run(
     let store = Store::open(config.database_url.as_deref(), &config.data_dir).await?;
     let registry = Registry::new(store.clone(), Arc::clone(&config));
     recover(&store, &registry).await?;
+    let lobbies = Lobbies::start(
+        store.clone(),
+        Arc::clone(&registry),
+        config.allow_test_setups,
+    )
+    .await?;
 
     let (lifecycle_tx, lifecycle_rx) = watch::channel(Lifecycle::Running);
     let (connections, _) = watch::channel(0usize);
@@ -43,6 +50,7 @@ pub async fn run(
         config: Arc::clone(&config),
         store: store.clone(),
         registry: Arc::clone(&registry),
+        lobbies,
         lifecycle: lifecycle_rx,
         connections,
         next_conn: AtomicU64::new(1),
