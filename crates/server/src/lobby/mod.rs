@@ -7,8 +7,9 @@
 //! then broadcast). A restart reloads the open lobbies from the store. Starting creates the
 //! match through [`crate::newmatch::prepare`] (as `POST /api/matches` does), binds each player's
 //! seat to their account, and stores the match, its seats and the started lobby in one
-//! transaction; the started lobby then leaves memory and stays in the store as the record of
-//! who may watch the match (public, or private with its invite code).
+//! transaction; the started lobby is then read-only (kept so that a late client finds the
+//! match) and stays in the store as the record of who may watch the match (public, or private
+//! with its invite code).
 
 mod bots;
 pub mod state;
@@ -108,6 +109,7 @@ impl Lobbies {
         allow_test_setups: bool,
     ) -> Result<Lobbies, crate::store::StoreError> {
         let mut open = HashMap::new();
+        let mut started = HashMap::new();
         for row in store.live_lobbies().await? {
             let lobby: LobbyState = match serde_json::from_str(&row.state) {
                 Ok(l) => l,
@@ -122,6 +124,7 @@ impl Lobbies {
                 }
                 (LobbyStatus::Started, Some(match_id)) => {
                     bots::spawn(Arc::clone(&registry), match_id, bot_seats(&lobby));
+                    started.insert(lobby.id, lobby);
                 }
                 (LobbyStatus::Started, None) => {}
             }
@@ -133,6 +136,7 @@ impl Lobbies {
             registry,
             allow_test_setups,
             open,
+            started,
             followers: HashMap::new(),
         };
         tokio::spawn(actor.run(rx).instrument(info_span!("lobbies")));
@@ -241,7 +245,11 @@ fn store_failed(e: impl std::fmt::Display) -> LobbyError {
 }
 
 fn unknown() -> LobbyError {
-    refuse(ErrorCode::UnknownLobby, "no such open lobby")
+    refuse(ErrorCode::UnknownLobby, "no such lobby")
+}
+
+fn already_started() -> LobbyError {
+    refuse(ErrorCode::LobbyStarted, "the lobby's match has started")
 }
 
 /// An invite code: 8 characters without look-alikes (no 0/O, 1/I/L).
@@ -276,6 +284,9 @@ struct Actor {
     allow_test_setups: bool,
     /// Every open lobby: this task alone reads and changes them.
     open: HashMap<Uuid, LobbyState>,
+    /// Lobbies whose match started (since this run, or still running at its start): read-only,
+    /// so that a late client finds the match and an action gets `lobby_started`.
+    started: HashMap<Uuid, LobbyState>,
     followers: HashMap<Uuid, Vec<ConnHandle>>,
 }
 
@@ -303,7 +314,8 @@ impl Actor {
                     code,
                     reply,
                 } => {
-                    let answer = match self.open.get(&lobby) {
+                    let found = self.open.get(&lobby).or_else(|| self.started.get(&lobby));
+                    let answer = match found {
                         Some(l) if state::may_see(l, viewer, code.as_deref()) => Ok(l.clone()),
                         Some(_) => Err(refuse(
                             ErrorCode::InviteRequired,
@@ -352,6 +364,9 @@ impl Actor {
         id: Uuid,
         action: Action,
     ) -> Result<Option<LobbyState>, LobbyError> {
+        if self.started.contains_key(&id) {
+            return Err(already_started());
+        }
         let current = self.open.get(&id).ok_or_else(unknown)?;
         if let Action::Join(j) = &action
             && !state::code_matches(current, j.invite_code.as_deref())
@@ -387,6 +402,9 @@ impl Actor {
     }
 
     async fn start(&mut self, by: &Account, id: Uuid) -> Result<Uuid, LobbyError> {
+        if self.started.contains_key(&id) {
+            return Err(already_started());
+        }
         let current = self.open.get(&id).ok_or_else(unknown)?;
         let players = state::check_start(current, by)?;
         let req = CreateMatch {
@@ -431,10 +449,14 @@ impl Actor {
         self.push(&next);
         self.open.remove(&id);
         self.followers.remove(&id);
+        self.started.insert(id, next);
         Ok(match_id)
     }
 
     async fn list(&self, filter: &ListFilter) -> Result<LobbyList, LobbyError> {
+        if let Some(m) = &filter.module {
+            has_module(&LobbyModules::default(), m)?; // an unknown module is refused
+        }
         let mut lobbies = Vec::new();
         for l in self.open.values().filter(|l| l.public) {
             if let Some(m) = &filter.module
@@ -485,11 +507,12 @@ impl Actor {
 
     fn subscribe(&mut self, viewer: Option<Uuid>, id: Uuid, conn: ConnHandle) {
         let Some(l) = self.open.get(&id) else {
-            conn.push(error_frame(
-                ErrorCode::UnknownLobby,
-                None,
-                "no such open lobby",
-            ));
+            let (code, message) = if self.started.contains_key(&id) {
+                (ErrorCode::LobbyStarted, "the lobby's match has started")
+            } else {
+                (ErrorCode::UnknownLobby, "no such lobby")
+            };
+            conn.push(error_frame(code, None, message));
             return;
         };
         if !l.public && viewer.is_none_or(|v| state::seat_of(l, v).is_none()) {

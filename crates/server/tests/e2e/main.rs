@@ -11,6 +11,7 @@ mod common;
 
 mod france;
 mod hostile;
+mod lobby;
 mod messages;
 mod outside;
 mod suites;
