@@ -178,16 +178,25 @@ async fn create(
     }
 }
 
+/// A hash to verify against when a name is unknown.
+static DUMMY: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+
 /// Logs in a registered account: a new session.
 pub async fn login(store: &Store, raw_name: &str, password: &str) -> Result<Issued, AccountError> {
     let key = raw_name.trim().to_lowercase();
     if password.len() > MAX_PASSWORD {
         return Err(AccountError::BadCredentials);
     }
-    let Some(row) = store.registered_account(&key).await? else {
-        return Err(AccountError::BadCredentials);
-    };
-    let Some(phc) = row.password_hash.clone() else {
+    let Some((row, phc)) = store
+        .registered_account(&key)
+        .await?
+        .and_then(|r| r.password_hash.clone().map(|p| (r, p)))
+    else {
+        // Hash anyway, so that the answer's timing does not tell which names exist.
+        let dummy = DUMMY
+            .get_or_try_init(|| hash_password("not a password".into()))
+            .await?;
+        let _ = verify_password(password.to_string(), dummy.clone()).await;
         return Err(AccountError::BadCredentials);
     };
     if !verify_password(password.to_string(), phc).await? {

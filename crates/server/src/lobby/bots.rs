@@ -35,6 +35,9 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
     );
     let mut rng = getrandom::u64().unwrap_or(u64::from(id as u32));
     let mut handle = None;
+    // Command ids: a refused answer is never sent again under the same id (the dedupe would
+    // repeat its refusal), so every send gets a new one.
+    let mut sent: u64 = 0;
     loop {
         // (Re)attach to the match's actor: at start, and when it stopped.
         let h = match handle.take() {
@@ -56,7 +59,6 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
                 h
             }
         };
-        let h: crate::actor::MatchHandle = h;
         tokio::select! {
             f = rx.recv() => if f.is_none() { return },
             () = h.tx.closed() => {
@@ -79,6 +81,7 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
         }
         let mine = view.decisions.iter().find(|d| seats.contains(&d.player()));
         if let Some(d) = mine {
+            sent += 1;
             let seat = d.player();
             if let Some(command) =
                 rules::bot::random_command(d, || rules::bot::splitmix64(&mut rng))
@@ -87,7 +90,7 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
                     h.tx.send(ActorMsg::Command {
                         conn: conn.clone(),
                         seat,
-                        id: format!("bot-{seat}-{seq}"),
+                        id: format!("bot-{seat}-{seq}-{sent}"),
                         command,
                     })
                     .await;

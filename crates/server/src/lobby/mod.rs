@@ -368,14 +368,6 @@ impl Actor {
             return Err(already_started());
         }
         let current = self.open.get(&id).ok_or_else(unknown)?;
-        if let Action::Join(j) = &action
-            && !state::code_matches(current, j.invite_code.as_deref())
-        {
-            return Err(refuse(
-                ErrorCode::InviteRequired,
-                "this lobby is private: join it with its invite code",
-            ));
-        }
         match state::apply(current.clone(), by, action)? {
             After::Open(next) => {
                 self.store
