@@ -353,10 +353,14 @@ impl Connection {
 
     /// The next protocol message from the socket; control frames are handled here.
     async fn read_message(&mut self) -> Result<Option<ServerMessage>, ClientError> {
+        // One deadline for the whole wait: pings (every second in tests) must not re-arm it.
+        let deadline = self
+            .read_timeout
+            .map(|limit| (tokio::time::Instant::now() + limit, limit));
         loop {
-            let frame = match self.read_timeout {
+            let frame = match deadline {
                 // `next` is cancel-safe: a frame is never half-read when the timeout fires.
-                Some(limit) => tokio::time::timeout(limit, self.ws.next())
+                Some((at, limit)) => tokio::time::timeout_at(at, self.ws.next())
                     .await
                     .map_err(|_| ClientError::Timeout(limit))?,
                 None => self.ws.next().await,

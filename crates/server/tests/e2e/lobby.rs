@@ -154,32 +154,52 @@ async fn list(server: &TestServer, query: &str) -> LobbyList {
     serde_json::from_value(v).expect("lobby list")
 }
 
-/// Plays the seat of `me` until the match ends, while the server's bots play the others.
-async fn play_against_bots(me: &mut Follower, rng: &mut Rng) -> usize {
-    me.sync_first().await;
+/// Plays the seats of `players` until the match ends, while the server's bots play the others:
+/// any player with an open decision answers it; when none has one, a bot must move, and its
+/// move arrives as the next diff. Returns the players' moves.
+async fn play_with_bots(players: &mut [Follower], rng: &mut Rng) -> usize {
+    for p in players.iter_mut() {
+        p.sync_first().await;
+    }
     let mut moves = 0;
     for _ in 0..5_000 {
-        let view = me.view();
+        let view = players[0].view();
         if view.finished {
             return moves;
         }
-        let seq = me.seq().expect("seq");
-        let seat = me.seat.expect("a seat");
-        match view.decisions.iter().find(|d| d.player() == seat) {
-            Some(d) => {
-                let command = rules::bot::random_command(d, || rng.next_u64()).expect("an answer");
-                let id = me.new_id();
-                match me.command(&id, command).await {
-                    CommandOutcome::Accepted { seq, .. } => me.sync_to(seq).await,
+        let seq = players[0].seq().expect("seq");
+        let mine = players.iter().enumerate().find_map(|(i, p)| {
+            let seat = p.seat?;
+            let d = view.decisions.iter().find(|d| d.player() == seat)?;
+            Some((i, d.clone()))
+        });
+        let next = match mine {
+            Some((i, d)) => {
+                let command = rules::bot::random_command(&d, || rng.next_u64()).expect("an answer");
+                let p = &mut players[i];
+                let id = p.new_id();
+                moves += 1;
+                match p.command(&id, command).await {
+                    CommandOutcome::Accepted { seq, .. } => seq,
                     CommandOutcome::Rejected(e) => panic!("a legal move was refused: {e:?}"),
                 }
-                moves += 1;
             }
-            // A bot's turn: its move arrives as the next diff.
-            None => me.sync_to(seq + 1).await,
+            // A bot's turn: its move is the next seq.
+            None => seq + 1,
+        };
+        for p in players.iter_mut() {
+            p.sync_to(next).await;
         }
     }
     panic!("the match did not end");
+}
+
+/// A player's follower over a session connection: takes the account's seat and subscribes.
+async fn seated(server: &TestServer, token: &str, match_id: Uuid) -> Follower {
+    let mut conn = ws_as(server, token).await;
+    let seat = conn.take_seat(match_id).await.expect("take seat");
+    conn.subscribe(match_id, None).await.expect("subscribe");
+    Follower::from_conn(conn, match_id, Some(seat.seat))
 }
 
 async fn four_guests_play_a_lobby_match_to_its_end(db: &TestDb) {
@@ -494,9 +514,10 @@ async fn a_registered_account_takes_its_seat_from_a_second_device(db: &TestDb) {
     }
 
     // Ada plays her seat to the end against the server's bot.
-    let moves = play_against_bots(&mut me, &mut Rng::new(5)).await;
+    let mut me = [me];
+    let moves = play_with_bots(&mut me, &mut Rng::new(5)).await;
     assert!(moves > 0);
-    assert!(me.view().finished);
+    assert!(me[0].view().finished);
 
     // Log out everywhere: the last session goes too.
     let (s, _) = call(
@@ -846,6 +867,17 @@ async fn a_lobby_survives_a_restart(db: &TestDb) {
     assert_eq!(s, 200, "{v}");
     assert_eq!(lobby_of(v).match_id, Some(match_id));
     refused(join(&server, id, &b, json!({})).await, 409, "lobby_started");
+    // The bot was resumed with the match: the two players and the bot play it to the end.
+    let mut players = [
+        seated(&server, &a, match_id).await,
+        seated(&server, &b, match_id).await,
+    ];
+    assert!(play_with_bots(&mut players, &mut Rng::new(9)).await > 0);
+    let bot_moved = players[0]
+        .events
+        .iter()
+        .any(|e| matches!(e, rules::Event::TilePlaced { player: 2, .. }));
+    assert!(bot_moved, "the bot placed tiles after the restart");
 }
 
 async fn names_and_options_are_validated(db: &TestDb) {
