@@ -207,6 +207,19 @@ pub async fn login(store: &Store, raw_name: &str, password: &str) -> Result<Issu
     Ok((account_of(&row), session.id, token))
 }
 
+/// A WebSocket's account session: the account, and the token's hash to check at `take_seat`
+/// that the session was not revoked since the upgrade.
+#[derive(Debug, Clone)]
+pub struct WsSession {
+    pub account: Account,
+    pub token_hash: String,
+}
+
+/// Whether a session (by its token's hash) still exists.
+pub async fn still_valid(store: &Store, token_hash: &str) -> Result<bool, AccountError> {
+    Ok(store.session_account(token_hash).await?.is_some())
+}
+
 /// The session and account of a token.
 pub async fn resolve(store: &Store, token: &str) -> Result<(Uuid, Account), AccountError> {
     if token.is_empty() || token.len() > MAX_TOKEN {

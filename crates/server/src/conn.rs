@@ -10,6 +10,7 @@
 //! connection goes on. Only a message above the hard limit, which tungstenite refuses while
 //! reading, closes the connection with 1009 (message too big).
 
+use crate::accounts::{WsSession, still_valid};
 use crate::actor::{ActorMsg, MatchHandle};
 use crate::outbox::{ConnHandle, TooSlow};
 use crate::state::{Lifecycle, Shared};
@@ -17,9 +18,7 @@ use crate::tokens::token_hash;
 use crate::wire::{Frame, error_frame, frame};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
-use protocol::{
-    Account, ClientMessage, ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, ServerMessage, close,
-};
+use protocol::{ClientMessage, ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, ServerMessage, close};
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -70,19 +69,19 @@ impl Drop for LiveGuard {
     }
 }
 
-/// `account`: the account session the upgrade carried, if any (issue 12).
+/// `session`: the account session the upgrade carried, if any (issue 12).
 pub async fn serve(
     socket: WebSocket,
     shared: Arc<Shared>,
     peer: SocketAddr,
-    account: Option<Account>,
+    session: Option<WsSession>,
 ) {
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
     shared.connections.send_modify(|n| *n += 1);
     let guard = LiveGuard(Arc::clone(&shared));
     let span = info_span!("conn", id, %peer, seat = tracing::field::Empty);
     let (sink, stream) = socket.split();
-    run(sink, stream, shared, id, account)
+    run(sink, stream, shared, id, session)
         .instrument(span)
         .await;
     drop(guard);
@@ -95,7 +94,7 @@ pub(crate) async fn run<W, R>(
     mut stream: R,
     shared: Arc<Shared>,
     id: u64,
-    account: Option<Account>,
+    session: Option<WsSession>,
 ) where
     W: Sink<Message, Error = axum::Error> + Unpin + Send + 'static,
     R: Stream<Item = Result<Message, axum::Error>> + Unpin,
@@ -122,7 +121,7 @@ pub(crate) async fn run<W, R>(
         seat: None,
         seat_handle: None,
         subscriptions: HashMap::new(),
-        account,
+        session,
         lobbies: HashSet::new(),
     };
     conn.reply(frame(&ServerMessage::Welcome {
@@ -130,9 +129,9 @@ pub(crate) async fn run<W, R>(
         rules_version: rules::RULES_VERSION.to_string(),
         server_version: env!("CARGO_PKG_VERSION").to_string(),
     }));
-    if let Some(account) = &conn.account {
+    if let Some(s) = &conn.session {
         conn.reply(frame(&ServerMessage::Identified {
-            account: account.clone(),
+            account: s.account.clone(),
         }));
     }
 
@@ -345,7 +344,7 @@ struct Connection {
     seat_handle: Option<MatchHandle>,
     subscriptions: HashMap<Uuid, MatchHandle>,
     /// The account session of the upgrade, if any.
-    account: Option<Account>,
+    session: Option<WsSession>,
     /// The lobbies this connection follows.
     lobbies: HashSet<Uuid>,
 }
@@ -450,7 +449,7 @@ impl Connection {
             ));
             return;
         }
-        let Some(account) = &self.account else {
+        let Some(session) = &self.session else {
             self.reply(error_frame(
                 ErrorCode::Unauthenticated,
                 None,
@@ -458,6 +457,24 @@ impl Connection {
             ));
             return;
         };
+        let account = &session.account;
+        // A session revoked since the upgrade takes no seat.
+        match still_valid(&self.shared.store, &session.token_hash).await {
+            Ok(true) => {}
+            Ok(false) => {
+                self.reply(error_frame(
+                    ErrorCode::UnknownSession,
+                    None,
+                    "this connection's session was revoked",
+                ));
+                return;
+            }
+            Err(e) => {
+                warn!(error = %e, "session lookup failed");
+                self.reply(error_frame(ErrorCode::Internal, None, "the store failed"));
+                return;
+            }
+        }
         match self
             .shared
             .store
@@ -491,7 +508,7 @@ impl Connection {
             ));
             return;
         }
-        let viewer = self.account.as_ref().map(|a| a.id);
+        let viewer = self.session.as_ref().map(|s| s.account.id);
         match self
             .shared
             .lobbies
@@ -525,7 +542,7 @@ impl Connection {
         if code_ok || self.seat.is_some_and(|(m, _)| m == match_id) {
             return true;
         }
-        if let Some(account) = &self.account
+        if let Some(account) = self.session.as_ref().map(|s| &s.account)
             && let Ok(Some(_)) = self
                 .shared
                 .store

@@ -86,7 +86,10 @@ async fn ws_upgrade(
     // cookie only makes the connection anonymous (the browser would otherwise be locked out).
     let account = match accounts::token_of(&headers) {
         Some((token, bearer)) => match crate::accounts::resolve(&shared.store, &token).await {
-            Ok((_, account)) => Some(account),
+            Ok((_, account)) => Some(crate::accounts::WsSession {
+                account,
+                token_hash: crate::tokens::token_hash(&token),
+            }),
             Err(e) if bearer => return Err(accounts::refusal(e)),
             Err(_) => None,
         },

@@ -483,9 +483,11 @@ async fn a_registered_account_takes_its_seat_from_a_second_device(db: &TestDb) {
         .expect("the second device takes the seat");
     assert_eq!(seat.seat, 0);
     conn.subscribe(match_id, None).await.expect("subscribe");
-    let mut me = Follower::from_conn(conn, match_id, Some(0));
+    let me = Follower::from_conn(conn, match_id, Some(0));
 
-    // The first device's session is revoked from the second: it opens nothing any more.
+    // The first device's session is revoked from the second: it opens nothing any more, not
+    // even a seat on a connection it opened before.
+    let mut old_device = ws_as(&server, &first.token).await;
     let path = format!("/api/sessions/{}", first.session_id);
     let (s, _) = call(&server, "DELETE", &path, Some(&second_token), None).await;
     assert_eq!(s, 204);
@@ -494,6 +496,10 @@ async fn a_registered_account_takes_its_seat_from_a_second_device(db: &TestDb) {
         401,
         "unknown_session",
     );
+    match old_device.take_seat(match_id).await {
+        Err(ClientError::Refused(b)) => assert_eq!(b.code, ErrorCode::UnknownSession),
+        other => panic!("a revoked session took a seat: {other:?}"),
+    }
     refused(
         call(&server, "DELETE", &path, Some(&second_token), None).await,
         404,
