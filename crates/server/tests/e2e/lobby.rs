@@ -1084,4 +1084,15 @@ async fn names_and_options_are_validated(db: &TestDb) {
     let mut known = ws_as(&server, &w).await;
     known.subscribe_lobby(Uuid::new_v4()).await.expect("send");
     assert_eq!(next_error(&mut known).await, ErrorCode::UnknownLobby);
+
+    // Log out: this session only.
+    let (s, _) = call(&server, "DELETE", "/api/sessions/current", Some(&w), None).await;
+    assert_eq!(s, 204);
+    refused(
+        call(&server, "GET", "/api/me", Some(&w), None).await,
+        401,
+        "unknown_session",
+    );
+    let (s, _) = call(&server, "GET", "/api/me", Some(&u), None).await;
+    assert_eq!(s, 200);
 }
