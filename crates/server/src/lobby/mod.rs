@@ -278,6 +278,12 @@ fn has_module(m: &LobbyModules, name: &str) -> Result<bool, LobbyError> {
     })
 }
 
+/// A connection following a lobby.
+struct Follower {
+    viewer: Option<Uuid>,
+    conn: ConnHandle,
+}
+
 struct Actor {
     store: Store,
     registry: Arc<Registry>,
@@ -287,7 +293,8 @@ struct Actor {
     /// Lobbies whose match started (since this run, or still running at its start): read-only,
     /// so that a late client finds the match and an action gets `lobby_started`.
     started: HashMap<Uuid, LobbyState>,
-    followers: HashMap<Uuid, Vec<ConnHandle>>,
+    /// Who follows each lobby: the connection and its account, if any.
+    followers: HashMap<Uuid, Vec<Follower>>,
 }
 
 impl Actor {
@@ -335,7 +342,7 @@ impl Actor {
                 } => self.subscribe(viewer, lobby, conn),
                 Msg::Unsubscribe { lobby, conn_id } => {
                     if let Some(f) = self.followers.get_mut(&lobby) {
-                        f.retain(|c| c.id != conn_id);
+                        f.retain(|c| c.conn.id != conn_id);
                     }
                 }
             }
@@ -385,7 +392,7 @@ impl Actor {
                 if let Some(followers) = self.followers.remove(&id) {
                     let f = frame(&ServerMessage::LobbyClosed { lobby_id: id });
                     for c in followers {
-                        c.push(f.clone());
+                        c.conn.push(f.clone());
                     }
                 }
                 Ok(None)
@@ -516,7 +523,7 @@ impl Actor {
             return;
         }
         let followers = self.followers.entry(id).or_default();
-        followers.retain(|c| c.id != conn.id);
+        followers.retain(|c| c.conn.id != conn.id);
         if followers.len() >= MAX_FOLLOWERS {
             conn.push(error_frame(
                 ErrorCode::Unavailable,
@@ -526,7 +533,7 @@ impl Actor {
             return;
         }
         if conn.push(frame(&ServerMessage::Lobby { lobby: l.clone() })) {
-            followers.push(conn);
+            followers.push(Follower { viewer, conn });
         }
     }
 
@@ -534,7 +541,19 @@ impl Actor {
     fn push(&mut self, l: &LobbyState) {
         if let Some(followers) = self.followers.get_mut(&l.id) {
             let f = frame(&ServerMessage::Lobby { lobby: l.clone() });
-            followers.retain(|c| c.push(f.clone()));
+            followers.retain(|c| {
+                // A private lobby is followed by its members only: whoever left or was kicked
+                // is told once and dropped.
+                if !l.public && c.viewer.is_none_or(|v| state::seat_of(l, v).is_none()) {
+                    c.conn.push(error_frame(
+                        ErrorCode::NotInLobby,
+                        None,
+                        "you no longer have a seat in this private lobby",
+                    ));
+                    return false;
+                }
+                c.conn.push(f.clone())
+            });
         }
     }
 }

@@ -634,6 +634,21 @@ async fn a_private_lobby_and_its_match_need_the_invite_code(db: &TestDb) {
     )
     .await;
     assert_eq!(s, 200);
+    // The stranger joins with the code and follows; once kicked, the pushes stop.
+    let (s, v) = join(&server, id, &stranger, json!({"invite_code": code})).await;
+    assert_eq!(s, 200, "{v}");
+    snoop.subscribe_lobby(id).await.expect("send");
+    lobby_push(&mut snoop, 2).await;
+    let (s, v) = call(
+        &server,
+        "POST",
+        &format!("/api/lobbies/{id}/kick"),
+        Some(&host),
+        Some(json!({"seat": 1})),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(next_error(&mut snoop).await, ErrorCode::NotInLobby);
     let (s, v) = join(
         &server,
         id,
