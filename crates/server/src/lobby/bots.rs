@@ -9,9 +9,13 @@ use crate::outbox::{ConnHandle, TooSlow};
 use crate::wire::Frame;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 use tokio::sync::{Notify, mpsc, oneshot};
-use tracing::{Instrument, debug, info_span};
+use tracing::{Instrument, debug, info_span, warn};
 use uuid::Uuid;
+
+/// Reattachments in a row after which a bot gives up on its match.
+const MAX_MISSES: u32 = 5;
 
 /// Bot "connections" take ids from the top half, far from real connections' ids.
 static NEXT_BOT: AtomicU64 = AtomicU64::new(u64::MAX / 2);
@@ -38,11 +42,22 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
     // Command ids: a refused answer is never sent again under the same id (the dedupe would
     // repeat its refusal), so every send gets a new one.
     let mut sent: u64 = 0;
+    // Reattachments in a row that did not reach a loaded match: a match that cannot be loaded
+    // (broken) must not make the bot reload it in a tight loop.
+    let mut misses: u32 = 0;
     loop {
         // (Re)attach to the match's actor: at start, and when it stopped.
         let h = match handle.take() {
             Some(h) => h,
             None => {
+                if misses >= MAX_MISSES {
+                    warn!("the match cannot be reached: bots stop");
+                    return;
+                }
+                if misses > 0 {
+                    tokio::time::sleep(Duration::from_millis(200 * u64::from(misses))).await;
+                }
+                misses += 1;
                 let Ok(h) = registry.get_or_load(match_id) else {
                     return; // shutting down
                 };
@@ -75,6 +90,7 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
         let Ok(Some((seq, view))) = answer.await else {
             return;
         };
+        misses = 0;
         if view.finished {
             debug!("match over: bots leave");
             return;
