@@ -13,6 +13,7 @@ mod admin;
 mod deadlines;
 mod france;
 mod hostile;
+mod lobby;
 mod messages;
 mod metrics;
 mod outside;
