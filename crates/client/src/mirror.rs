@@ -166,6 +166,8 @@ mod tests {
             view: protocol::MatchView {
                 view: view(),
                 deadlines: Vec::new(),
+                clocks: Vec::new(),
+                away: Vec::new(),
             },
         }
     }

@@ -19,8 +19,10 @@ pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 /// accepted command adds one.
 pub type Seq = u64;
 
-/// Command ids that start with this are the server's own (a default applied at a deadline:
-/// `server:deadline:<seq>`); a client's command id may not start with it.
+/// Command ids that start with this are the server's own, a default it applied: at a
+/// decision's deadline (`server:deadline:<seq>`), when the player's clock ran out
+/// (`server:clock:<seq>`), or for a player marked away (`server:away:<seq>`). A client's
+/// command id may not start with it.
 pub const SERVER_COMMAND_PREFIX: &str = "server:";
 
 /// The view a client is sent (in a snapshot, and what the patches of diffs apply to): the rules'
@@ -32,6 +34,72 @@ pub struct MatchView {
     /// The pending deadlines, sorted by player (then time); absent when there is none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deadlines: Vec<Deadline>,
+    /// The game clocks, one per player in seat order; absent in a match without a clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clocks: Vec<ClockView>,
+    /// The players the server played for because their clock ran out or they were away, and who
+    /// have not had a command of theirs accepted since (sorted); absent when none. A function of
+    /// the log, like the rest of the view.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub away: Vec<PlayerId>,
+}
+
+/// A player's game clock as of the view's seq. A client counts it down itself: while
+/// `running_since` is set, the time left now is `remaining_ms - (now - running_since)`; the
+/// server sends no diff per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ClockView {
+    pub player: PlayerId,
+    /// Milliseconds left in the bank at `running_since` (or now, when stopped).
+    pub remaining_ms: u64,
+    /// Unix time in milliseconds since which the clock runs (the player must decide in their
+    /// turn); absent while it is stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_since: Option<u64>,
+}
+
+/// A match's game clock: every player starts with `bank_ms` and gets `increment_ms` added when
+/// each of their turns ends. Realtime play (`5 min + 20 s`: `{"bank_ms": 300000,
+/// "increment_ms": 20000}`) and turn-based play (`3 days + 1 day`: `{"bank_ms": 259200000,
+/// "increment_ms": 86400000}`) are the same clock at different scales: both run on the wall
+/// clock, also while the server is down (the stored command times are the truth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClockSettings {
+    /// Each player's starting time, in milliseconds ([`ClockSettings::MIN_BANK_MS`] to
+    /// [`ClockSettings::MAX_BANK_MS`]: 10 s to 30 days).
+    pub bank_ms: u64,
+    /// Added to a player's bank when each of their turns ends, in milliseconds (0 to
+    /// [`ClockSettings::MAX_INCREMENT_MS`]: 7 days).
+    pub increment_ms: u64,
+}
+
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+
+impl ClockSettings {
+    pub const MIN_BANK_MS: u64 = 10_000;
+    pub const MAX_BANK_MS: u64 = 30 * DAY_MS;
+    pub const MAX_INCREMENT_MS: u64 = 7 * DAY_MS;
+
+    /// Checks the bounds; the error says which value is out of which range.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(Self::MIN_BANK_MS..=Self::MAX_BANK_MS).contains(&self.bank_ms) {
+            return Err(format!(
+                "clock.bank_ms must be from {} (10 s) to {} (30 days), not {}",
+                Self::MIN_BANK_MS,
+                Self::MAX_BANK_MS,
+                self.bank_ms
+            ));
+        }
+        if self.increment_ms > Self::MAX_INCREMENT_MS {
+            return Err(format!(
+                "clock.increment_ms must be from 0 to {} (7 days), not {}",
+                Self::MAX_INCREMENT_MS,
+                self.increment_ms
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// An open decision of a player who is not the active one, and when the server answers it for
@@ -234,6 +302,9 @@ pub struct CreateMatch {
     /// Forced pile order, for tests and scenarios; refused unless the server allows test setups.
     #[serde(default)]
     pub draw_order: Option<Vec<String>>,
+    /// A game clock for every player; none when absent (the match waits for each player).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockSettings>,
 }
 
 /// The answer to [`CreateMatch`]: the match id and one secret token per seat.
@@ -419,6 +490,8 @@ mod tests {
         let plain = MatchView {
             view: game.view(),
             deadlines: Vec::new(),
+            clocks: Vec::new(),
+            away: Vec::new(),
         };
         let json = serde_json::to_value(&plain).expect("json");
         assert_eq!(json, serde_json::to_value(game.view()).expect("json"));

@@ -104,6 +104,7 @@ async fn create(server: &Server, s: &Scenario) -> MatchCreated {
         modules: s.setup.modules.clone(),
         meeples: None,
         draw_order: s.setup.draw_order.clone(),
+        clock: None,
     };
     client::create_match(&server.http(), &req)
         .await
@@ -900,6 +901,7 @@ async fn spectator_page_follows_a_whole_random_game_exactly() {
         },
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     let created = client::create_match(&server.http(), &req)
         .await
@@ -1278,6 +1280,7 @@ async fn store_scenario(data: &Path, s: &Scenario) -> (uuid::Uuid, Vec<String>) 
         created_at: chrono::Utc::now(),
         // The server's own setting applies.
         decision_timeout_ms: None,
+        clock: None,
     };
     let tokens: Vec<String> = (0..s.setup.players.len())
         .map(|i| format!("seat-{i}-{}", uuid::Uuid::new_v4().simple()))

@@ -50,6 +50,9 @@ pub(super) async fn create_match(
             "draw_order and chip_layout are for tests and scenarios; this server does not allow test setups",
         ));
     }
+    if let Some(clock) = &req.clock {
+        clock.validate().map_err(ApiError::malformed)?;
+    }
     // The seed decides the pile: it comes from the OS and never leaves the server.
     let seed = getrandom::u64().map_err(no_randomness)?;
     let mut setup = Setup::new(req.players.clone(), seed)
@@ -95,6 +98,7 @@ pub(super) async fn create_match(
         decision_timeout_ms: Some(
             u64::try_from(shared.config.matches.decision_timeout.as_millis()).unwrap_or(u64::MAX),
         ),
+        clock: req.clock,
     };
     shared.store.create_match(&row, &seats).await.map_err(|e| {
         error!(error = %e, "cannot store a new match");
