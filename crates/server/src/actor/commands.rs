@@ -386,9 +386,6 @@ impl Actor {
         }
         let stored = self.commit(batch).await;
         self.deadline_backoff = (!stored).then(|| Instant::now() + DEADLINE_BACKOFF);
-        if stored {
-            self.save_away_marks().await;
-        }
     }
 
     /// Stages the default of `decision`; one that cannot be applied (a bug) is logged and not
@@ -419,6 +416,8 @@ impl Actor {
         if batch.staged.is_empty() {
             return true;
         }
+        // Before any answer of the batch: whoever reads the seats after one sees the marks.
+        self.save_away_marks().await;
         let poisoned = batch.poisoned;
         let metrics = &self.registry.metrics;
         if !batch.records.is_empty() {

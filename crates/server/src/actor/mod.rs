@@ -288,7 +288,6 @@ impl Actor {
             }
         }
         self.commit(batch).await;
-        self.save_away_marks().await;
     }
 
     fn handle_other(&mut self, msg: ActorMsg) {

@@ -370,8 +370,8 @@ impl Deadlines {
 }
 
 impl super::Actor {
-    /// Stores the away marks changed in memory (a clock ran out, a player came back), after the
-    /// batch that caused them is stored. A failed write is logged and not retried: the memory
+    /// Stores the away marks changed in memory (a clock ran out, a player came back), before
+    /// the answers of the batch that changed them go out. A failed write is logged and not retried: the memory
     /// stays right, and after a restart a clock at zero marks its player again at once.
     pub(super) async fn save_away_marks(&mut self) {
         let super::State::Ready(l) = &mut self.state else {
