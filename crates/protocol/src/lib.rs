@@ -66,11 +66,9 @@ pub struct ClockView {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClockSettings {
-    /// Each player's starting time, in milliseconds ([`ClockSettings::MIN_BANK_MS`] to
-    /// [`ClockSettings::MAX_BANK_MS`]: 10 s to 30 days).
+    /// Each player's starting time, in milliseconds: 10 s to 30 days.
     pub bank_ms: u64,
-    /// Added to a player's bank when each of their turns ends, in milliseconds (0 to
-    /// [`ClockSettings::MAX_INCREMENT_MS`]: 7 days).
+    /// Added to a player's bank when each of their turns ends, in milliseconds: 0 to 7 days.
     pub increment_ms: u64,
 }
 
