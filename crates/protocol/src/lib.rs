@@ -513,6 +513,29 @@ mod tests {
         assert_eq!(back, with);
     }
 
+    /// The bounds: a bank of 10 s to 30 days, an increment of 0 to 7 days; the error names
+    /// the field.
+    #[test]
+    fn clock_settings_bounds() {
+        let day = 86_400_000;
+        let c = |bank_ms, increment_ms| ClockSettings {
+            bank_ms,
+            increment_ms,
+        };
+        for ok in [c(10_000, 0), c(30 * day, 7 * day), c(3 * day, day)] {
+            assert_eq!(ok.validate(), Ok(()), "{ok:?}");
+        }
+        for (bad, field) in [
+            (c(9_999, 0), "clock.bank_ms"),
+            (c(0, 0), "clock.bank_ms"),
+            (c(30 * day + 1, 0), "clock.bank_ms"),
+            (c(10_000, 7 * day + 1), "clock.increment_ms"),
+        ] {
+            let e = bad.validate().expect_err("out of bounds");
+            assert!(e.contains(field), "{e}");
+        }
+    }
+
     fn malformed(text: &str) -> Malformed {
         match decode_client_message(text) {
             Err(m) => m,
