@@ -151,11 +151,12 @@ pub enum ServerMessage {
         match_id: Uuid,
         seat: u8,
     },
-    /// The whole public view at `seq`, with the server's deadlines.
+    /// The whole public view at `seq`, with the server's deadlines and clocks. (Boxed: the
+    /// view is far larger than every other message.)
     Snapshot {
         match_id: Uuid,
         seq: Seq,
-        view: MatchView,
+        view: Box<MatchView>,
     },
     /// What command `seq` did: its events and the JSON Patch (RFC 6902) from the view at `seq - 1`
     /// to the view at `seq`.
