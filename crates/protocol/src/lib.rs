@@ -151,11 +151,11 @@ pub enum ServerMessage {
         match_id: Uuid,
         seat: u8,
     },
-    /// The whole public view at `seq`, with the server's deadlines and clocks. (Boxed: the
-    /// view is far larger than every other message.)
+    /// The whole public view at `seq`, with the server's deadlines and clocks.
     Snapshot {
         match_id: Uuid,
         seq: Seq,
+        // Boxed: the view is far larger than every other message.
         view: Box<MatchView>,
     },
     /// What command `seq` did: its events and the JSON Patch (RFC 6902) from the view at `seq - 1`
