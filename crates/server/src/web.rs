@@ -35,6 +35,7 @@ assets!(
     "style.css",
     "js/app.js",
     "js/board.js",
+    "js/clocks.js",
     "js/conn.js",
     "js/map.js",
     "js/messages.js",
