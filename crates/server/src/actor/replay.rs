@@ -48,7 +48,8 @@ pub struct Replayed {
     /// Every replayed command: (seat, client id) → seq.
     pub accepted: HashMap<(u8, String), Seq>,
     /// When each open decision opened (the stored time of the command after which it first
-    /// showed) and the game clocks; the timeout and the away marks are not set yet.
+    /// showed) and the game clocks; the timeout is not set yet, and the away marks only by
+    /// [`load`] (they are stored with the seats, not in the log).
     pub deadlines: Deadlines,
     /// The match's own decision timeout, if it stored one.
     pub decision_timeout_ms: Option<u64>,
