@@ -115,6 +115,8 @@ export type ClientMessage = ({
 
 /** `POST /api/matches`: create a match with one seat per colour. */
 export type CreateMatch = {
+  /** A game clock for every player; none when absent (the match waits for each player). */
+  clock?: (ClockSettings | null);
   /** Forced pile order, for tests and scenarios; refused unless the server allows test setups. */
   draw_order?: string[] | null;
   /** Meeples per player (default 7; 9 on a map). */
@@ -238,7 +240,7 @@ export type AdminLogEntry = {
 
 /** A seat of a match. */
 export type AdminSeat = {
-  /** Since when the player is marked away (by an admin; later by their clock), if they are. */
+  /** Since when the player is marked away (by an admin, or when their game clock ran out). */
   away_since?: string | null;
   colour: Colour;
   seat: number;
@@ -272,12 +274,21 @@ export type ChipAt = {
   value: number;
 };
 
-/** A chess-style clock, stored with the lobby (the clock itself is not run yet). */
+/** A match's game clock: every player starts with `bank_ms` and gets `increment_ms` added when each of their turns ends. Realtime play (`5 min + 20 s`: `{"bank_ms": 300000, "increment_ms": 20000}`) and turn-based play (`3 days + 1 day`: `{"bank_ms": 259200000, "increment_ms": 86400000}`) are the same clock at different scales: both run on the wall clock, also while the server is down (the stored command times are the truth). */
 export type ClockSettings = {
-  /** Each player's time bank at the start, in seconds (10 s to 30 days). */
-  bank_secs: number;
-  /** Added to the bank after each turn, in seconds (0 to 7 days). */
-  increment_secs: number;
+  /** Each player's starting time, in milliseconds: 10 s to 30 days. */
+  bank_ms: number;
+  /** Added to a player's bank when each of their turns ends, in milliseconds: 0 to 7 days. */
+  increment_ms: number;
+};
+
+/** A player's game clock as of the view's seq. A client counts it down itself: while `running_since` is set, the time left now is `remaining_ms - (now - running_since)`; the server sends no diff per second. */
+export type ClockView = {
+  player: number;
+  /** Milliseconds left in the bank at `running_since` (or now, when stopped). */
+  remaining_ms: number;
+  /** Unix time in milliseconds since which the clock runs (the player must decide in their turn); absent while it is stopped. */
+  running_since?: number | null;
 };
 
 /** Player colours (B3). */
@@ -667,10 +678,14 @@ export type MatchStatus = ("finished" | "active" | "broken" | "aborted");
 export type MatchView = {
   /** Whose turn it is. */
   active: number;
+  /** The players the server played for because their clock ran out or they were away, and who have not had a command of theirs accepted since (sorted); absent when none. A function of the log, like the rest of the view. */
+  away?: number[];
   /** Placed tiles keyed by square, `"x,y"`. */
   board: {
     [key: string]: TileView;
   };
+  /** The game clocks, one per player in seat order; absent in a match without a clock. */
+  clocks?: ClockView[];
   /** The pending deadlines, sorted by player (then time); absent when there is none. */
   deadlines?: Deadline[];
   /** The decisions open now. */

@@ -19,8 +19,10 @@ pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 /// accepted command adds one.
 pub type Seq = u64;
 
-/// Command ids that start with this are the server's own (a default applied at a deadline:
-/// `server:deadline:<seq>`); a client's command id may not start with it.
+/// Command ids that start with this are the server's own, a default it applied: at a
+/// decision's deadline (`server:deadline:<seq>`), when the player's clock ran out
+/// (`server:clock:<seq>`), or for a player marked away (`server:away:<seq>`). A client's
+/// command id may not start with it.
 pub const SERVER_COMMAND_PREFIX: &str = "server:";
 
 /// The view a client is sent (in a snapshot, and what the patches of diffs apply to): the rules'
@@ -32,6 +34,70 @@ pub struct MatchView {
     /// The pending deadlines, sorted by player (then time); absent when there is none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deadlines: Vec<Deadline>,
+    /// The game clocks, one per player in seat order; absent in a match without a clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clocks: Vec<ClockView>,
+    /// The players the server played for because their clock ran out or they were away, and who
+    /// have not had a command of theirs accepted since (sorted); absent when none. A function of
+    /// the log, like the rest of the view.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub away: Vec<PlayerId>,
+}
+
+/// A player's game clock as of the view's seq. A client counts it down itself: while
+/// `running_since` is set, the time left now is `remaining_ms - (now - running_since)`; the
+/// server sends no diff per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ClockView {
+    pub player: PlayerId,
+    /// Milliseconds left in the bank at `running_since` (or now, when stopped).
+    pub remaining_ms: u64,
+    /// Unix time in milliseconds since which the clock runs (the player must decide in their
+    /// turn); absent while it is stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_since: Option<u64>,
+}
+
+/// A match's game clock: every player starts with `bank_ms` and gets `increment_ms` added when
+/// each of their turns ends. Realtime play (`5 min + 20 s`: `{"bank_ms": 300000,
+/// "increment_ms": 20000}`) and turn-based play (`3 days + 1 day`: `{"bank_ms": 259200000,
+/// "increment_ms": 86400000}`) are the same clock at different scales: both run on the wall
+/// clock, also while the server is down (the stored command times are the truth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClockSettings {
+    /// Each player's starting time, in milliseconds: 10 s to 30 days.
+    pub bank_ms: u64,
+    /// Added to a player's bank when each of their turns ends, in milliseconds: 0 to 7 days.
+    pub increment_ms: u64,
+}
+
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+
+impl ClockSettings {
+    pub const MIN_BANK_MS: u64 = 10_000;
+    pub const MAX_BANK_MS: u64 = 30 * DAY_MS;
+    pub const MAX_INCREMENT_MS: u64 = 7 * DAY_MS;
+
+    /// Checks the bounds; the error says which value is out of which range.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(Self::MIN_BANK_MS..=Self::MAX_BANK_MS).contains(&self.bank_ms) {
+            return Err(format!(
+                "clock.bank_ms must be from {} (10 s) to {} (30 days), not {}",
+                Self::MIN_BANK_MS,
+                Self::MAX_BANK_MS,
+                self.bank_ms
+            ));
+        }
+        if self.increment_ms > Self::MAX_INCREMENT_MS {
+            return Err(format!(
+                "clock.increment_ms must be from 0 to {} (7 days), not {}",
+                Self::MAX_INCREMENT_MS,
+                self.increment_ms
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// An open decision of a player who is not the active one, and when the server answers it for
@@ -107,11 +173,12 @@ pub enum ServerMessage {
         match_id: Uuid,
         seat: u8,
     },
-    /// The whole public view at `seq`, with the server's deadlines.
+    /// The whole public view at `seq`, with the server's deadlines and clocks.
     Snapshot {
         match_id: Uuid,
         seq: Seq,
-        view: MatchView,
+        // Boxed: the view is far larger than every other message.
+        view: Box<MatchView>,
     },
     /// What command `seq` did: its events and the JSON Patch (RFC 6902) from the view at `seq - 1`
     /// to the view at `seq`.
@@ -375,6 +442,9 @@ pub struct CreateMatch {
     /// Forced pile order, for tests and scenarios; refused unless the server allows test setups.
     #[serde(default)]
     pub draw_order: Option<Vec<String>>,
+    /// A game clock for every player; none when absent (the match waits for each player).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockSettings>,
 }
 
 /// The answer to [`CreateMatch`]: the match id and one secret token per seat.
@@ -473,16 +543,6 @@ impl LobbyModules {
             }),
         }
     }
-}
-
-/// A chess-style clock, stored with the lobby (the clock itself is not run yet).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClockSettings {
-    /// Each player's time bank at the start, in seconds (10 s to 30 days).
-    pub bank_secs: u64,
-    /// Added to the bank after each turn, in seconds (0 to 7 days).
-    pub increment_secs: u64,
 }
 
 fn yes() -> bool {
@@ -843,6 +903,8 @@ mod tests {
         let plain = MatchView {
             view: game.view(),
             deadlines: Vec::new(),
+            clocks: Vec::new(),
+            away: Vec::new(),
         };
         let json = serde_json::to_value(&plain).expect("json");
         assert_eq!(json, serde_json::to_value(game.view()).expect("json"));
@@ -864,6 +926,29 @@ mod tests {
         );
         let back: MatchView = serde_json::from_value(json).expect("reads back");
         assert_eq!(back, with);
+    }
+
+    /// The bounds: a bank of 10 s to 30 days, an increment of 0 to 7 days; the error names
+    /// the field.
+    #[test]
+    fn clock_settings_bounds() {
+        let day = 86_400_000;
+        let c = |bank_ms, increment_ms| ClockSettings {
+            bank_ms,
+            increment_ms,
+        };
+        for ok in [c(10_000, 0), c(30 * day, 7 * day), c(3 * day, day)] {
+            assert_eq!(ok.validate(), Ok(()), "{ok:?}");
+        }
+        for (bad, field) in [
+            (c(9_999, 0), "clock.bank_ms"),
+            (c(0, 0), "clock.bank_ms"),
+            (c(30 * day + 1, 0), "clock.bank_ms"),
+            (c(10_000, 7 * day + 1), "clock.increment_ms"),
+        ] {
+            let e = bad.validate().expect_err("out of bounds");
+            assert!(e.contains(field), "{e}");
+        }
     }
 
     fn malformed(text: &str) -> Malformed {

@@ -811,6 +811,7 @@ mod tests {
                 rules_version: rules::REPLAY_VERSION.to_string(),
                 created_at: chrono::Utc::now(),
                 decision_timeout_ms: None,
+                clock: None,
             };
             let seats = [SeatRow {
                 seat: 0,

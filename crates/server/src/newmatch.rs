@@ -42,6 +42,9 @@ pub fn prepare(
             "draw_order and chip_layout are for tests and scenarios; this server does not allow test setups".into(),
         ));
     }
+    if let Some(clock) = &req.clock {
+        clock.validate().map_err(NewMatchError::Invalid)?;
+    }
     let randomness = |e: getrandom::Error| NewMatchError::Randomness(e.to_string());
     // The seed decides the pile: it comes from the OS and never leaves the server.
     let seed = getrandom::u64().map_err(randomness)?;
@@ -86,6 +89,7 @@ pub fn prepare(
         rules_version: REPLAY_VERSION.to_string(),
         created_at: Utc::now(),
         decision_timeout_ms: Some(u64::try_from(decision_timeout.as_millis()).unwrap_or(u64::MAX)),
+        clock: req.clock,
     };
     Ok(Prepared {
         row,

@@ -39,6 +39,7 @@ assets!(
     "js/admin.js",
     "js/app.js",
     "js/board.js",
+    "js/clocks.js",
     "js/conn.js",
     "js/map.js",
     "js/messages.js",

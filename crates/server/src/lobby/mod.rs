@@ -411,6 +411,8 @@ impl Actor {
             modules: current.modules.to_rules(),
             meeples: current.meeples,
             draw_order: None,
+            // The lobby's clock runs in its match.
+            clock: current.clock,
         };
         let timeout = self.registry.config().matches.decision_timeout;
         let prepared = prepare(&req, self.allow_test_setups, timeout).map_err(|e| match e {

@@ -3,8 +3,7 @@
 //! and only then makes it the lobby's state and pushes it.
 
 use protocol::{
-    Account, ClockSettings, CreateLobby, ErrorCode, JoinLobby, LobbySeat, LobbyState, LobbyStatus,
-    Occupant,
+    Account, CreateLobby, ErrorCode, JoinLobby, LobbySeat, LobbyState, LobbyStatus, Occupant,
 };
 use rules::Colour;
 use uuid::Uuid;
@@ -14,9 +13,6 @@ pub const MAX_LOBBY_NAME: usize = 48;
 pub const MIN_SEATS: u8 = 2;
 pub const MAX_SEATS: u8 = 6;
 pub const MAX_MEEPLES: u8 = 12;
-pub const MIN_BANK_SECS: u64 = 10;
-pub const MAX_BANK_SECS: u64 = 30 * 86_400;
-pub const MAX_INCREMENT_SECS: u64 = 7 * 86_400;
 
 /// A refusal: the protocol's code and a message for people.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -83,21 +79,9 @@ pub fn create(
     if req.modules.chips && !req.modules.france {
         return Err(bad("the France chips need the France map (`france`)"));
     }
-    if let Some(ClockSettings {
-        bank_secs,
-        increment_secs,
-    }) = req.clock
-    {
-        if !(MIN_BANK_SECS..=MAX_BANK_SECS).contains(&bank_secs) {
-            return Err(bad(format!(
-                "clock: a time bank of {MIN_BANK_SECS} s to 30 days, not {bank_secs} s"
-            )));
-        }
-        if increment_secs > MAX_INCREMENT_SECS {
-            return Err(bad(format!(
-                "clock: an increment of at most 7 days, not {increment_secs} s"
-            )));
-        }
+    // The same bounds as a match's clock: the lobby's becomes its match's.
+    if let Some(clock) = &req.clock {
+        clock.validate().map_err(bad)?;
     }
     let mut seats: Vec<LobbySeat> = (0..req.seats)
         .map(|seat| LobbySeat {
@@ -360,7 +344,7 @@ pub fn check_start(l: &LobbyState, by: &Account) -> Result<Vec<Colour>, LobbyErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use protocol::{AccountKind, LobbyModules};
+    use protocol::{AccountKind, ClockSettings, LobbyModules};
 
     fn account(name: &str) -> Account {
         Account {
@@ -430,10 +414,10 @@ mod tests {
             .err(),
             Some(ErrorCode::BadOption)
         );
-        let clock = |bank_secs, increment_secs| CreateLobby {
+        let clock = |bank_secs: u64, increment_secs: u64| CreateLobby {
             clock: Some(ClockSettings {
-                bank_secs,
-                increment_secs,
+                bank_ms: bank_secs * 1000,
+                increment_ms: increment_secs * 1000,
             }),
             ..req(2)
         };

@@ -83,6 +83,8 @@ pub struct MatchRow {
     /// Milliseconds a non-active player has to answer a decision; `None` for matches stored
     /// before the setting existed (they take the server's).
     pub decision_timeout_ms: Option<u64>,
+    /// The match's game clock; `None`: no clock.
+    pub clock: Option<protocol::ClockSettings>,
 }
 
 /// One seat of a new match: only the token's hash is stored.
@@ -143,6 +145,32 @@ fn timeout_from_db(ms: Option<i64>) -> Result<Option<u64>, StoreError> {
         u64::try_from(ms).map_err(|_| StoreError::Corrupt(format!("negative timeout {ms}")))
     })
     .transpose()
+}
+
+/// The clock columns of a match: (bank, increment), both NULL without a clock.
+fn clock_to_db(clock: Option<protocol::ClockSettings>) -> (Option<i64>, Option<i64>) {
+    let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    match clock {
+        Some(c) => (Some(ms(c.bank_ms)), Some(ms(c.increment_ms))),
+        None => (None, None),
+    }
+}
+
+fn clock_from_db(
+    bank: Option<i64>,
+    increment: Option<i64>,
+) -> Result<Option<protocol::ClockSettings>, StoreError> {
+    let ms = |v: i64| {
+        u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("negative clock value {v}")))
+    };
+    match (bank, increment) {
+        (None, None) => Ok(None),
+        (Some(b), Some(i)) => Ok(Some(protocol::ClockSettings {
+            bank_ms: ms(b)?,
+            increment_ms: ms(i)?,
+        })),
+        _ => Err(StoreError::Corrupt("half a clock setting".into())),
+    }
 }
 
 pub(crate) fn seat_from_db(seat: i64) -> Result<u8, StoreError> {

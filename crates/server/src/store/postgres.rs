@@ -2,8 +2,8 @@
 //! as text. Postgres coalesces concurrent commits itself, so appends go straight to the pool.
 
 use super::{
-    Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, seat_from_db,
-    seq_from_db, seq_to_db, timeout_from_db, timeout_to_db,
+    Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, clock_from_db,
+    clock_to_db, seat_from_db, seq_from_db, seq_to_db, timeout_from_db, timeout_to_db,
 };
 use chrono::Utc;
 use sqlx::Row;
@@ -29,6 +29,10 @@ fn match_row(id: Uuid, r: &PgRow) -> Result<MatchRow, StoreError> {
         rules_version: r.try_get("rules_version")?,
         created_at: r.try_get("created_at")?,
         decision_timeout_ms: timeout_from_db(r.try_get("decision_timeout_ms")?)?,
+        clock: clock_from_db(
+            r.try_get("clock_bank_ms")?,
+            r.try_get("clock_increment_ms")?,
+        )?,
     })
 }
 
@@ -77,8 +81,9 @@ impl PgStore {
         let mut tx = self.pool.begin().await?;
         sqlx::query(
             "INSERT INTO matches \
-             (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms) \
-             VALUES ($1, $2::jsonb, $3, $4, $5, $5, $6)",
+             (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms, \
+              clock_bank_ms, clock_increment_ms) \
+             VALUES ($1, $2::jsonb, $3, $4, $5, $5, $6, $7, $8)",
         )
         .bind(m.id)
         .bind(&m.setup)
@@ -86,6 +91,8 @@ impl PgStore {
         .bind(&m.rules_version)
         .bind(m.created_at)
         .bind(timeout_to_db(m.decision_timeout_ms))
+        .bind(clock_to_db(m.clock).0)
+        .bind(clock_to_db(m.clock).1)
         .execute(&mut *tx)
         .await?;
         for s in seats {
@@ -115,7 +122,7 @@ impl PgStore {
     pub async fn load_match(&self, id: Uuid) -> Result<Option<MatchRow>, StoreError> {
         sqlx::query(
             "SELECT setup::text AS setup, status, rules_version, created_at, \
-             decision_timeout_ms FROM matches WHERE id = $1",
+             decision_timeout_ms, clock_bank_ms, clock_increment_ms FROM matches WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)

@@ -304,6 +304,7 @@ pub async fn create(server: &TestServer, players: usize) -> MatchCreated {
         modules: Default::default(),
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     client::create_match(&server.http(), &req)
         .await

@@ -216,7 +216,7 @@ async fn four_guests_play_a_lobby_match_to_its_end(db: &TestDb) {
         Some(tokens[0]),
         Some(
             json!({"name": "Friday", "seats": 4, "modules": {"tollkeepers": true},
-                    "clock": {"bank_secs": 300, "increment_secs": 20}}),
+                    "clock": {"bank_ms": 300000, "increment_ms": 20000}}),
         ),
     )
     .await;
@@ -224,7 +224,7 @@ async fn four_guests_play_a_lobby_match_to_its_end(db: &TestDb) {
     let lobby = lobby_of(v);
     let id = lobby.id;
     assert_eq!(lobby.host, Some(players[0].0));
-    assert_eq!(lobby.clock.map(|c| c.bank_secs), Some(300));
+    assert_eq!(lobby.clock.map(|c| c.bank_ms), Some(300_000));
 
     // Everyone follows the lobby; each join reaches the host's connection.
     let mut conns = Vec::new();
@@ -983,8 +983,8 @@ async fn names_and_options_are_validated(db: &TestDb) {
         json!({"name": "x", "seats": 2, "meeples": 0}),
         json!({"name": "x", "seats": 2, "meeples": 13}),
         json!({"name": "x", "seats": 2, "modules": {"chips": true}}),
-        json!({"name": "x", "seats": 2, "clock": {"bank_secs": 5, "increment_secs": 0}}),
-        json!({"name": "x", "seats": 2, "clock": {"bank_secs": 300, "increment_secs": 700000}}),
+        json!({"name": "x", "seats": 2, "clock": {"bank_ms": 5000, "increment_ms": 0}}),
+        json!({"name": "x", "seats": 2, "clock": {"bank_ms": 300000, "increment_ms": 700000000}}),
     ] {
         refused(create(bad.clone()).await, 400, "bad_option");
     }

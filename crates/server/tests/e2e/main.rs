@@ -10,6 +10,7 @@
 mod common;
 
 mod admin;
+mod clocks;
 mod deadlines;
 mod france;
 mod hostile;
