@@ -28,6 +28,14 @@ export type AwayRequest = {
   seat: number;
 };
 
+/** `GET /api/admin/matches/{id}/chat`: a page of the match's chat, both channels (`table` and `spectators`), in the order it was said. */
+export type AdminMatchChat = {
+  chat: ChatLine[];
+  match_id: string;
+  /** Pass as `after` for the next page; absent on the last page. */
+  next_after?: number | null;
+};
+
 /** `GET /api/admin/matches`: one page, newest first. */
 export type AdminMatchList = {
   matches: AdminMatchSummary[];
@@ -111,6 +119,21 @@ export type ClientMessage = ({
 } | {
   type: "unsubscribe_lobby";
   lobby_id: string;
+} | {
+  type: "chat";
+  lobby_id?: string | null;
+  match_id?: string | null;
+  text: string;
+} | {
+  type: "mute";
+  account_id?: string | null;
+  match_id?: string | null;
+  seat?: number | null;
+} | {
+  type: "unmute";
+  account_id?: string | null;
+  match_id?: string | null;
+  seat?: number | null;
 });
 
 /** `POST /api/matches`: create a match with one seat per colour. */
@@ -198,6 +221,8 @@ export type ServerMessage = ({
 } | {
   type: "lobby_closed";
   lobby_id: string;
+} | ChatLine & {
+  type: "chat";
 });
 
 /** An account: a guest (a display name only) or registered (name and password). */
@@ -258,6 +283,28 @@ export type BorderPrint = {
 export type Bounds = {
   max: Pos;
   min: Pos;
+};
+
+/** Where a chat message was said. */
+export type ChatChannel = ("table" | "spectators" | "lobby");
+
+/** Who said a chat message: a seat (table channel) and/or an account. */
+export type ChatFrom = {
+  account_id?: string | null;
+  /** The account's display name when it spoke. */
+  name?: string | null;
+  seat?: number | null;
+};
+
+/** A chat message as delivered (and as the admin API lists it). */
+export type ChatLine = {
+  /** Unix time in milliseconds when the server stored it. */
+  at: number;
+  channel: ChatChannel;
+  from: ChatFrom;
+  lobby_id?: string | null;
+  match_id?: string | null;
+  text: string;
 };
 
 /** A map chip (P7): face down until a tile is placed on its square (P8). */
@@ -393,13 +440,15 @@ export type ErrorBody = {
   /** The client's command id, when the error answers a command. */
   id?: string | null;
   message: string;
+  /** With `code = rate_limited`: milliseconds until the limit lets the next one through. */
+  retry_after_ms?: number | null;
   /** With `code = rule`: the rule id in the rules reference (for example `B4`). */
   rule?: string | null;
   /** With `code = rule`: the rules' own code (for example `edge_mismatch`). */
   rule_code?: string | null;
 };
 
-export type ErrorCode = ("unknown_match" | "unknown_lobby" | "unknown_session" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active" | "spectator" | "bad_name" | "name_taken" | "bad_password" | "bad_credentials" | "not_your_seat" | "bad_option" | "invite_required" | "seat_taken" | "colour_taken" | "not_host" | "not_in_lobby" | "already_in_lobby" | "not_ready" | "lobby_started");
+export type ErrorCode = ("unknown_match" | "unknown_lobby" | "unknown_session" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active" | "spectator" | "bad_name" | "name_taken" | "bad_password" | "bad_credentials" | "not_your_seat" | "bad_option" | "invite_required" | "seat_taken" | "colour_taken" | "not_host" | "not_in_lobby" | "already_in_lobby" | "not_ready" | "lobby_started" | "bad_chat" | "not_in_chat" | "rate_limited" | "too_many_lobbies" | "too_many_sessions");
 
 /** One event. Events of one command come in the order they happened (B11). */
 export type Event = ({

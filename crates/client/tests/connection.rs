@@ -95,6 +95,7 @@ async fn command_waits_for_its_ack_and_keeps_earlier_messages() -> Result<(), Cl
             rule_code: Some("wrong_phase".to_owned()),
             rule: Some("B4".to_owned()),
             message: "no".to_owned(),
+            retry_after_ms: None,
         };
         send(&mut ws, &ServerMessage::Error(refusal)).await;
     })
@@ -179,6 +180,7 @@ async fn a_refused_token_is_a_typed_error() -> Result<(), ClientError> {
             rule_code: None,
             rule: None,
             message: "no such seat".to_owned(),
+            retry_after_ms: None,
         };
         send(&mut ws, &ServerMessage::Error(refusal)).await;
     })

@@ -171,3 +171,14 @@ pub struct AdminActionList {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_before: Option<i64>,
 }
+
+/// `GET /api/admin/matches/{id}/chat`: a page of the match's chat, both channels (`table` and
+/// `spectators`), in the order it was said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AdminMatchChat {
+    pub match_id: Uuid,
+    pub chat: Vec<crate::ChatLine>,
+    /// Pass as `after` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_after: Option<i64>,
+}

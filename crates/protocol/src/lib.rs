@@ -157,6 +157,105 @@ pub enum ClientMessage {
     UnsubscribeLobby {
         lobby_id: Uuid,
     },
+    /// A chat message, to a match (`match_id`) or a lobby (`lobby_id`): exactly one of the two.
+    /// Not a game command (no seq, no rules): stored, then delivered as `chat`, the sender
+    /// included. At a match, the seat this connection holds speaks in the `table` channel; a
+    /// connection that watches (and has an account session) in the `spectators` channel. In a
+    /// lobby, its seated accounts speak. At most [`MAX_CHAT_CHARS`] characters, no control
+    /// characters (`bad_chat`).
+    Chat {
+        #[serde(default)]
+        match_id: Option<Uuid>,
+        #[serde(default)]
+        lobby_id: Option<Uuid>,
+        text: String,
+    },
+    /// Stop receiving this connection's chat from an account (`account_id`), or from a seat of a
+    /// match (`match_id` and `seat`). Lasts as long as the connection.
+    Mute(MuteTarget),
+    /// Undo a `mute`.
+    Unmute(MuteTarget),
+}
+
+/// Whom a `mute` or `unmute` names: an account, or a seat of a match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MuteTarget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<u8>,
+}
+
+/// Longest chat message, in characters.
+pub const MAX_CHAT_CHARS: usize = 500;
+
+/// Where a chat message was said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChatChannel {
+    /// The players of a match; spectators read it too.
+    Table,
+    /// The spectators of a match; the players never receive it (no coaching from the rail).
+    Spectators,
+    /// The members of a lobby.
+    Lobby,
+}
+
+impl ChatChannel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChatChannel::Table => "table",
+            ChatChannel::Spectators => "spectators",
+            ChatChannel::Lobby => "lobby",
+        }
+    }
+}
+
+/// Who said a chat message: a seat (table channel) and/or an account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChatFrom {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<Uuid>,
+    /// The account's display name when it spoke.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// A chat message as delivered (and as the admin API lists it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChatLine {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lobby_id: Option<Uuid>,
+    pub channel: ChatChannel,
+    pub from: ChatFrom,
+    pub text: String,
+    /// Unix time in milliseconds when the server stored it.
+    pub at: u64,
+}
+
+/// Checks a chat text: 1 to [`MAX_CHAT_CHARS`] characters, not only spaces, no control
+/// characters. The error says which.
+pub fn check_chat_text(text: &str) -> Result<(), String> {
+    let n = text.chars().count();
+    if text.trim().is_empty() {
+        return Err("a chat message may not be empty".into());
+    }
+    if n > MAX_CHAT_CHARS {
+        return Err(format!(
+            "a chat message has at most {MAX_CHAT_CHARS} characters, not {n}"
+        ));
+    }
+    if text.chars().any(char::is_control) {
+        return Err("a chat message may not contain control characters".into());
+    }
+    Ok(())
 }
 
 /// Server to client.
@@ -209,6 +308,8 @@ pub enum ServerMessage {
     LobbyClosed {
         lobby_id: Uuid,
     },
+    /// A chat message in a match or lobby this connection follows (or its own, echoed).
+    Chat(ChatLine),
 }
 
 /// A refusal, with a stable code.
@@ -225,6 +326,9 @@ pub struct ErrorBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     pub message: String,
+    /// With `code = rate_limited`: milliseconds until the limit lets the next one through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
 }
 
 impl ErrorBody {
@@ -236,6 +340,7 @@ impl ErrorBody {
             rule_code: None,
             rule: None,
             message: message.into(),
+            retry_after_ms: None,
         }
     }
 
@@ -255,6 +360,7 @@ impl From<&rules::RuleError> for ErrorBody {
             rule_code: Some(e.code().to_string()),
             rule: Some(e.rule().to_string()),
             message: e.to_string(),
+            retry_after_ms: None,
         }
     }
 }
@@ -322,12 +428,26 @@ pub enum ErrorCode {
     NotReady,
     /// The lobby's match has started: the lobby no longer changes.
     LobbyStarted,
+    /// A chat message empty, longer than [`MAX_CHAT_CHARS`] characters, or with control
+    /// characters; or a `mute` that names nobody.
+    BadChat,
+    /// This connection may not chat there: it neither holds a seat in the match nor watches it
+    /// with an account session, or its account has no seat in the lobby.
+    NotInChat,
+    /// Too many messages, commands, lobby actions or new accounts in a short time (per
+    /// connection or per address); `retry_after_ms` says when to try again. Nothing was done.
+    RateLimited,
+    /// The account already hosts the most open lobbies it may (a lobby closes when its players
+    /// leave, or starts).
+    TooManyLobbies,
+    /// The account already has the most live sessions it may: log out (or revoke) one first.
+    TooManySessions,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order: `code as usize` is its index (metrics keep one counter
     /// per code without a lookup).
-    pub const ALL: [ErrorCode; 31] = [
+    pub const ALL: [ErrorCode; 36] = [
         ErrorCode::Malformed,
         ErrorCode::TooLarge,
         ErrorCode::Binary,
@@ -359,6 +479,11 @@ impl ErrorCode {
         ErrorCode::AlreadyInLobby,
         ErrorCode::NotReady,
         ErrorCode::LobbyStarted,
+        ErrorCode::BadChat,
+        ErrorCode::NotInChat,
+        ErrorCode::RateLimited,
+        ErrorCode::TooManyLobbies,
+        ErrorCode::TooManySessions,
     ];
 
     /// The wire name (as serialized), without allocating.
@@ -395,6 +520,11 @@ impl ErrorCode {
             ErrorCode::AlreadyInLobby => "already_in_lobby",
             ErrorCode::NotReady => "not_ready",
             ErrorCode::LobbyStarted => "lobby_started",
+            ErrorCode::BadChat => "bad_chat",
+            ErrorCode::NotInChat => "not_in_chat",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::TooManyLobbies => "too_many_lobbies",
+            ErrorCode::TooManySessions => "too_many_sessions",
         }
     }
 }
@@ -782,6 +912,10 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         (
             "admin-match-log.schema.json",
             schemars::schema_for!(admin::AdminMatchLog),
+        ),
+        (
+            "admin-match-chat.schema.json",
+            schemars::schema_for!(admin::AdminMatchChat),
         ),
         (
             "admin-match-state.schema.json",

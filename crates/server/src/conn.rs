@@ -12,6 +12,7 @@
 
 use crate::accounts::{WsSession, still_valid};
 use crate::actor::{ActorMsg, MatchHandle};
+use crate::chat::{Muted, Mutes, Room};
 use crate::outbox::{ConnHandle, TooSlow};
 use crate::state::{Lifecycle, Shared};
 use crate::tokens::token_hash;
@@ -19,8 +20,8 @@ use crate::wire::{Frame, error_frame, frame};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use protocol::{
-    ClientMessage, ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, SERVER_COMMAND_PREFIX,
-    ServerMessage, close,
+    ChatChannel, ChatFrom, ChatLine, ClientMessage, ErrorCode, MAX_FRAME_BYTES, MuteTarget,
+    Occupant, PROTOCOL_VERSION, SERVER_COMMAND_PREFIX, ServerMessage, close,
 };
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -133,6 +134,7 @@ pub(crate) async fn run<W, R>(
         subscriptions: HashMap::new(),
         session,
         lobbies: HashSet::new(),
+        mutes: Mutes::default(),
     };
     conn.reply(frame(&ServerMessage::Welcome {
         protocol_version: PROTOCOL_VERSION,
@@ -364,6 +366,8 @@ struct Connection {
     session: Option<WsSession>,
     /// The lobbies this connection follows.
     lobbies: HashSet<Uuid>,
+    /// Whose chat this connection does not want (shared with the chat rooms it is in).
+    mutes: Mutes,
 }
 
 impl Connection {
@@ -408,9 +412,22 @@ impl Connection {
             ClientMessage::UnsubscribeLobby { lobby_id } => {
                 if self.lobbies.remove(&lobby_id) {
                     self.shared.lobbies.unsubscribe(lobby_id, self.handle.id);
+                    self.shared
+                        .chat
+                        .leave(Room::Lobby(lobby_id), self.handle.id);
                 }
             }
+            ClientMessage::Chat {
+                match_id,
+                lobby_id,
+                text,
+            } => self.chat(match_id, lobby_id, text).await,
+            ClientMessage::Mute(target) => self.mute(target, true),
+            ClientMessage::Unmute(target) => self.mute(target, false),
             ClientMessage::Unsubscribe { match_id } => {
+                self.shared
+                    .chat
+                    .leave(Room::Match(match_id), self.handle.id);
                 if let Some(h) = self.subscriptions.remove(&match_id) {
                     let _ = h.tx.try_send(ActorMsg::Unsubscribe {
                         conn_id: self.handle.id,
@@ -445,6 +462,7 @@ impl Connection {
                     .record("match_id", tracing::field::display(match_id))
                     .record("seat", seat);
                 debug!(%match_id, seat, "authenticated");
+                self.join_match_chat(match_id);
                 self.reply(frame(&ServerMessage::Authenticated { match_id, seat }));
             }
             Ok(None) => self.reply(error_frame(
@@ -505,6 +523,7 @@ impl Connection {
                 self.seat = Some((match_id, seat));
                 tracing::Span::current().record("seat", seat);
                 debug!(%match_id, seat, "seat taken by its account");
+                self.join_match_chat(match_id);
                 self.reply(frame(&ServerMessage::Authenticated { match_id, seat }));
             }
             Ok(None) => self.reply(error_frame(
@@ -536,6 +555,13 @@ impl Connection {
         {
             Ok(()) => {
                 self.lobbies.insert(lobby_id);
+                self.shared.chat.join(
+                    Room::Lobby(lobby_id),
+                    &self.handle,
+                    None,
+                    viewer,
+                    &self.mutes,
+                );
             }
             Err(e) => self.reply(error_frame(e.code, None, e.message)),
         }
@@ -606,6 +632,7 @@ impl Connection {
         match self.send_to(match_id, cached.clone(), msg) {
             Ok(h) => {
                 self.subscriptions.insert(match_id, h);
+                self.join_match_chat(match_id);
             }
             Err(code) => {
                 // Busy: the actor still holds the earlier subscription, if there was one.
@@ -726,12 +753,150 @@ impl Connection {
         Err(ErrorCode::Unavailable)
     }
 
+    /// Enters (or updates its place in) a followed match's chat room: as a player when this
+    /// connection holds a seat there, else as a spectator.
+    fn join_match_chat(&self, match_id: Uuid) {
+        if !self.subscriptions.contains_key(&match_id) {
+            return;
+        }
+        let seat = self.seat.filter(|(m, _)| *m == match_id).map(|(_, s)| s);
+        let account = self.session.as_ref().map(|s| s.account.id);
+        self.shared.chat.join(
+            Room::Match(match_id),
+            &self.handle,
+            seat,
+            account,
+            &self.mutes,
+        );
+    }
+
+    /// A chat message: checked, stored, then delivered (see [`crate::chat`]). Never reaches a
+    /// match actor.
+    async fn chat(&mut self, match_id: Option<Uuid>, lobby_id: Option<Uuid>, text: String) {
+        if let Err(m) = protocol::check_chat_text(&text) {
+            self.reply(error_frame(ErrorCode::BadChat, None, m));
+            return;
+        }
+        let account = self.session.as_ref().map(|s| s.account.clone());
+        let mut lobby_members = None;
+        let (room, channel, seat) = match (match_id, lobby_id) {
+            (Some(m), None) => match self.seat {
+                Some((sm, seat)) if sm == m => (Room::Match(m), ChatChannel::Table, Some(seat)),
+                _ if account.is_some() && self.subscriptions.contains_key(&m) => {
+                    (Room::Match(m), ChatChannel::Spectators, None)
+                }
+                _ => {
+                    self.reply(error_frame(
+                        ErrorCode::NotInChat,
+                        None,
+                        "chat at a match needs its seat, or watching it with an account session",
+                    ));
+                    return;
+                }
+            },
+            (None, Some(l)) => {
+                let Some(a) = &account else {
+                    self.reply(error_frame(
+                        ErrorCode::NotInChat,
+                        None,
+                        "lobby chat needs an account session",
+                    ));
+                    return;
+                };
+                let lobby = match self.shared.lobbies.get(Some(a.id), l, None).await {
+                    Ok(lobby) => lobby,
+                    Err(e) => {
+                        self.reply(error_frame(e.code, None, e.message));
+                        return;
+                    }
+                };
+                let members: HashSet<Uuid> = lobby
+                    .seats
+                    .iter()
+                    .filter_map(|s| match &s.occupant {
+                        Some(Occupant::Player { account_id, .. }) => Some(*account_id),
+                        _ => None,
+                    })
+                    .collect();
+                if !members.contains(&a.id) {
+                    self.reply(error_frame(
+                        ErrorCode::NotInChat,
+                        None,
+                        "lobby chat is for the accounts seated in the lobby",
+                    ));
+                    return;
+                }
+                lobby_members = Some(members);
+                (Room::Lobby(l), ChatChannel::Lobby, None)
+            }
+            _ => {
+                self.reply(error_frame(
+                    ErrorCode::BadChat,
+                    None,
+                    "a chat message names exactly one of match_id and lobby_id",
+                ));
+                return;
+            }
+        };
+        let now = chrono::Utc::now();
+        let line = ChatLine {
+            match_id,
+            lobby_id,
+            channel,
+            from: ChatFrom {
+                seat,
+                account_id: account.as_ref().map(|a| a.id),
+                name: account.map(|a| a.name),
+            },
+            text,
+            at: u64::try_from(now.timestamp_millis()).unwrap_or(0),
+        };
+        // Persist, then broadcast: the admin log has every message anyone received.
+        if let Err(e) = self.shared.store.insert_chat(&line, now).await {
+            warn!(error = %e, "chat store failed");
+            self.reply(error_frame(ErrorCode::Internal, None, "the store failed"));
+            return;
+        }
+        self.shared
+            .chat
+            .deliver(room, &line, lobby_members.as_ref(), &self.handle);
+    }
+
+    /// Mutes (or unmutes) an account or a seat for this connection.
+    fn mute(&mut self, t: MuteTarget, on: bool) {
+        let key = match (t.account_id, t.match_id, t.seat) {
+            (Some(a), None, None) => Muted::Account(a),
+            (None, Some(m), Some(s)) => Muted::Seat(m, s),
+            _ => {
+                self.reply(error_frame(
+                    ErrorCode::BadChat,
+                    None,
+                    "mute names an account_id, or a match_id and a seat",
+                ));
+                return;
+            }
+        };
+        if let Ok(mut mutes) = self.mutes.write() {
+            if on {
+                mutes.insert(key);
+            } else {
+                mutes.remove(&key);
+            }
+        }
+    }
+
     /// Tells the actors this connection followed that it is gone.
     fn leave(&mut self) {
         for lobby_id in self.lobbies.drain() {
             self.shared.lobbies.unsubscribe(lobby_id, self.handle.id);
+            self.shared
+                .chat
+                .leave(Room::Lobby(lobby_id), self.handle.id);
         }
-        for (_, h) in self.subscriptions.drain() {
+        for (match_id, h) in self.subscriptions.drain() {
+            self.shared
+                .chat
+                .leave(Room::Match(match_id), self.handle.id);
             let _ = h.tx.try_send(ActorMsg::Unsubscribe {
                 conn_id: self.handle.id,
             });
@@ -791,6 +956,7 @@ mod tests {
                 lifecycle: rx,
                 connections,
                 next_conn: AtomicU64::new(1),
+                chat: Default::default(),
                 metrics,
             });
             Harness {

@@ -19,6 +19,7 @@
 
 pub mod accounts;
 pub mod actor;
+pub mod chat;
 pub mod config;
 pub mod conn;
 pub mod http;

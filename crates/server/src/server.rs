@@ -59,6 +59,7 @@ pub async fn run(
         lifecycle: lifecycle_rx,
         connections,
         next_conn: AtomicU64::new(1),
+        chat: Default::default(),
         metrics: Arc::clone(&metrics),
     });
     let upkeep = tokio::spawn(async move {

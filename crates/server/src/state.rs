@@ -32,4 +32,6 @@ pub struct Shared {
     pub connections: watch::Sender<usize>,
     pub next_conn: AtomicU64,
     pub metrics: Arc<Metrics>,
+    /// Chat rooms (issue 12 item 7): fanned out by the sending connection, not the actors.
+    pub chat: crate::chat::ChatHub,
 }

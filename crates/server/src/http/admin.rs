@@ -42,6 +42,7 @@ pub fn router() -> Router<Arc<Shared>> {
         .route("/matches", get(list_matches))
         .route("/matches/{id}", get(summary))
         .route("/matches/{id}/log", get(log))
+        .route("/matches/{id}/chat", get(chat))
         .route("/matches/{id}/state", get(state_at))
         .route("/matches/{id}/secrets", get(secrets))
         .route("/matches/{id}/scenario", get(scenario))
@@ -397,6 +398,44 @@ async fn summary(
 struct LogQuery {
     after: Option<Seq>,
     limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChatQuery {
+    after: Option<i64>,
+    limit: Option<u32>,
+}
+
+/// `GET /matches/{id}/chat`: the match's chat lines (both channels) after the line `after`,
+/// `limit` of them (default and most 1000), in the order they were said.
+async fn chat(
+    _: Admin,
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    q: Result<Query<ChatQuery>, QueryRejection>,
+) -> Result<Json<protocol::admin::AdminMatchChat>, ApiError> {
+    use crate::store::chat::MAX_CHAT_PAGE;
+    let id = match_id(&id)?;
+    let q = query(q)?;
+    let limit = page_limit(q.limit, MAX_CHAT_PAGE, MAX_CHAT_PAGE)?;
+    load_row(&shared, id).await?;
+    let mut lines = shared
+        .store
+        .match_chat(id, q.after.unwrap_or(0), limit + 1)
+        .await
+        .map_err(store_failed)?;
+    let more = lines.len() > limit as usize;
+    lines.truncate(limit as usize);
+    let next_after = match more {
+        true => lines.last().map(|(i, _)| *i),
+        false => None,
+    };
+    Ok(Json(protocol::admin::AdminMatchChat {
+        match_id: id,
+        chat: lines.into_iter().map(|(_, l)| l).collect(),
+        next_after,
+    }))
 }
 
 /// `GET /matches/{id}/log`: the commands after `after` (default 0), `limit` of them (default

@@ -8,14 +8,15 @@ use protocol::{ErrorBody, ErrorCode};
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
-    pub body: ErrorBody,
+    // Boxed: a small `Err` keeps every handler's `Result` small.
+    pub body: Box<ErrorBody>,
 }
 
 impl ApiError {
     pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError {
             status,
-            body: ErrorBody::new(code, message),
+            body: Box::new(ErrorBody::new(code, message)),
         }
     }
 

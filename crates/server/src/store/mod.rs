@@ -9,6 +9,7 @@
 //! needs to know the rules' types.
 
 pub mod admin;
+pub mod chat;
 pub mod postgres;
 pub mod sqlite;
 

@@ -24,7 +24,7 @@ on_both_stores!(
 
 /// One REST call with an optional session (bearer); the status and the JSON body (`null` when
 /// empty).
-async fn call(
+pub(crate) async fn call(
     server: &TestServer,
     method: &str,
     path: &str,
@@ -57,12 +57,12 @@ fn refused(got: (u16, Value), status: u16, code: &str) {
     );
 }
 
-fn lobby_of(v: Value) -> LobbyState {
+pub(crate) fn lobby_of(v: Value) -> LobbyState {
     serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("not a lobby: {e}: {v}"))
 }
 
 /// A guest account: its id and session token.
-async fn guest(server: &TestServer, name: &str) -> (Uuid, String) {
+pub(crate) async fn guest(server: &TestServer, name: &str) -> (Uuid, String) {
     let (status, v) = call(
         server,
         "POST",
@@ -79,7 +79,7 @@ async fn guest(server: &TestServer, name: &str) -> (Uuid, String) {
 
 /// A WebSocket connection with a session as bearer; reads the `identified` that follows the
 /// welcome.
-async fn ws_as(server: &TestServer, token: &str) -> Connection {
+pub(crate) async fn ws_as(server: &TestServer, token: &str) -> Connection {
     let auth = format!("Bearer {token}");
     let mut conn = Connection::connect_with_headers(&server.ws(), &[("Authorization", &auth)])
         .await
@@ -124,7 +124,7 @@ async fn next_error(conn: &mut Connection) -> ErrorCode {
     }
 }
 
-async fn ready(server: &TestServer, lobby: Uuid, token: &str) -> LobbyState {
+pub(crate) async fn ready(server: &TestServer, lobby: Uuid, token: &str) -> LobbyState {
     let (s, v) = call(
         server,
         "POST",
@@ -137,7 +137,12 @@ async fn ready(server: &TestServer, lobby: Uuid, token: &str) -> LobbyState {
     lobby_of(v)
 }
 
-async fn join(server: &TestServer, lobby: Uuid, token: &str, body: Value) -> (u16, Value) {
+pub(crate) async fn join(
+    server: &TestServer,
+    lobby: Uuid,
+    token: &str,
+    body: Value,
+) -> (u16, Value) {
     call(
         server,
         "POST",

@@ -1,0 +1,132 @@
+//! Chat fan-out (issue 12 item 7), apart from the match actors: chat is not a game command (no
+//! seq, no rules), so it never enters a match's inbox and can never delay a match. The sending
+//! connection's own task stores the message and then pushes it into each receiver's bounded
+//! outgoing queue (`ConnHandle::push`, which never waits: a receiver that does not read is
+//! closed as too slow, like for diffs).
+//!
+//! Rooms are keyed by match or lobby. The map is behind a `RwLock` that delivery only reads
+//! (shared), and joins and leaves hold for an insert; per-connection mutes are read at delivery,
+//! so a muted message is never queued for whoever muted its sender.
+
+use crate::outbox::ConnHandle;
+use crate::wire::frame;
+use protocol::{ChatChannel, ChatLine, ServerMessage};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, RwLock};
+use uuid::Uuid;
+
+/// A chat room: a match's (both its channels) or a lobby's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Room {
+    Match(Uuid),
+    Lobby(Uuid),
+}
+
+/// Whom a connection has muted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Muted {
+    Account(Uuid),
+    Seat(Uuid, u8),
+}
+
+/// One connection's mutes, shared with the rooms it is in.
+pub type Mutes = Arc<RwLock<HashSet<Muted>>>;
+
+#[derive(Debug, Clone)]
+struct Member {
+    conn: ConnHandle,
+    /// The seat the connection holds in the room's match (a player), if any.
+    seat: Option<u8>,
+    account: Option<Uuid>,
+    mutes: Mutes,
+}
+
+#[derive(Debug, Default)]
+pub struct ChatHub {
+    rooms: RwLock<HashMap<Room, HashMap<u64, Member>>>,
+}
+
+impl ChatHub {
+    /// Adds (or updates) a connection in a room.
+    pub fn join(
+        &self,
+        room: Room,
+        conn: &ConnHandle,
+        seat: Option<u8>,
+        account: Option<Uuid>,
+        mutes: &Mutes,
+    ) {
+        let member = Member {
+            conn: conn.clone(),
+            seat,
+            account,
+            mutes: Arc::clone(mutes),
+        };
+        if let Ok(mut rooms) = self.rooms.write() {
+            rooms.entry(room).or_default().insert(conn.id, member);
+        }
+    }
+
+    pub fn leave(&self, room: Room, conn_id: u64) {
+        if let Ok(mut rooms) = self.rooms.write()
+            && let Some(members) = rooms.get_mut(&room)
+        {
+            members.remove(&conn_id);
+            if members.is_empty() {
+                rooms.remove(&room);
+            }
+        }
+    }
+
+    /// Delivers a stored line to the room's members who may read its channel and have not muted
+    /// its sender; `lobby_members`: for a lobby line, the accounts seated in the lobby. The
+    /// sender (`echo`) gets it too, once. Returns how many received it.
+    pub fn deliver(
+        &self,
+        room: Room,
+        line: &ChatLine,
+        lobby_members: Option<&HashSet<Uuid>>,
+        echo: &ConnHandle,
+    ) -> usize {
+        let f = frame(&ServerMessage::Chat(line.clone()));
+        let mut sent = 0;
+        let mut echoed = false;
+        if let Ok(rooms) = self.rooms.read()
+            && let Some(members) = rooms.get(&room)
+        {
+            for m in members.values() {
+                let may_read = match line.channel {
+                    ChatChannel::Table => true,
+                    ChatChannel::Spectators => m.seat.is_none(),
+                    ChatChannel::Lobby => m
+                        .account
+                        .is_some_and(|a| lobby_members.is_some_and(|s| s.contains(&a))),
+                };
+                if !may_read || is_muted(&m.mutes, line, room) {
+                    continue;
+                }
+                echoed |= m.conn.id == echo.id;
+                if m.conn.push(f.clone()) {
+                    sent += 1;
+                }
+            }
+        }
+        if !echoed && echo.push(f) {
+            sent += 1;
+        }
+        sent
+    }
+}
+
+fn is_muted(mutes: &Mutes, line: &ChatLine, room: Room) -> bool {
+    let Ok(mutes) = mutes.read() else {
+        return false;
+    };
+    if mutes.is_empty() {
+        return false;
+    }
+    line.from
+        .account_id
+        .is_some_and(|a| mutes.contains(&Muted::Account(a)))
+        || matches!((room, line.from.seat), (Room::Match(m), Some(s)) if mutes.contains(&Muted::Seat(m, s)))
+}
