@@ -31,6 +31,8 @@ pub enum AccountError {
     BadCredentials,
     #[error("no such session (revoked, or never issued)")]
     UnknownSession,
+    #[error("this account already has {0} live sessions, the most it may: log out of one first")]
+    TooManySessions(usize),
     #[error("the store failed: {0}")]
     Store(#[from] StoreError),
     #[error("no OS randomness: {0}")]
@@ -47,6 +49,7 @@ impl AccountError {
             AccountError::BadPassword => ErrorCode::BadPassword,
             AccountError::BadCredentials => ErrorCode::BadCredentials,
             AccountError::UnknownSession => ErrorCode::UnknownSession,
+            AccountError::TooManySessions(_) => ErrorCode::TooManySessions,
             AccountError::Store(_) | AccountError::Randomness(_) | AccountError::Hash(_) => {
                 ErrorCode::Internal
             }
@@ -182,7 +185,14 @@ async fn create(
 static DUMMY: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
 
 /// Logs in a registered account: a new session.
-pub async fn login(store: &Store, raw_name: &str, password: &str) -> Result<Issued, AccountError> {
+/// `max_sessions`: the most live sessions an account may hold; one more is refused
+/// (`too_many_sessions`) until one is revoked.
+pub async fn login(
+    store: &Store,
+    raw_name: &str,
+    password: &str,
+    max_sessions: usize,
+) -> Result<Issued, AccountError> {
     let key = raw_name.trim().to_lowercase();
     if password.len() > MAX_PASSWORD {
         return Err(AccountError::BadCredentials);
@@ -201,6 +211,10 @@ pub async fn login(store: &Store, raw_name: &str, password: &str) -> Result<Issu
     };
     if !verify_password(password.to_string(), phc).await? {
         return Err(AccountError::BadCredentials);
+    }
+    let live = store.sessions_of(row.id).await?.len();
+    if live >= max_sessions {
+        return Err(AccountError::TooManySessions(live));
     }
     let (session, token) = new_session(row.id)?;
     store.create_session(&session).await?;

@@ -60,6 +60,9 @@ pub struct Config {
     pub admin: AdminConfig,
 
     #[command(flatten)]
+    pub limits: LimitsConfig,
+
+    #[command(flatten)]
     legacy: LegacyMillis,
 }
 
@@ -150,6 +153,97 @@ pub struct AdminConfig {
     /// Who may read `GET /metrics`: `admin` (with the admin token), `open`, or `off`.
     #[arg(long, env = "METRICS_ACCESS", value_enum, default_value = "admin")]
     pub metrics_access: MetricsAccess,
+}
+
+/// Abuse limits (issue 12 item 8). A rate is `N/period` (`20/1s`, `5/10m`): a burst of N at
+/// once, refilled in full over the period (one every period/N). Over a limit, the request is
+/// refused with `rate_limited` and the time to wait; nothing else happens.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Limits")]
+pub struct LimitsConfig {
+    /// Game commands per connection.
+    #[arg(long, env = "COMMAND_RATE_CONN", default_value = "20/1s", value_parser = rate)]
+    pub command_rate_conn: Rate,
+
+    /// Game commands per client address (all its connections).
+    #[arg(long, env = "COMMAND_RATE_ADDR", default_value = "100/1s", value_parser = rate)]
+    pub command_rate_addr: Rate,
+
+    /// Chat messages per connection.
+    #[arg(long, env = "CHAT_RATE_CONN", default_value = "5/10s", value_parser = rate)]
+    pub chat_rate_conn: Rate,
+
+    /// Chat messages per client address.
+    #[arg(long, env = "CHAT_RATE_ADDR", default_value = "20/10s", value_parser = rate)]
+    pub chat_rate_addr: Rate,
+
+    /// Lobby follows (`subscribe_lobby`) per connection.
+    #[arg(long, env = "LOBBY_RATE_CONN", default_value = "20/10s", value_parser = rate)]
+    pub lobby_rate_conn: Rate,
+
+    /// Lobby actions (REST: create, join, leave, colour, ready, kick, bot, start; WebSocket:
+    /// `subscribe_lobby`) per client address.
+    #[arg(long, env = "LOBBY_RATE_ADDR", default_value = "60/1m", value_parser = rate)]
+    pub lobby_rate_addr: Rate,
+
+    /// New accounts (guest and registered) and log-ins per client address.
+    #[arg(long, env = "ACCOUNT_RATE_ADDR", default_value = "10/10m", value_parser = rate)]
+    pub account_rate_addr: Rate,
+
+    /// Open lobbies one account may host at once (`too_many_lobbies`).
+    #[arg(long, env = "MAX_OPEN_LOBBIES", default_value = "3",
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000))]
+    pub max_open_lobbies: usize,
+
+    /// Live sessions one account may hold (`too_many_sessions` on log-in).
+    #[arg(long, env = "MAX_SESSIONS", default_value = "10",
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000))]
+    pub max_sessions: usize,
+}
+
+impl LimitsConfig {
+    /// Every limit as wide as the flags allow (tests that are not about limits: they make many
+    /// accounts and commands from one address).
+    pub fn relax(&mut self) {
+        let wide = Rate {
+            burst: 1_000_000,
+            period: Duration::from_secs(1),
+        };
+        self.command_rate_conn = wide;
+        self.command_rate_addr = wide;
+        self.chat_rate_conn = wide;
+        self.chat_rate_addr = wide;
+        self.lobby_rate_conn = wide;
+        self.lobby_rate_addr = wide;
+        self.account_rate_addr = wide;
+        self.max_open_lobbies = 1_000;
+        self.max_sessions = 1_000;
+    }
+}
+
+/// A rate limit: a burst of `burst`, refilled over `period`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    pub burst: u32,
+    pub period: Duration,
+}
+
+/// `N/period`: N from 1 to 1,000,000, the period a positive duration (`1s`, `10m`).
+fn rate(s: &str) -> Result<Rate, String> {
+    let (n, period) = s
+        .split_once('/')
+        .ok_or_else(|| "a rate is N/period, such as 20/1s or 5/10m".to_string())?;
+    let burst: u32 = n
+        .trim()
+        .parse()
+        .map_err(|e| format!("{e}: the count before `/`"))?;
+    if !(1..=1_000_000).contains(&burst) {
+        return Err("the count is from 1 to 1000000".into());
+    }
+    Ok(Rate {
+        burst,
+        period: positive_duration(period.trim())?,
+    })
 }
 
 /// The flags before durations were durations: milliseconds, still read (hidden from `--help`)

@@ -13,6 +13,7 @@
 use crate::accounts::{WsSession, still_valid};
 use crate::actor::{ActorMsg, MatchHandle};
 use crate::chat::{Muted, Mutes, Room};
+use crate::limits::{ConnLimits, Kind, Limited};
 use crate::outbox::{ConnHandle, TooSlow};
 use crate::state::{Lifecycle, Shared};
 use crate::tokens::token_hash;
@@ -24,7 +25,7 @@ use protocol::{
     Occupant, PROTOCOL_VERSION, SERVER_COMMAND_PREFIX, ServerMessage, close,
 };
 use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -91,7 +92,7 @@ pub async fn serve(
         seat = tracing::field::Empty
     );
     let (sink, stream) = socket.split();
-    run(sink, stream, shared, id, session)
+    run(sink, stream, shared, id, session, Some(peer.ip()))
         .instrument(span)
         .await;
     drop(guard);
@@ -105,6 +106,7 @@ pub(crate) async fn run<W, R>(
     shared: Arc<Shared>,
     id: u64,
     session: Option<WsSession>,
+    peer: Option<IpAddr>,
 ) where
     W: Sink<Message, Error = axum::Error> + Unpin + Send + 'static,
     R: Stream<Item = Result<Message, axum::Error>> + Unpin,
@@ -135,6 +137,8 @@ pub(crate) async fn run<W, R>(
         session,
         lobbies: HashSet::new(),
         mutes: Mutes::default(),
+        limits: ConnLimits::new(&config.limits),
+        peer,
     };
     conn.reply(frame(&ServerMessage::Welcome {
         protocol_version: PROTOCOL_VERSION,
@@ -368,6 +372,9 @@ struct Connection {
     lobbies: HashSet<Uuid>,
     /// Whose chat this connection does not want (shared with the chat rooms it is in).
     mutes: Mutes,
+    /// This connection's rate limits; its address's are in `Shared`.
+    limits: ConnLimits,
+    peer: Option<IpAddr>,
 }
 
 impl Connection {
@@ -539,6 +546,10 @@ impl Connection {
     }
 
     fn subscribe_lobby(&mut self, lobby_id: Uuid) {
+        if let Err(l) = self.limit(Kind::Lobby) {
+            self.reply(limited_frame(None, &l));
+            return;
+        }
         if !self.lobbies.contains(&lobby_id) && self.lobbies.len() >= MAX_SUBSCRIPTIONS {
             self.reply(error_frame(
                 ErrorCode::Unavailable,
@@ -706,6 +717,11 @@ impl Connection {
             self.refuse(id, ErrorCode::Unavailable, "the server is shutting down");
             return;
         }
+        if let Err(l) = self.limit(Kind::Command) {
+            self.shared.metrics.refused(ErrorCode::RateLimited);
+            self.reply(limited_frame(Some(id), &l));
+            return;
+        }
         let cached = self.seat_handle.take();
         let msg = ActorMsg::Command {
             conn: self.handle.clone(),
@@ -718,6 +734,11 @@ impl Connection {
             Ok(h) => self.seat_handle = Some(h),
             Err(code) => self.refuse(id, code, busy_message(code)),
         }
+    }
+
+    /// This connection's rate limit of `kind`, then its address's.
+    fn limit(&self, kind: Kind) -> Result<(), Limited> {
+        self.limits.check(kind, self.peer, &self.shared.limits)
     }
 
     /// Refuses a command before it reaches its match (counted with the match's refusals).
@@ -773,6 +794,10 @@ impl Connection {
     /// A chat message: checked, stored, then delivered (see [`crate::chat`]). Never reaches a
     /// match actor.
     async fn chat(&mut self, match_id: Option<Uuid>, lobby_id: Option<Uuid>, text: String) {
+        if let Err(l) = self.limit(Kind::Chat) {
+            self.reply(limited_frame(None, &l));
+            return;
+        }
         if let Err(m) = protocol::check_chat_text(&text) {
             self.reply(error_frame(ErrorCode::BadChat, None, m));
             return;
@@ -904,6 +929,14 @@ impl Connection {
     }
 }
 
+/// `rate_limited`, with the wait in `retry_after_ms`.
+fn limited_frame(id: Option<String>, l: &Limited) -> Frame {
+    let mut body = protocol::ErrorBody::new(ErrorCode::RateLimited, l.message());
+    body.id = id;
+    body.retry_after_ms = Some(l.retry_after_ms());
+    frame(&ServerMessage::Error(body))
+}
+
 fn busy_message(code: ErrorCode) -> &'static str {
     match code {
         ErrorCode::Busy => "the match is busy; try again",
@@ -943,9 +976,10 @@ mod tests {
             let store = Store::open(None, dir.path()).await.expect("store");
             let metrics = Arc::new(crate::meters::Metrics::new(store.kind()));
             let registry = Registry::new(store.clone(), Arc::clone(&config), Arc::clone(&metrics));
-            let lobbies = crate::lobby::Lobbies::start(store.clone(), Arc::clone(&registry), false)
-                .await
-                .expect("lobbies");
+            let lobbies =
+                crate::lobby::Lobbies::start(store.clone(), Arc::clone(&registry), false, 3)
+                    .await
+                    .expect("lobbies");
             let (lifecycle, rx) = watch::channel(Lifecycle::Running);
             let (connections, _) = watch::channel(0usize);
             let shared = Arc::new(Shared {
@@ -957,6 +991,7 @@ mod tests {
                 connections,
                 next_conn: AtomicU64::new(1),
                 chat: Default::default(),
+                limits: Arc::new(crate::limits::AddrLimits::new(&Config::default().limits)),
                 metrics,
             });
             Harness {
@@ -1007,7 +1042,7 @@ mod tests {
                 },
             ));
             let id = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);
-            let task = tokio::spawn(run(sink, stream, Arc::clone(&self.shared), id, None));
+            let task = tokio::spawn(run(sink, stream, Arc::clone(&self.shared), id, None, None));
             Client {
                 to_server,
                 from_server,

@@ -23,6 +23,7 @@ pub mod chat;
 pub mod config;
 pub mod conn;
 pub mod http;
+pub mod limits;
 pub mod lobby;
 pub mod meters;
 pub mod newmatch;

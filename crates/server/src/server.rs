@@ -46,6 +46,7 @@ pub async fn run(
         store.clone(),
         Arc::clone(&registry),
         config.matches.allow_test_setups,
+        config.limits.max_open_lobbies,
     )
     .await?;
 
@@ -60,8 +61,10 @@ pub async fn run(
         connections,
         next_conn: AtomicU64::new(1),
         chat: Default::default(),
+        limits: Arc::new(crate::limits::AddrLimits::new(&config.limits)),
         metrics: Arc::clone(&metrics),
     });
+    shared.limits.spawn_cleanup();
     let upkeep = tokio::spawn(async move {
         let mut every = tokio::time::interval(METRICS_UPKEEP);
         loop {

@@ -34,4 +34,6 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     /// Chat rooms (issue 12 item 7): fanned out by the sending connection, not the actors.
     pub chat: crate::chat::ChatHub,
+    /// The per-address rate limits (issue 12 item 8).
+    pub limits: Arc<crate::limits::AddrLimits>,
 }

@@ -49,6 +49,7 @@ impl Server {
         config.conn.heartbeat_timeout = Duration::from_secs(15);
         config.shutdown_grace = Duration::from_secs(2);
         config.admin.admin_token = Some(ADMIN_TOKEN.into());
+        config.limits.relax(); // the limits' own tests narrow them
         let (kill, kill_rx) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread()

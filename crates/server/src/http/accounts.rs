@@ -88,7 +88,7 @@ impl FromRequestParts<Arc<Shared>> for Session {
 pub(crate) fn refusal(e: AccountError) -> ApiError {
     let status = match e.code() {
         ErrorCode::BadName | ErrorCode::BadPassword => StatusCode::BAD_REQUEST,
-        ErrorCode::NameTaken => StatusCode::CONFLICT,
+        ErrorCode::NameTaken | ErrorCode::TooManySessions => StatusCode::CONFLICT,
         ErrorCode::BadCredentials | ErrorCode::UnknownSession => StatusCode::UNAUTHORIZED,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
@@ -168,9 +168,14 @@ async fn login(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let req: Credentials = json_body(body)?;
-    let out = accounts::login(&shared.store, &req.name, &req.password)
-        .await
-        .map_err(refusal)?;
+    let out = accounts::login(
+        &shared.store,
+        &req.name,
+        &req.password,
+        shared.config.limits.max_sessions,
+    )
+    .await
+    .map_err(refusal)?;
     Ok(issued(StatusCode::CREATED, out))
 }
 

@@ -25,6 +25,17 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, ErrorCode::Malformed, message)
     }
 
+    /// 429 with `retry_after_ms` (and a `Retry-After` header, in whole seconds).
+    pub fn rate_limited(l: &crate::limits::Limited) -> Self {
+        let mut e = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::RateLimited,
+            l.message(),
+        );
+        e.body.retry_after_ms = Some(l.retry_after_ms());
+        e
+    }
+
     /// 500: the server failed.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(
@@ -37,6 +48,18 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(self.body)).into_response()
+        let retry = self
+            .body
+            .retry_after_ms
+            .map(|ms| ms.div_ceil(1000).to_string());
+        let mut response = (self.status, axum::Json(self.body)).into_response();
+        if let Some(secs) = retry
+            && let Ok(v) = axum::http::HeaderValue::from_str(&secs)
+        {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, v);
+        }
+        response
     }
 }

@@ -46,7 +46,8 @@ fn refusal(e: LobbyError) -> ApiError {
         | ErrorCode::ColourTaken
         | ErrorCode::AlreadyInLobby
         | ErrorCode::NotReady
-        | ErrorCode::LobbyStarted => StatusCode::CONFLICT,
+        | ErrorCode::LobbyStarted
+        | ErrorCode::TooManyLobbies => StatusCode::CONFLICT,
         ErrorCode::Busy | ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::BAD_REQUEST,

@@ -17,7 +17,7 @@ use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use protocol::ErrorCode;
 use std::net::SocketAddr;
@@ -29,6 +29,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// Every refusal, including the router's own (unknown path, wrong method, body too large),
 /// carries the JSON error body.
 pub fn router(shared: Arc<Shared>) -> Router {
+    let limited = Arc::clone(&shared);
     Router::new()
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics::metrics))
@@ -42,6 +43,34 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(limited, http_limits))
+}
+
+/// The per-address rate limits of the REST side (issue 12 item 8): account creation and log-in,
+/// and every lobby action (a `POST` under `/api/lobbies`). Reads cost nothing.
+async fn http_limits(
+    State(shared): State<Arc<Shared>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use crate::limits::Kind;
+    let kind = match (req.method(), req.uri().path()) {
+        (&Method::POST, "/api/accounts" | "/api/accounts/guest" | "/api/sessions") => {
+            Some(Kind::Account)
+        }
+        (&Method::POST, p) if p.starts_with("/api/lobbies") => Some(Kind::Lobby),
+        _ => None,
+    };
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    if let (Some(kind), Some(peer)) = (kind, peer)
+        && let Err(l) = shared.limits.check(kind, peer)
+    {
+        return ApiError::rate_limited(&l).into_response();
+    }
+    next.run(req).await
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {

@@ -107,6 +107,7 @@ impl Lobbies {
         store: Store,
         registry: Arc<Registry>,
         allow_test_setups: bool,
+        max_open_lobbies: usize,
     ) -> Result<Lobbies, crate::store::StoreError> {
         let mut open = HashMap::new();
         let mut started = HashMap::new();
@@ -135,6 +136,7 @@ impl Lobbies {
             store,
             registry,
             allow_test_setups,
+            max_open_lobbies,
             open,
             started,
             followers: HashMap::new(),
@@ -288,6 +290,8 @@ struct Actor {
     store: Store,
     registry: Arc<Registry>,
     allow_test_setups: bool,
+    /// Open lobbies one account may host (`too_many_lobbies`).
+    max_open_lobbies: usize,
     /// Every open lobby: this task alone reads and changes them.
     open: HashMap<Uuid, LobbyState>,
     /// Lobbies whose match started (since this run, or still running at its start): read-only,
@@ -350,6 +354,17 @@ impl Actor {
     }
 
     async fn create(&mut self, by: &Account, req: &CreateLobby) -> Result<LobbyState, LobbyError> {
+        let hosted = self.open.values().filter(|l| l.host == Some(by.id)).count();
+        if hosted >= self.max_open_lobbies {
+            return Err(refuse(
+                ErrorCode::TooManyLobbies,
+                format!(
+                    "this account already hosts {hosted} open lobbies (at most {}): start or \
+                     leave one first",
+                    self.max_open_lobbies
+                ),
+            ));
+        }
         let code = if req.public {
             None
         } else {

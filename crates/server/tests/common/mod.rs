@@ -136,6 +136,7 @@ impl TestDb {
         let mut c = Config::default();
         c.matches.allow_test_setups = true;
         c.admin.admin_token = Some(ADMIN_TOKEN.into());
+        c.limits.relax(); // the limits' own tests narrow them
         c.conn.heartbeat_interval = Duration::from_secs(1);
         c.conn.heartbeat_timeout = Duration::from_secs(15);
         c.shutdown_grace = Duration::from_secs(5);

@@ -15,6 +15,7 @@ mod clocks;
 mod deadlines;
 mod france;
 mod hostile;
+mod limits;
 mod lobby;
 mod messages;
 mod metrics;
