@@ -173,6 +173,20 @@ function play() {
       const words = err.rule_code ? REFUSALS[err.rule_code] : undefined;
       showError(`${words ? `${words} ` : ''}The server refused: ${err.message}${rule}`);
     },
+    chat: (line) => {
+      const colours = client.view ? client.view.players.map((p) => p.colour) : [];
+      const seat = line.from.seat;
+      const who = line.from.name ?? (seat !== undefined && seat !== null ? cap(colours[seat] ?? `seat ${seat}`) : 'someone');
+      const li = document.createElement('li');
+      li.dataset.channel = line.channel;
+      const b = document.createElement('b');
+      b.textContent = line.channel === 'spectators' ? `${who} (watching): ` : `${who}: `;
+      li.append(b, line.text); // text, never HTML
+      const list = $('chat-log');
+      list.append(li);
+      while (list.children.length > 200) list.firstElementChild?.remove();
+      list.scrollTop = list.scrollHeight;
+    },
     status: (s) => {
       document.body.dataset.status = s;
       $('status').textContent = s === 'live' ? 'connected' : s === 'reconnecting' ? 'reconnecting…' : 'connecting…';
@@ -194,6 +208,13 @@ function play() {
   let backId = null;
   /** Clicked "I'm back": the view lists the player as away until their next accepted command. */
   let cameBack = false;
+
+  $('chat-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const input = /** @type {HTMLInputElement} */ ($('chat-text'));
+    const text = input.value.trim();
+    if (text && client.chat(text)) input.value = '';
+  });
 
   /** @param {string|null} msg */
   function showError(msg) {

@@ -18,6 +18,7 @@ import { applyPatch } from './patch.js';
  *   events: (events: Event[], seq: number) => void,
  *   refused: (error: ErrorBody, command: Command|null) => void,
  *   status: (status: Status) => void,
+ *   chat?: (line: import('./proto').ChatLine) => void,
  * }} Listener
  */
 
@@ -87,6 +88,17 @@ export class MatchClient {
     if (this.status === s) return;
     this.status = s;
     this.listener.status(s);
+  }
+
+  /**
+   * A chat message at this match (the server stores it and echoes it back; not a command).
+   * @param {string} text
+   * @returns {boolean} whether it was sent (the connection is open)
+   */
+  chat(text) {
+    if (!this.matchId || !this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
+    this.send({ type: 'chat', match_id: this.matchId, text });
+    return true;
   }
 
   /** @param {ClientMessage} msg */
@@ -177,6 +189,9 @@ export class MatchClient {
       }
       case 'ack':
         this.pending.delete(msg.id);
+        break;
+      case 'chat':
+        if (msg.match_id === this.matchId) this.listener.chat?.(msg);
         break;
       case 'error': {
         const p = msg.id ? this.pending.get(msg.id) : undefined;

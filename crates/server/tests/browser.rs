@@ -6,9 +6,9 @@
 //! refusals off the map and against a border print in words; the admin console lists a played
 //! match, steps its board to any seq (as the rules crate replays it), shows the secrets of a
 //! finished match, refuses them for a running one, aborts and marks away after a confirmation,
-//! and says in words that a token is wrong. Each test saves a screenshot under
-//! `target/browser-tests/`. Without Chromium the tests are skipped with a notice (and fail with
-//! `CI=true`).
+//! and says in words that a token is wrong; two players chat at the table. Each test saves a
+//! screenshot under `target/browser-tests/`. Without Chromium the tests are skipped with a
+//! notice (and fail with `CI=true`).
 
 mod browser {
     pub mod cdp;
@@ -587,6 +587,61 @@ async fn spectator_follows_a_game_live() {
         json!(0)
     );
     watcher.screenshot("spectator").await;
+}
+
+/// Types a chat message on a page and sends it with the Send button.
+async fn say(p: &Page, text: &str) {
+    let set = format!(
+        "document.getElementById('chat-text').value = {}",
+        serde_json::to_string(text).expect("json")
+    );
+    p.eval(&set).await;
+    p.click("#chat-form button").await;
+}
+
+/// Waits until a page's chat shows a line with `text`.
+async fn wait_chat(p: &Page, text: &str) {
+    let js = format!(
+        "[...document.querySelectorAll('#chat-log li')].some((li) => li.textContent.endsWith({}))",
+        serde_json::to_string(text).expect("json")
+    );
+    p.wait(&js, "the chat line").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_players_chat_at_the_table() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let s = scenario("b-b6-b7-coats-of-arms-complete-and-incomplete");
+    let created = create(&server, &s).await;
+    let red = seat_page(&b, &server, &created.seats[0].token).await;
+    let blue = seat_page(&b, &server, &created.seats[1].token).await;
+    say(&red, "good luck, <b>Blue</b>").await;
+    wait_chat(&blue, "good luck, <b>Blue</b>").await;
+    wait_chat(&red, "good luck, <b>Blue</b>").await;
+    // The text is shown as text, with its sender's colour.
+    assert_eq!(
+        blue.eval("document.querySelector('#chat-log li').textContent")
+            .await,
+        json!("Red: good luck, <b>Blue</b>")
+    );
+    assert_eq!(
+        blue.eval("document.querySelectorAll('#chat-log b').length")
+            .await,
+        json!(1)
+    );
+    say(&blue, "you too").await;
+    wait_chat(&red, "you too").await;
+    assert_eq!(
+        red.eval("document.getElementById('chat-text').value").await,
+        json!("")
+    );
+    // Chat is not a move: the match did not advance.
+    assert_eq!(page_seq(&red).await, Some(0));
+    blue.screenshot("chat").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
