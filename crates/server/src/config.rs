@@ -432,10 +432,27 @@ mod tests {
             ["--heartbeat-timeout", "15"],
             ["--write-timeout", "9000h"],
             ["--metrics-access", "public"],
+            ["--chat-rate-conn", "5"],
+            ["--chat-rate-conn", "0/10s"],
+            ["--command-rate-addr", "10/0s"],
+            ["--account-rate-addr", "x/1m"],
+            ["--max-sessions", "0"],
         ] {
             let parsed = Config::try_parse_from(std::iter::once("server").chain(args));
             assert!(parsed.is_err(), "{args:?} was accepted");
         }
+    }
+
+    #[test]
+    fn rates_read_as_a_burst_over_a_period() {
+        let c = Config::try_parse_from(["server", "--chat-rate-conn", " 3 / 1m "]).expect("parse");
+        assert_eq!(
+            c.limits.chat_rate_conn,
+            Rate {
+                burst: 3,
+                period: Duration::from_secs(60)
+            }
+        );
     }
 
     /// The legacy `*_MS` flags (and so their variables) still work, and conflict with the new
