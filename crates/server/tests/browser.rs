@@ -2664,7 +2664,7 @@ async fn lobby_private_needs_its_invite_code() {
         std::fs::copy(&shot, docs).expect("copy the screenshot to docs/");
     }
 
-    let bob = guest_page(&b, &server, "Bob", 1280, 720).await;
+    let bob = registered_page(&b, &server, "Bob", "a long enough secret").await;
     assert_eq!(
         bob.eval(&format!(
             "!!document.querySelector('[data-lobby=\"{lobby}\"]')"
@@ -2701,4 +2701,51 @@ async fn lobby_private_needs_its_invite_code() {
     .await;
     ready_and_start(&ann, &bob).await;
     bob.screenshot("lobby-private-match").await;
+
+    // Its match is watched only with the code.
+    let id = text_of(&ann, "window.carcassonne.matchId").await;
+    let code = link.rsplit("code=").next().unwrap_or_default().to_string();
+    let eve = b.page(1280, 720).await;
+    eve.goto(&format!("{}/watch/{id}", server.http())).await;
+    eve.wait("!document.getElementById('error').hidden", "the refusal")
+        .await;
+    let refused = text_of(&eve, "document.getElementById('error').textContent").await;
+    assert!(refused.contains("invite"), "{refused}");
+    assert_eq!(eve.eval("window.carcassonne.view").await, json!(null));
+    eve.goto(&format!("{}/watch/{id}#code={code}", server.http()))
+        .await;
+    eve.wait(
+        "window.carcassonne && window.carcassonne.view",
+        "the watched match",
+    )
+    .await;
+    assert_eq!(page_view(&eve).await, page_view(&ann).await);
+}
+
+/// Registers `name` on the lobby page, logs out and logs in again with the password.
+async fn registered_page(b: &Browser, server: &Server, name: &str, password: &str) -> Page {
+    let p = b.page(1280, 720).await;
+    p.goto(&format!("{}/", server.http())).await;
+    let fill = format!(
+        "document.getElementById('login-name').value = {}; document.getElementById('login-password').value = {}",
+        json!(name),
+        json!(password)
+    );
+    p.click("#login-name").await;
+    p.eval(&fill).await;
+    p.click("#register").await;
+    let signed_in = format!("document.body.dataset.account === {}", json!(name));
+    p.wait(&signed_in, "registered").await;
+    p.click("#logout").await;
+    p.wait("!document.getElementById('entry').hidden", "logged out")
+        .await;
+    p.eval(&fill).await;
+    p.click("#login-form button").await;
+    p.wait(&signed_in, "logged in again").await;
+    p.wait(
+        "!document.getElementById('browse').hidden",
+        "the lobby list",
+    )
+    .await;
+    p
 }
