@@ -228,6 +228,7 @@ function showList() {
     });
     $('open-lobbies').replaceChildren(...rows);
     $('no-lobbies').hidden = rows.length > 0;
+    $('lobby-table').hidden = rows.length === 0;
     const matches = list.matches.map((m) => h('li', { 'data-match': m.match_id }, [
       h('a', { href: `/watch/${m.match_id}` }, [`Watch ${m.name}`]),
       ` — ${m.players.join(', ')} · ${modulesWords(m.modules)}`,

@@ -6,7 +6,10 @@
 //! refusals off the map and against a border print in words; the admin console lists a played
 //! match, steps its board to any seq (as the rules crate replays it), shows the secrets of a
 //! finished match, refuses them for a running one, aborts and marks away after a confirmation,
-//! and says in words that a token is wrong. Each test saves a screenshot under
+//! and says in words that a token is wrong. The lobby: guests (and a registered account that logs
+//! out and in) in separate browser contexts meet in a lobby from the list, pick colours, get ready,
+//! the host starts and both play their seat by clicking; a bot seat is added and removed; a private
+//! lobby and its match need the invite code; a spectator watches from the list. Each test saves a screenshot under
 //! `target/browser-tests/`. Without Chromium the tests are skipped with a notice (and fail with
 //! `CI=true`).
 
@@ -2588,9 +2591,23 @@ async fn lobby_guests_meet_start_and_play_and_a_spectator_watches() {
     let server = Server::start(free_addr(), data.path());
     let ann = guest_page(&b, &server, "Ann", 1280, 720).await;
     let lobby = create_lobby(&ann, "Friday game", false).await;
+    // The host puts a bot on the free seat and takes it off again.
+    ann.click("#bot-1").await;
+    let seat1 = "document.querySelector('#seats tr[data-seat=\"1\"]').textContent";
+    ann.wait(&format!("{seat1}.includes('Bot')"), "the bot seated")
+        .await;
+    ann.click("#kick-1").await;
+    ann.wait(&format!("{seat1}.includes('free')"), "the bot removed")
+        .await;
     // Bob, on a phone, finds the lobby in the list (filtered by module and free seats) and joins.
     let bob = guest_page(&b, &server, "Bob", 390, 844).await;
     bob.eval("document.getElementById('filter-module').value = 'tollkeepers'; document.getElementById('filter-module').dispatchEvent(new Event('change'))").await;
+    bob.wait(
+        &format!("document.querySelector('button[data-lobby=\"{lobby}\"]')"),
+        "the lobby listed",
+    )
+    .await;
+    bob.screenshot("lobby-list-phone").await;
     bob.click(&format!("button[data-lobby=\"{lobby}\"]")).await;
     for p in [&ann, &bob] {
         p.wait(
@@ -2634,6 +2651,12 @@ async fn lobby_guests_meet_start_and_play_and_a_spectator_watches() {
 
     // A spectator (another guest) sees the running match in the list and watches it.
     let eve = guest_page(&b, &server, "Eve", 1280, 720).await;
+    eve.wait(
+        "document.querySelector('#running a')",
+        "the running match listed",
+    )
+    .await;
+    eve.screenshot("lobby-list").await;
     eve.click("#running a").await;
     eve.wait(
         "window.carcassonne && window.carcassonne.view",
