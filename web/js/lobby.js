@@ -312,6 +312,10 @@ async function showRoom(me, id, code) {
         if (!lobby || msg.lobby.version >= lobby.version) render(msg.lobby);
       } else if (msg.type === 'lobby_closed' && msg.lobby_id === id) {
         location.hash = '';
+      } else if (msg.type === 'error' && msg.code === 'not_in_lobby' && lobby && seatOf(lobby)) {
+        // Kicked: the pushes stop, so show the lobby as it is now, without us.
+        showError('The host removed you from this lobby.');
+        api('GET', `/api/lobbies/${id}${q}`).then(render, showError);
       }
     };
     sock.onclose = () => {
@@ -328,10 +332,18 @@ async function showRoom(me, id, code) {
   /** @param {string} action @param {unknown} [body] */
   const act = (action, body = {}) => attempt(async () => after(await api('POST', `/api/lobbies/${id}/${action}`, body)));
 
+  /** @type {Map<number, {key: string, row: HTMLElement}>} the rows shown, by seat */
+  const rowCache = new Map();
+
+  /** Our seat in `l`, if any. @param {LobbyState} l */
+  function seatOf(l) {
+    return l.seats.find((s) => s.occupant && s.occupant.kind === 'player' && s.occupant.account_id === me.id);
+  }
+
   /** @param {LobbyState} l */
   function render(l) {
     lobby = l;
-    const mine = l.seats.find((s) => s.occupant && s.occupant.kind === 'player' && s.occupant.account_id === me.id);
+    const mine = seatOf(l);
     if (l.status === 'started' && l.match_id) {
       // Players take their seat; anyone else who follows the lobby watches.
       location.assign(mine ? `/#match=${l.match_id}` : `/watch/${l.match_id}${code ? `#code=${encodeURIComponent(code)}` : ''}`);
@@ -350,6 +362,11 @@ async function showRoom(me, id, code) {
     const used = new Set(l.seats.map((s) => s.colour).filter(Boolean));
     const rows = l.seats.map((s) => {
       const o = s.occupant;
+      // A row is rebuilt only when what it shows changed: a push about another seat must not
+      // replace the button under the pointer (or the keyboard focus).
+      const key = JSON.stringify([s, l.host, s === mine, host, !!mine, s === mine ? [...used] : null]);
+      const old = rowCache.get(s.seat);
+      if (old && old.key === key) return old.row;
       const who = !o ? 'free' : o.kind === 'bot' ? 'Bot' : `${o.name}${l.host === o.account_id ? ' (host)' : ''}${o.account_id === me.id ? ' — you' : ''}`;
       const cells = [h('td', {}, [swatch(s.colour)]), h('td', {}, [who]), h('td', {}, [o ? (s.ready ? '✔ ready' : '… not ready') : ''])];
       const tools = h('td');
@@ -370,9 +387,17 @@ async function showRoom(me, id, code) {
       }
       if (!mine && !o) tools.append(' ', button('Sit here', `sit-${s.seat}`, () => act('join', { seat: s.seat, invite_code: code })));
       cells.push(tools);
-      return h('tr', { 'data-seat': String(s.seat) }, cells);
+      const row = h('tr', { 'data-seat': String(s.seat) }, cells);
+      rowCache.set(s.seat, { key, row });
+      return row;
     });
-    $('seats').replaceChildren(...rows);
+    const body = $('seats');
+    rows.forEach((r, i) => {
+      const at = body.children[i];
+      if (!at) body.append(r);
+      else if (at !== r) at.replaceWith(r);
+    });
+    while (body.children.length > rows.length) body.lastElementChild?.remove();
     const start = /** @type {HTMLButtonElement} */ ($('start'));
     start.hidden = !host;
     start.disabled = !l.seats.every((s) => s.occupant && s.ready);

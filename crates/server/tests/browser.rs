@@ -2536,6 +2536,11 @@ async fn create_lobby(p: &Page, name: &str, private: bool) -> String {
 async fn ready_and_start(host: &Page, guest: &Page) {
     for p in [host, guest] {
         p.click("#ready").await;
+        p.wait(
+            "document.getElementById('ready').textContent === 'Not ready'",
+            "marked ready",
+        )
+        .await;
     }
     host.wait("!document.getElementById('start').disabled", "all ready")
         .await;
@@ -2722,6 +2727,21 @@ async fn lobby_private_needs_its_invite_code() {
         "Bob seated, pushed to Ann",
     )
     .await;
+    // The host kicks Bob: his page says so and shows the seat free; he sits down again.
+    ann.click("#kick-1").await;
+    bob.wait(
+        "document.getElementById('lobby-error').textContent.includes('removed you') && document.querySelector('#seats tr[data-seat=\"1\"]').textContent.includes('free')",
+        "Bob told he was removed",
+    )
+    .await;
+    bob.click("#sit-1").await;
+    ann.wait(
+        "document.querySelector('#seats tr[data-seat=\"1\"]').textContent.includes('Bob')",
+        "Bob seated again",
+    )
+    .await;
+    bob.wait("document.getElementById('ready')", "Bob's controls back")
+        .await;
     ready_and_start(&ann, &bob).await;
     bob.screenshot("lobby-private-match").await;
 
