@@ -2484,6 +2484,7 @@ async fn guest_page(b: &Browser, server: &Server, name: &str, width: u32, height
     }
     p.goto(&format!("{}/", server.http())).await;
     p.click("#guest-name").await;
+    p.screenshot("lobby-entry").await;
     p.eval(&format!(
         "document.getElementById('guest-name').value = {}",
         json!(name)
