@@ -41,6 +41,7 @@ assets!(
     "js/board.js",
     "js/clocks.js",
     "js/conn.js",
+    "js/lobby.js",
     "js/map.js",
     "js/messages.js",
     "js/patch.js",
