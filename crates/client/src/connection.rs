@@ -84,7 +84,9 @@ impl Connection {
     }
 
     async fn open(ws_url: &str, record: bool) -> Result<Connection, ClientError> {
-        let (ws, _response) = tokio_tungstenite::connect_async(ws_url).await?;
+        // Nagle off, like the server: every command is a small write that the sender waits on.
+        let (ws, _response) =
+            tokio_tungstenite::connect_async_with_config(ws_url, None, true).await?;
         let mut conn = Connection {
             ws,
             welcome: Welcome {
