@@ -7,6 +7,7 @@ import { drawTile, el, segmentAnchor, titled } from './tiles.js';
 import { COLOURS, DISPATCHES, GRAPES, REFUSALS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
 import { cellAt } from './map.js';
 import { countdown, decisionControls, deadlines, drawTrack, pawnsHtml, tick } from './messages.js';
+import { clockSpan, clocks, isAway, tickClocks } from './clocks.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -86,10 +87,12 @@ function showLobby() {
     const france = /** @type {HTMLInputElement} */ ($('create-map')).checked;
     const messages = /** @type {HTMLInputElement} */ ($('create-messages')).checked;
     const map = france ? { map: 'france', chips: true } : undefined;
+    const [bank, increment] = /** @type {HTMLSelectElement} */ ($('create-clock')).value.split('+').map(Number);
+    const clock = bank ? { bank_ms: bank, increment_ms: increment ?? 0 } : undefined;
     const res = await fetch('/api/matches', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ players: all.slice(0, n), modules: { tollkeepers, messages, map } }),
+      body: JSON.stringify({ players: all.slice(0, n), modules: { tollkeepers, messages, map }, clock }),
     });
     const out = $('created');
     if (!res.ok) {
@@ -164,6 +167,8 @@ function play() {
       $('log').dataset.seq = String(seq);
     },
     refused: (err) => {
+      // The "I'm back" command only needs to reach the server; its refusal (out of turn) is expected.
+      if (err.id !== undefined && err.id === backId) return;
       const rule = err.rule ? ` (rule ${err.rule})` : '';
       const words = err.rule_code ? REFUSALS[err.rule_code] : undefined;
       showError(`${words ? `${words} ` : ''}The server refused: ${err.message}${rule}`);
@@ -183,6 +188,12 @@ function play() {
     tollhouse: (pos) => send({ type: 'place_tollhouse', pos }),
     pick: (key) => /** @type {HTMLButtonElement|null} */ ($('targets').querySelector(`[data-key="dispatch:${key}"]`))?.click(),
   });
+
+  /** The id of the command sent by "I'm back" (any command from the seat clears the away mark). */
+  /** @type {string|null} */
+  let backId = null;
+  /** Clicked "I'm back": the view lists the player as away until their next accepted command. */
+  let cameBack = false;
 
   /** @param {string|null} msg */
   function showError(msg) {
@@ -291,7 +302,13 @@ function play() {
     const v = /** @type {HTMLSelectElement} */ ($('pref')).value;
     send({ type: 'set_pawn_preference', preference: v ? /** @type {import('./proto').PawnPreference} */ (v) : null });
   });
-  setInterval(tick, 1000);
+  setInterval(() => { tick(); tickClocks(); }, 1000);
+  $('back').addEventListener('click', () => {
+    showError(null);
+    backId = client.command({ type: 'pass' });
+    cameBack = true;
+    render();
+  });
 
   /** N among the buttons of a Messages decision: moves the keyboard focus. @param {number} dir */
   function cycleButtons(dir) {
@@ -354,6 +371,18 @@ function play() {
         (chips ? `<td class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</td>` : '');
       return tr;
     });
+    const cs = clocks(v);
+    rows.forEach((tr, i) => {
+      const c = cs[i];
+      if (!c) return;
+      const td = document.createElement('td');
+      td.append(clockSpan(c, isAway(v, i)));
+      tr.append(td);
+    });
+    $('clock-head').hidden = cs.length === 0;
+    const away = client.seat !== null && isAway(v, client.seat);
+    if (!away) cameBack = false;
+    $('away-row').hidden = !away || cameBack || v.finished;
     $('toll-head').hidden = !v.modules.tollkeepers;
     $('chips-head').hidden = !chips;
     $('pawns-head').hidden = !pawns.length;

@@ -167,6 +167,8 @@ export class Board {
       const g = el('g', {
         transform: `translate(${p.x * U},${-p.y * U}) rotate(${tv.rotation})`,
         'data-square': key,
+        'data-tile': tv.tile,
+        'data-rotation': tv.rotation,
         class: 'placed',
       });
       if (d) g.appendChild(drawTile(d));
@@ -216,7 +218,7 @@ export class Board {
       const c = COLOURS[view.players[m.player]?.colour ?? 'black'];
       // A meeple a dispatch may act on (M8–M10, M15) is ringed and picked by a click.
       const pick = !!scene.picks?.includes(key);
-      const g = el('g', { class: pick ? 'meeple pick' : 'meeple', 'data-meeple': key, transform: `translate(${x},${y})` }, [
+      const g = el('g', { class: pick ? 'meeple pick' : 'meeple', 'data-meeple': key, 'data-player': m.player, transform: `translate(${x},${y})` }, [
         ...(pick ? [el('circle', { r: 19, class: 'pick-ring' })] : []),
         el('path', { d: 'M0,-13 a5,5 0 1,1 0.1,0 M-10,12 L-10,4 L-4,-4 L4,-4 L10,4 L10,12 Z', fill: c.fill, class: 'meeple-body' }),
         el('text', { y: 9, class: 'meeple-letter', fill: c.ink }, [textNode(c.letter)]),
@@ -230,7 +232,7 @@ export class Board {
       const c = COLOURS[pl.colour];
       const { pos, value } = pl.tollhouse;
       w.appendChild(el('g', {
-        class: 'tollhouse', 'data-tollhouse': pl.colour,
+        class: 'tollhouse', 'data-tollhouse': pl.colour, 'data-pos': `${pos.x},${pos.y}`,
         transform: `translate(${pos.x * U + 22},${-pos.y * U + 22})`,
       }, [
         el('path', { d: 'M-13,12 L-13,-4 L0,-15 L13,-4 L13,12 Z', fill: c.fill }),

@@ -1,6 +1,19 @@
 // Generated from proto/*.schema.json by crates/server/tests/web_client.rs; do not edit.
 // Regenerate: UPDATE_WEB_TYPES=1 cargo test -p server --test web_client
 
+/** The REST bodies of the accounts API, gathered in one schema file (`proto/accounts.schema.json`). */
+export type AccountsApi = ({
+  NewGuest: NewGuest;
+} | {
+  Credentials: Credentials;
+} | {
+  SessionCreated: SessionCreated;
+} | {
+  SessionInfo: SessionInfo[];
+} | {
+  Account: Account;
+});
+
 /** `GET /api/admin/actions`: newest first. */
 export type AdminActionList = {
   actions: AdminAction[];
@@ -84,10 +97,26 @@ export type ClientMessage = ({
   type: "command";
   command: Command;
   id: string;
+} | {
+  type: "take_seat";
+  match_id: string;
+} | {
+  type: "watch";
+  invite_code: string;
+  match_id: string;
+  since?: number | null;
+} | {
+  type: "subscribe_lobby";
+  lobby_id: string;
+} | {
+  type: "unsubscribe_lobby";
+  lobby_id: string;
 });
 
 /** `POST /api/matches`: create a match with one seat per colour. */
 export type CreateMatch = {
+  /** A game clock for every player; none when absent (the match waits for each player). */
+  clock?: (ClockSettings | null);
   /** Forced pile order, for tests and scenarios; refused unless the server allows test setups. */
   draw_order?: string[] | null;
   /** Meeples per player (default 7; 9 on a map). */
@@ -96,6 +125,25 @@ export type CreateMatch = {
   /** Colours in turn order (2 to 6). */
   players: Colour[];
 };
+
+/** The REST bodies of the lobby API, gathered in one schema file (`proto/lobbies.schema.json`). */
+export type LobbiesApi = ({
+  CreateLobby: CreateLobby;
+} | {
+  JoinLobby: JoinLobby;
+} | {
+  PickColour: PickColour;
+} | {
+  SetReady: SetReady;
+} | {
+  SeatChoice: SeatChoice;
+} | {
+  LobbyState: LobbyState;
+} | {
+  LobbyList: LobbyList;
+} | {
+  LobbyStarted: LobbyStarted;
+});
 
 /** The answer to [`CreateMatch`]: the match id and one secret token per seat. */
 export type MatchCreated = {
@@ -141,7 +189,26 @@ export type ServerMessage = ({
   seq: number;
 } | ErrorBody & {
   type: "error";
+} | {
+  type: "identified";
+  account: Account;
+} | {
+  type: "lobby";
+  lobby: LobbyState;
+} | {
+  type: "lobby_closed";
+  lobby_id: string;
 });
+
+/** An account: a guest (a display name only) or registered (name and password). */
+export type Account = {
+  admin: boolean;
+  id: string;
+  kind: AccountKind;
+  name: string;
+};
+
+export type AccountKind = "guest" | "registered";
 
 /** One entry of the audit trail. */
 export type AdminAction = {
@@ -173,7 +240,7 @@ export type AdminLogEntry = {
 
 /** A seat of a match. */
 export type AdminSeat = {
-  /** Since when the player is marked away (by an admin; later by their clock), if they are. */
+  /** Since when the player is marked away (by an admin, or when their game clock ran out). */
   away_since?: string | null;
   colour: Colour;
   seat: number;
@@ -205,6 +272,23 @@ export type ChipAt = {
   grape: Grape;
   pos: Pos;
   value: number;
+};
+
+/** A match's game clock: every player starts with `bank_ms` and gets `increment_ms` added when each of their turns ends. Realtime play (`5 min + 20 s`: `{"bank_ms": 300000, "increment_ms": 20000}`) and turn-based play (`3 days + 1 day`: `{"bank_ms": 259200000, "increment_ms": 86400000}`) are the same clock at different scales: both run on the wall clock, also while the server is down (the stored command times are the truth). */
+export type ClockSettings = {
+  /** Each player's starting time, in milliseconds: 10 s to 30 days. */
+  bank_ms: number;
+  /** Added to a player's bank when each of their turns ends, in milliseconds: 0 to 7 days. */
+  increment_ms: number;
+};
+
+/** A player's game clock as of the view's seq. A client counts it down itself: while `running_since` is set, the time left now is `remaining_ms - (now - running_since)`; the server sends no diff per second. */
+export type ClockView = {
+  player: number;
+  /** Milliseconds left in the bank at `running_since` (or now, when stopped). */
+  remaining_ms: number;
+  /** Unix time in milliseconds since which the clock runs (the player must decide in their turn); absent while it is stopped. */
+  running_since?: number | null;
 };
 
 /** Player colours (B3). */
@@ -241,6 +325,26 @@ export type Command = ({
   chips: Chip[];
   sale: Sale;
 });
+
+/** `POST /api/lobbies`: the caller becomes the host and takes seat 0. */
+export type CreateLobby = {
+  clock?: (ClockSettings | null);
+  /** Meeples per player (1 to 12; default 7, 9 on a map). */
+  meeples?: number | null;
+  modules?: LobbyModules;
+  /** 1 to 48 characters, no control characters. */
+  name: string;
+  /** Listed and open to all (default), or private: joined and watched with the invite code. */
+  public?: boolean;
+  /** 2 to 6. */
+  seats: number;
+};
+
+/** `POST /api/accounts` (register) and `POST /api/sessions` (log in). */
+export type Credentials = {
+  name: string;
+  password: string;
+};
 
 /** An open decision of a player who is not the active one, and when the server answers it for them with its default (the preference, else the scoring pawn, ...), as a command of its own. Answering before `at` cancels it. */
 export type Deadline = {
@@ -295,7 +399,7 @@ export type ErrorBody = {
   rule_code?: string | null;
 };
 
-export type ErrorCode = ("unknown_match" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active");
+export type ErrorCode = ("unknown_match" | "unknown_lobby" | "unknown_session" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active" | "spectator" | "bad_name" | "name_taken" | "bad_password" | "bad_credentials" | "not_your_seat" | "bad_option" | "invite_required" | "seat_taken" | "colour_taken" | "not_host" | "not_in_lobby" | "already_in_lobby" | "not_ready" | "lobby_started");
 
 /** One event. Events of one command come in the order they happened (B11). */
 export type Event = ({
@@ -462,6 +566,13 @@ export type FeatureKind = "road" | "city" | "field" | "monastery";
 /** The grape colour a town buys (P5) and a chip shows (P7). */
 export type Grape = "purple" | "light_blue" | "orange";
 
+/** `POST /api/lobbies/{id}/join`: a seat (default: the first free) and a colour (default: the first free). */
+export type JoinLobby = {
+  colour?: (Colour | null);
+  invite_code?: string | null;
+  seat?: number | null;
+};
+
 /** A printed large city (P3). Its squares count as city tiles and its coats as coats of arms. */
 export type LargeCity = {
   /** Printed coats of arms. */
@@ -474,6 +585,56 @@ export type LargeCity = {
   /** The printed squares, sorted by `(x, y)`. */
   squares: Pos[];
 };
+
+/** `GET /api/lobbies`: open public lobbies and running public matches. */
+export type LobbyList = {
+  lobbies: LobbyState[];
+  matches: WatchableMatch[];
+};
+
+/** The modules a lobby offers (the France chips need the France map). */
+export type LobbyModules = {
+  /** The France chips (P7–P10); needs `france`. */
+  chips?: boolean;
+  /** Play on the France map (Carcassonne Maps). */
+  france?: boolean;
+  messages?: boolean;
+  tollkeepers?: boolean;
+};
+
+export type LobbySeat = {
+  colour?: (Colour | null);
+  occupant?: (Occupant | null);
+  /** Bots are always ready. */
+  ready: boolean;
+  seat: number;
+};
+
+/** `POST /api/lobbies/{id}/start`: the match was created; every member also gets it pushed. */
+export type LobbyStarted = {
+  match_id: string;
+};
+
+/** A lobby, whole: what `GET /api/lobbies/{id}` answers and `lobby` pushes. */
+export type LobbyState = {
+  clock?: (ClockSettings | null);
+  /** The host's account (`None` only while a lobby closes). */
+  host?: string | null;
+  id: string;
+  /** Private lobbies: the code to join and watch (shown to members only). */
+  invite_code?: string | null;
+  match_id?: string | null;
+  meeples?: number | null;
+  modules: LobbyModules;
+  name: string;
+  public: boolean;
+  seats: LobbySeat[];
+  status: LobbyStatus;
+  /** Bumped on every change. */
+  version: number;
+};
+
+export type LobbyStatus = ("open" | "started");
 
 /** The public description of a map, everything a client needs to draw it (P6: the map is public state). Static: a view should carry it once, not in every diff. */
 export type MapInfo = {
@@ -517,10 +678,14 @@ export type MatchStatus = ("finished" | "active" | "broken" | "aborted");
 export type MatchView = {
   /** Whose turn it is. */
   active: number;
+  /** The players the server played for because their clock ran out or they were away, and who have not had a command of theirs accepted since (sorted); absent when none. A function of the log, like the rest of the view. */
+  away?: number[];
   /** Placed tiles keyed by square, `"x,y"`. */
   board: {
     [key: string]: TileView;
   };
+  /** The game clocks, one per player in seat order; absent in a match without a clock. */
+  clocks?: ClockView[];
   /** The pending deadlines, sorted by player (then time); absent when there is none. */
   deadlines?: Deadline[];
   /** The decisions open now. */
@@ -589,6 +754,20 @@ export type Modules = {
   tollkeepers?: boolean;
 };
 
+/** `POST /api/accounts/guest`. */
+export type NewGuest = {
+  name: string;
+};
+
+/** Who sits on a lobby seat. */
+export type Occupant = ({
+  account_id: string;
+  kind: "player";
+  name: string;
+} | {
+  kind: "bot";
+});
+
 /** Who sent a command. */
 export type Origin = ("player" | "server");
 
@@ -629,6 +808,11 @@ export type PawnsView = {
   preference?: (PawnPreference | null);
   /** The scoring pawn's space, counted on past 50 (after M16: the whole score). */
   scoring: number;
+};
+
+/** `POST /api/lobbies/{id}/colour`. */
+export type PickColour = {
+  colour: Colour;
 };
 
 /** Where the drawn tile may go: a square and the rotations that fit there (B4). */
@@ -673,6 +857,11 @@ export type Sale = ("abroad" | "town");
 /** What a pawn moved for (M2, M17). */
 export type ScoreReason = ("feature" | "field" | "toll" | "dispatch" | "chip" | "wine");
 
+/** `POST /api/lobbies/{id}/kick` and `/bot` (host only): a seat. */
+export type SeatChoice = {
+  seat: number;
+};
+
 export type SeatToken = {
   colour: Colour;
   seat: number;
@@ -689,6 +878,27 @@ export type Secrets = {
   pile: string[];
   /** The seed every random draw of the match comes from. */
   seed: number;
+};
+
+/** A new session: the account and its secret token (also set as the `session` cookie). The server keeps only the token's hash. */
+export type SessionCreated = {
+  account: Account;
+  session_id: string;
+  token: string;
+};
+
+/** One of the caller's sessions (`GET /api/sessions`). */
+export type SessionInfo = {
+  /** RFC 3339. */
+  created_at: string;
+  /** The session of this request. */
+  current: boolean;
+  id: string;
+};
+
+/** `POST /api/lobbies/{id}/ready`. */
+export type SetReady = {
+  ready: boolean;
 };
 
 /** Everything a match is a function of, together with the commands applied to it (B10).  The `seed` is secret (B9): it decides the pile order and never leaves the server. */
@@ -811,6 +1021,16 @@ export type View = {
   players: PlayerView[];
   /** Turn number, from 1. */
   turn: number;
+};
+
+/** A running match from a public lobby, to watch. */
+export type WatchableMatch = {
+  lobby_id: string;
+  match_id: string;
+  modules: LobbyModules;
+  name: string;
+  /** Player names in seat order (`bot` for bots). */
+  players: string[];
 };
 
 /** One sale the wine decision offers (P9), with the points it would score, so that a client shows them without a table of its own. */

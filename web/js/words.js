@@ -189,3 +189,34 @@ export function eventWords(e, colours, before = []) {
   }
   return null;
 }
+
+/**
+ * A command as its sender meant it, for the admin console's timeline ("places the tile at 1,0,
+ * turned 90°"); its events say what came of it.
+ * @param {import('./proto').Command} c
+ */
+export function commandWords(c) {
+  switch (c.type) {
+    case 'place_tile':
+      return `places the tile at ${at(c.pos)}, turned ${c.rotation}°`;
+    case 'place_meeple':
+      return `puts a meeple on ${targetWords(c.target)}`;
+    case 'place_tollhouse':
+      return `builds a tollhouse at ${at(c.pos)}`;
+    case 'pass':
+      return 'passes';
+    case 'choose_pawn':
+      return `moves the ${c.pawn === 'scoring' ? 'scoring pawn' : 'messenger'}`;
+    case 'set_pawn_preference':
+      return c.preference ? `prefers ${PREFERENCES[c.preference]}` : 'wants to be asked which pawn';
+    case 'dispatch_action':
+      return c.meeple ? `carries out the dispatch on the meeple at ${at(c.meeple.pos)}` : 'carries out the dispatch';
+    case 'dispatch_points':
+      return 'takes 2 points instead of the dispatch';
+    case 'draw_dispatch':
+      return 'draws another dispatch';
+    case 'sell_wine':
+      return `sells ${c.chips.map(chipWords).join(' + ')} ${c.sale === 'abroad' ? 'abroad' : 'to the town'}`;
+  }
+  return 'sends a command';
+}

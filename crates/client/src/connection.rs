@@ -83,10 +83,37 @@ impl Connection {
         self.frames.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
-    async fn open(ws_url: &str, record: bool) -> Result<Connection, ClientError> {
+    /// Like [`Connection::connect`], with extra headers on the upgrade request: an account
+    /// session as `("Authorization", "Bearer <token>")` or `("Cookie", "session=<token>")`. With
+    /// a valid session the server sends `identified` right after the `welcome`.
+    pub async fn connect_with_headers(
+        ws_url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<Connection, ClientError> {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
+        let mut request = ws_url.into_client_request()?;
+        for (k, v) in headers {
+            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|e| ClientError::BadUrl {
+                url: ws_url.to_owned(),
+                reason: e.to_string(),
+            })?;
+            let value = HeaderValue::from_str(v).map_err(|e| ClientError::BadUrl {
+                url: ws_url.to_owned(),
+                reason: e.to_string(),
+            })?;
+            request.headers_mut().insert(name, value);
+        }
+        Connection::open(request, false).await
+    }
+
+    async fn open(
+        request: impl tokio_tungstenite::tungstenite::client::IntoClientRequest + Unpin,
+        record: bool,
+    ) -> Result<Connection, ClientError> {
         // Nagle off, like the server: every command is a small write that the sender waits on.
         let (ws, _response) =
-            tokio_tungstenite::connect_async_with_config(ws_url, None, true).await?;
+            tokio_tungstenite::connect_async_with_config(request, None, true).await?;
         let mut conn = Connection {
             ws,
             welcome: Welcome {
@@ -167,6 +194,50 @@ impl Connection {
                 got: format!("{other:?}"),
             }),
         }
+    }
+
+    /// Plays the seat that this connection's account (its session on the upgrade) holds in
+    /// `match_id`, and waits for the answer, as [`Connection::auth`].
+    pub async fn take_seat(&mut self, match_id: Uuid) -> Result<Seat, ClientError> {
+        self.send(&ClientMessage::TakeSeat { match_id }).await?;
+        let reply = self
+            .await_reply(|m| {
+                matches!(
+                    m,
+                    ServerMessage::Authenticated { .. }
+                        | ServerMessage::Error(ErrorBody { id: None, .. })
+                )
+            })
+            .await?;
+        match reply {
+            ServerMessage::Authenticated { match_id, seat } => Ok(Seat { match_id, seat }),
+            ServerMessage::Error(body) => Err(ClientError::Refused(body)),
+            other => Err(ClientError::Unexpected {
+                expected: "the answer",
+                got: format!("{other:?}"),
+            }),
+        }
+    }
+
+    /// Like [`Connection::subscribe`], with the invite code a private lobby's match needs.
+    pub async fn watch(
+        &mut self,
+        match_id: Uuid,
+        invite_code: &str,
+        since: Option<Seq>,
+    ) -> Result<(), ClientError> {
+        self.send(&ClientMessage::Watch {
+            match_id,
+            invite_code: invite_code.to_owned(),
+            since,
+        })
+        .await
+    }
+
+    /// Follows a lobby: its state comes as `lobby` messages through
+    /// [`Connection::next_message`].
+    pub async fn subscribe_lobby(&mut self, lobby_id: Uuid) -> Result<(), ClientError> {
+        self.send(&ClientMessage::SubscribeLobby { lobby_id }).await
     }
 
     /// Asks for `match_id`'s messages. `since`: the last seq already applied; `None` asks for a
@@ -284,10 +355,14 @@ impl Connection {
 
     /// The next protocol message from the socket; control frames are handled here.
     async fn read_message(&mut self) -> Result<Option<ServerMessage>, ClientError> {
+        // One deadline for the whole wait: pings (every second in tests) must not re-arm it.
+        let deadline = self
+            .read_timeout
+            .map(|limit| (tokio::time::Instant::now() + limit, limit));
         loop {
-            let frame = match self.read_timeout {
+            let frame = match deadline {
                 // `next` is cancel-safe: a frame is never half-read when the timeout fires.
-                Some(limit) => tokio::time::timeout(limit, self.ws.next())
+                Some((at, limit)) => tokio::time::timeout_at(at, self.ws.next())
                     .await
                     .map_err(|_| ClientError::Timeout(limit))?,
                 None => self.ws.next().await,

@@ -89,6 +89,7 @@ pub async fn play_game(
             modules: Default::default(),
             meeples: None,
             draw_order: None,
+            clock: None,
         },
     )
     .await?;

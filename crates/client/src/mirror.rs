@@ -163,10 +163,12 @@ mod tests {
         ServerMessage::Snapshot {
             match_id,
             seq,
-            view: protocol::MatchView {
+            view: Box::new(protocol::MatchView {
                 view: view(),
                 deadlines: Vec::new(),
-            },
+                clocks: Vec::new(),
+                away: Vec::new(),
+            }),
         }
     }
 

@@ -286,6 +286,7 @@ async fn create_match_posts_json_and_reads_the_tokens() -> Result<(), ClientErro
         modules: rules::Modules::default(),
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     let answer = client::create_match(&format!("{base}/"), &request).await?;
     assert_eq!(answer, created);
@@ -308,6 +309,7 @@ async fn create_match_reports_a_refusal_with_its_status() {
         modules: rules::Modules::default(),
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     let err = client::create_match(&base, &request).await.err();
     assert!(

@@ -168,6 +168,7 @@ async fn run(args: Args) -> Result<(), LoadError> {
             modules: modules(&args.modules),
             meeples: None,
             draw_order: None,
+            clock: None,
         },
         seeds: AtomicU64::new(args.seed),
     });

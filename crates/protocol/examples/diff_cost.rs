@@ -34,6 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let view = |g: &Game| MatchView {
             view: g.view(),
             deadlines: Vec::new(),
+            clocks: Vec::new(),
+            away: Vec::new(),
         };
         let mut before = view(&game);
         let mut before_json = serde_json::to_value(&before)?;

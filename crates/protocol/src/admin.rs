@@ -37,7 +37,7 @@ pub enum ModuleName {
 pub struct AdminSeat {
     pub seat: u8,
     pub colour: Colour,
-    /// Since when the player is marked away (by an admin; later by their clock), if they are.
+    /// Since when the player is marked away (by an admin, or when their game clock ran out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub away_since: Option<String>,
 }
@@ -79,7 +79,8 @@ pub struct AdminMatchList {
 pub enum Origin {
     /// The seat's player (their client).
     Player,
-    /// The server, on the seat's behalf (a default when a deadline passed).
+    /// The server, on the seat's behalf (a default: a deadline passed, the player's clock ran
+    /// out, or the player is away).
     Server,
 }
 

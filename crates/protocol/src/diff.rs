@@ -26,9 +26,17 @@ pub fn match_view_patch(
     new: &MatchView,
 ) -> Result<Vec<PatchOp>, serde_json::Error> {
     let mut d = Differ::default();
-    let MatchView { view, deadlines } = new;
+    let MatchView {
+        view,
+        deadlines,
+        clocks,
+        away,
+    } = new;
     d.view(&old.view, view)?;
     d.omissible("deadlines", &old.deadlines, deadlines, Vec::is_empty)?;
+    // The running clock's bank changes at every turn's end: per index when both have clocks.
+    d.omissible_vec("clocks", &old.clocks, clocks)?;
+    d.omissible("away", &old.away, away, Vec::is_empty)?;
     Ok(d.ops)
 }
 
@@ -126,6 +134,15 @@ impl Differ {
             }),
             (false, false) => self.at(key, |d| d.replace(new)),
         }
+    }
+
+    /// A vector the JSON leaves out when empty: patched per index while both have entries and
+    /// the same length, else added, removed or replaced whole.
+    fn omissible_vec<T: PartialEq + Serialize>(&mut self, key: &str, old: &[T], new: &[T]) -> Res {
+        if old.is_empty() || new.is_empty() {
+            return self.omissible(key, &old, &new, |v| v.is_empty());
+        }
+        self.vec_with(key, old, new, |d, _, b| d.replace(b))
     }
 
     /// An `Option` the JSON leaves out when `None`; two `Some`s are compared by `inner`.

@@ -20,8 +20,10 @@ pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 /// accepted command adds one.
 pub type Seq = u64;
 
-/// Command ids that start with this are the server's own (a default applied at a deadline:
-/// `server:deadline:<seq>`); a client's command id may not start with it.
+/// Command ids that start with this are the server's own, a default it applied: at a
+/// decision's deadline (`server:deadline:<seq>`), when the player's clock ran out
+/// (`server:clock:<seq>`), or for a player marked away (`server:away:<seq>`). A client's
+/// command id may not start with it.
 pub const SERVER_COMMAND_PREFIX: &str = "server:";
 
 /// The view a client is sent (in a snapshot, and what the patches of diffs apply to): the rules'
@@ -33,6 +35,70 @@ pub struct MatchView {
     /// The pending deadlines, sorted by player (then time); absent when there is none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deadlines: Vec<Deadline>,
+    /// The game clocks, one per player in seat order; absent in a match without a clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clocks: Vec<ClockView>,
+    /// The players the server played for because their clock ran out or they were away, and who
+    /// have not had a command of theirs accepted since (sorted); absent when none. A function of
+    /// the log, like the rest of the view.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub away: Vec<PlayerId>,
+}
+
+/// A player's game clock as of the view's seq. A client counts it down itself: while
+/// `running_since` is set, the time left now is `remaining_ms - (now - running_since)`; the
+/// server sends no diff per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ClockView {
+    pub player: PlayerId,
+    /// Milliseconds left in the bank at `running_since` (or now, when stopped).
+    pub remaining_ms: u64,
+    /// Unix time in milliseconds since which the clock runs (the player must decide in their
+    /// turn); absent while it is stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_since: Option<u64>,
+}
+
+/// A match's game clock: every player starts with `bank_ms` and gets `increment_ms` added when
+/// each of their turns ends. Realtime play (`5 min + 20 s`: `{"bank_ms": 300000,
+/// "increment_ms": 20000}`) and turn-based play (`3 days + 1 day`: `{"bank_ms": 259200000,
+/// "increment_ms": 86400000}`) are the same clock at different scales: both run on the wall
+/// clock, also while the server is down (the stored command times are the truth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClockSettings {
+    /// Each player's starting time, in milliseconds: 10 s to 30 days.
+    pub bank_ms: u64,
+    /// Added to a player's bank when each of their turns ends, in milliseconds: 0 to 7 days.
+    pub increment_ms: u64,
+}
+
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+
+impl ClockSettings {
+    pub const MIN_BANK_MS: u64 = 10_000;
+    pub const MAX_BANK_MS: u64 = 30 * DAY_MS;
+    pub const MAX_INCREMENT_MS: u64 = 7 * DAY_MS;
+
+    /// Checks the bounds; the error says which value is out of which range.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(Self::MIN_BANK_MS..=Self::MAX_BANK_MS).contains(&self.bank_ms) {
+            return Err(format!(
+                "clock.bank_ms must be from {} (10 s) to {} (30 days), not {}",
+                Self::MIN_BANK_MS,
+                Self::MAX_BANK_MS,
+                self.bank_ms
+            ));
+        }
+        if self.increment_ms > Self::MAX_INCREMENT_MS {
+            return Err(format!(
+                "clock.increment_ms must be from 0 to {} (7 days), not {}",
+                Self::MAX_INCREMENT_MS,
+                self.increment_ms
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// An open decision of a player who is not the active one, and when the server answers it for
@@ -70,6 +136,28 @@ pub enum ClientMessage {
         id: String,
         command: Command,
     },
+    /// Needs an account session (the `session` cookie or `Authorization: Bearer` on the
+    /// WebSocket upgrade): play the seat this account holds in `match_id` (lobby matches bind
+    /// seats to accounts). Answered like `auth`.
+    TakeSeat {
+        match_id: Uuid,
+    },
+    /// Like `subscribe`, with the invite code that a private lobby's match needs (a public match
+    /// needs none; its players need none either).
+    Watch {
+        match_id: Uuid,
+        invite_code: String,
+        #[serde(default)]
+        since: Option<Seq>,
+    },
+    /// Follow a lobby: its whole state now and after every change (`lobby`), until it closes
+    /// (`lobby_closed`). A private lobby only for its members.
+    SubscribeLobby {
+        lobby_id: Uuid,
+    },
+    UnsubscribeLobby {
+        lobby_id: Uuid,
+    },
 }
 
 /// Server to client.
@@ -86,11 +174,12 @@ pub enum ServerMessage {
         match_id: Uuid,
         seat: u8,
     },
-    /// The whole public view at `seq`, with the server's deadlines.
+    /// The whole public view at `seq`, with the server's deadlines and clocks.
     Snapshot {
         match_id: Uuid,
         seq: Seq,
-        view: MatchView,
+        // Boxed: the view is far larger than every other message.
+        view: Box<MatchView>,
     },
     /// What command `seq` did: its events and the JSON Patch (RFC 6902) from the view at `seq - 1`
     /// to the view at `seq`.
@@ -109,6 +198,18 @@ pub enum ServerMessage {
     /// Something the client sent was refused. Sent to that client only; the connection and the
     /// match go on.
     Error(ErrorBody),
+    /// After `welcome`, when the upgrade carried a valid account session: who this connection is.
+    Identified {
+        account: Account,
+    },
+    /// A followed lobby's whole state, sent on subscribing and after each change.
+    Lobby {
+        lobby: LobbyState,
+    },
+    /// A followed lobby closed (its last player left); no more `lobby` messages come for it.
+    LobbyClosed {
+        lobby_id: Uuid,
+    },
 }
 
 /// A refusal, with a stable code.
@@ -190,6 +291,113 @@ pub enum ErrorCode {
     /// Admin API: the match is no longer being played (finished, broken or aborted), so the
     /// action does not apply.
     NotActive,
+    /// A command from a connection that only watches (it holds no seat).
+    Spectator,
+    /// A display name is empty, longer than 24 characters, or has control characters.
+    BadName,
+    /// A registered account already has this name (names compare case-insensitively).
+    NameTaken,
+    /// A password shorter than 8 or longer than 256 bytes.
+    BadPassword,
+    /// Wrong name or password.
+    BadCredentials,
+    /// This account holds no seat in that match.
+    NotYourSeat,
+    UnknownLobby,
+    UnknownSession,
+    /// A lobby option out of range (seats, meeples, clock, modules, name).
+    BadOption,
+    /// A private lobby (or its match) needs its invite code.
+    InviteRequired,
+    /// The seat is taken (or out of range).
+    SeatTaken,
+    /// Another seat has this colour.
+    ColourTaken,
+    /// Only the lobby's host may do this.
+    NotHost,
+    /// The account has no seat in this lobby.
+    NotInLobby,
+    /// The account already has a seat in this lobby.
+    AlreadyInLobby,
+    /// Start refused: a seat is free or a player is not ready.
+    NotReady,
+    /// The lobby's match has started: the lobby no longer changes.
+    LobbyStarted,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order: `code as usize` is its index (metrics keep one counter
+    /// per code without a lookup).
+    pub const ALL: [ErrorCode; 31] = [
+        ErrorCode::Malformed,
+        ErrorCode::TooLarge,
+        ErrorCode::Binary,
+        ErrorCode::BadToken,
+        ErrorCode::Unauthenticated,
+        ErrorCode::AlreadyAuthenticated,
+        ErrorCode::UnknownMatch,
+        ErrorCode::Rule,
+        ErrorCode::Unavailable,
+        ErrorCode::Busy,
+        ErrorCode::Internal,
+        ErrorCode::Aborted,
+        ErrorCode::NotFinished,
+        ErrorCode::NotActive,
+        ErrorCode::Spectator,
+        ErrorCode::BadName,
+        ErrorCode::NameTaken,
+        ErrorCode::BadPassword,
+        ErrorCode::BadCredentials,
+        ErrorCode::NotYourSeat,
+        ErrorCode::UnknownLobby,
+        ErrorCode::UnknownSession,
+        ErrorCode::BadOption,
+        ErrorCode::InviteRequired,
+        ErrorCode::SeatTaken,
+        ErrorCode::ColourTaken,
+        ErrorCode::NotHost,
+        ErrorCode::NotInLobby,
+        ErrorCode::AlreadyInLobby,
+        ErrorCode::NotReady,
+        ErrorCode::LobbyStarted,
+    ];
+
+    /// The wire name (as serialized), without allocating.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Malformed => "malformed",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::Binary => "binary",
+            ErrorCode::BadToken => "bad_token",
+            ErrorCode::Unauthenticated => "unauthenticated",
+            ErrorCode::AlreadyAuthenticated => "already_authenticated",
+            ErrorCode::UnknownMatch => "unknown_match",
+            ErrorCode::Rule => "rule",
+            ErrorCode::Unavailable => "unavailable",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Internal => "internal",
+            ErrorCode::Aborted => "aborted",
+            ErrorCode::NotFinished => "not_finished",
+            ErrorCode::NotActive => "not_active",
+            ErrorCode::Spectator => "spectator",
+            ErrorCode::BadName => "bad_name",
+            ErrorCode::NameTaken => "name_taken",
+            ErrorCode::BadPassword => "bad_password",
+            ErrorCode::BadCredentials => "bad_credentials",
+            ErrorCode::NotYourSeat => "not_your_seat",
+            ErrorCode::UnknownLobby => "unknown_lobby",
+            ErrorCode::UnknownSession => "unknown_session",
+            ErrorCode::BadOption => "bad_option",
+            ErrorCode::InviteRequired => "invite_required",
+            ErrorCode::SeatTaken => "seat_taken",
+            ErrorCode::ColourTaken => "colour_taken",
+            ErrorCode::NotHost => "not_host",
+            ErrorCode::NotInLobby => "not_in_lobby",
+            ErrorCode::AlreadyInLobby => "already_in_lobby",
+            ErrorCode::NotReady => "not_ready",
+            ErrorCode::LobbyStarted => "lobby_started",
+        }
+    }
 }
 
 /// One RFC 6902 operation, as in the `json-patch` crate's serialization.
@@ -235,6 +443,9 @@ pub struct CreateMatch {
     /// Forced pile order, for tests and scenarios; refused unless the server allows test setups.
     #[serde(default)]
     pub draw_order: Option<Vec<String>>,
+    /// A game clock for every player; none when absent (the match waits for each player).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockSettings>,
 }
 
 /// The answer to [`CreateMatch`]: the match id and one secret token per seat.
@@ -249,6 +460,225 @@ pub struct SeatToken {
     pub seat: u8,
     pub colour: Colour,
     pub token: String,
+}
+
+/// An account: a guest (a display name only) or registered (name and password).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Account {
+    pub id: Uuid,
+    pub name: String,
+    pub kind: AccountKind,
+    pub admin: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AccountKind {
+    Guest,
+    Registered,
+}
+
+/// `POST /api/accounts/guest`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewGuest {
+    pub name: String,
+}
+
+/// `POST /api/accounts` (register) and `POST /api/sessions` (log in).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Credentials {
+    pub name: String,
+    pub password: String,
+}
+
+/// A new session: the account and its secret token (also set as the `session` cookie). The
+/// server keeps only the token's hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionCreated {
+    pub account: Account,
+    pub session_id: Uuid,
+    pub token: String,
+}
+
+/// One of the caller's sessions (`GET /api/sessions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionInfo {
+    pub id: Uuid,
+    /// RFC 3339.
+    pub created_at: String,
+    /// The session of this request.
+    pub current: bool,
+}
+
+/// The modules a lobby offers (the France chips need the France map).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LobbyModules {
+    #[serde(default)]
+    pub tollkeepers: bool,
+    #[serde(default)]
+    pub messages: bool,
+    /// Play on the France map (Carcassonne Maps).
+    #[serde(default)]
+    pub france: bool,
+    /// The France chips (P7–P10); needs `france`.
+    #[serde(default)]
+    pub chips: bool,
+}
+
+impl LobbyModules {
+    /// The rules' modules for a match started from this lobby.
+    pub fn to_rules(self) -> Modules {
+        Modules {
+            tollkeepers: self.tollkeepers,
+            messages: self.messages,
+            map: self.france.then(|| {
+                Box::new(rules::MapSetup {
+                    map: "france".into(),
+                    starts: None,
+                    chips: self.chips,
+                    chip_layout: None,
+                })
+            }),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `POST /api/lobbies`: the caller becomes the host and takes seat 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateLobby {
+    /// 1 to 48 characters, no control characters.
+    pub name: String,
+    /// 2 to 6.
+    pub seats: u8,
+    #[serde(default)]
+    pub modules: LobbyModules,
+    /// Meeples per player (1 to 12; default 7, 9 on a map).
+    #[serde(default)]
+    pub meeples: Option<u8>,
+    #[serde(default)]
+    pub clock: Option<ClockSettings>,
+    /// Listed and open to all (default), or private: joined and watched with the invite code.
+    #[serde(default = "yes")]
+    pub public: bool,
+}
+
+/// `POST /api/lobbies/{id}/join`: a seat (default: the first free) and a colour (default: the
+/// first free).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JoinLobby {
+    #[serde(default)]
+    pub seat: Option<u8>,
+    #[serde(default)]
+    pub colour: Option<Colour>,
+    #[serde(default)]
+    pub invite_code: Option<String>,
+}
+
+/// `POST /api/lobbies/{id}/colour`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PickColour {
+    pub colour: Colour,
+}
+
+/// `POST /api/lobbies/{id}/ready`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetReady {
+    pub ready: bool,
+}
+
+/// `POST /api/lobbies/{id}/kick` and `/bot` (host only): a seat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeatChoice {
+    pub seat: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LobbyStatus {
+    Open,
+    /// The match was created (`match_id`).
+    Started,
+}
+
+/// Who sits on a lobby seat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Occupant {
+    Player {
+        account_id: Uuid,
+        name: String,
+    },
+    /// Played by the server (`rules::bot`).
+    Bot,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LobbySeat {
+    pub seat: u8,
+    #[serde(default)]
+    pub occupant: Option<Occupant>,
+    #[serde(default)]
+    pub colour: Option<Colour>,
+    /// Bots are always ready.
+    pub ready: bool,
+}
+
+/// A lobby, whole: what `GET /api/lobbies/{id}` answers and `lobby` pushes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LobbyState {
+    pub id: Uuid,
+    pub name: String,
+    /// The host's account (`None` only while a lobby closes).
+    pub host: Option<Uuid>,
+    pub public: bool,
+    /// Private lobbies: the code to join and watch (shown to members only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invite_code: Option<String>,
+    pub modules: LobbyModules,
+    pub meeples: Option<u8>,
+    pub clock: Option<ClockSettings>,
+    pub seats: Vec<LobbySeat>,
+    pub status: LobbyStatus,
+    #[serde(default)]
+    pub match_id: Option<Uuid>,
+    /// Bumped on every change.
+    pub version: u64,
+}
+
+/// A running match from a public lobby, to watch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WatchableMatch {
+    pub match_id: Uuid,
+    pub lobby_id: Uuid,
+    pub name: String,
+    pub modules: LobbyModules,
+    /// Player names in seat order (`bot` for bots).
+    pub players: Vec<String>,
+}
+
+/// `GET /api/lobbies`: open public lobbies and running public matches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LobbyList {
+    pub lobbies: Vec<LobbyState>,
+    pub matches: Vec<WatchableMatch>,
+}
+
+/// `POST /api/lobbies/{id}/start`: the match was created; every member also gets it pushed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LobbyStarted {
+    pub match_id: Uuid,
 }
 
 /// Why a text frame is not a client message: `malformed`, with the command's `id` when one can
@@ -374,7 +804,34 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
             "scenario.schema.json",
             schemars::schema_for!(rules::scenario::Scenario),
         ),
+        ("accounts.schema.json", schemars::schema_for!(AccountsApi)),
+        ("lobbies.schema.json", schemars::schema_for!(LobbiesApi)),
     ]
+}
+
+/// The REST bodies of the accounts API, gathered in one schema file (`proto/accounts.schema.json`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum AccountsApi {
+    NewGuest(NewGuest),
+    Credentials(Credentials),
+    SessionCreated(SessionCreated),
+    SessionInfo(Vec<SessionInfo>),
+    Account(Account),
+}
+
+/// The REST bodies of the lobby API, gathered in one schema file (`proto/lobbies.schema.json`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum LobbiesApi {
+    CreateLobby(CreateLobby),
+    JoinLobby(JoinLobby),
+    PickColour(PickColour),
+    SetReady(SetReady),
+    SeatChoice(SeatChoice),
+    LobbyState(LobbyState),
+    LobbyList(LobbyList),
+    LobbyStarted(LobbyStarted),
 }
 
 /// The text of a schema file as checked in: pretty JSON with a final newline, so that diffs of
@@ -396,6 +853,33 @@ pub mod close {
 
 #[cfg(test)]
 mod tests {
+
+    /// `ErrorCode::ALL` holds every code, each at its own index, with its wire name: the schema's
+    /// list of codes is the enum's.
+    #[test]
+    fn every_error_code_is_listed_once_with_its_wire_name() {
+        let schema = serde_json::to_value(schemars::schema_for!(ErrorCode)).expect("schema");
+        // schemars writes each documented code as a `const` and the others in one `enum`.
+        let mut names: Vec<&str> = Vec::new();
+        for branch in schema["oneOf"].as_array().expect("oneOf") {
+            match (branch.get("const"), branch.get("enum")) {
+                (Some(c), _) => names.extend(c.as_str()),
+                (_, Some(e)) => names.extend(
+                    e.as_array()
+                        .expect("enum")
+                        .iter()
+                        .filter_map(|v| v.as_str()),
+                ),
+                _ => panic!("{branch}"),
+            }
+        }
+        assert_eq!(names.len(), ErrorCode::ALL.len(), "{schema}");
+        for (i, code) in ErrorCode::ALL.into_iter().enumerate() {
+            assert_eq!(code as usize, i);
+            assert_eq!(serde_json::to_value(code).ok(), Some(code.as_str().into()));
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -420,6 +904,8 @@ mod tests {
         let plain = MatchView {
             view: game.view(),
             deadlines: Vec::new(),
+            clocks: Vec::new(),
+            away: Vec::new(),
         };
         let json = serde_json::to_value(&plain).expect("json");
         assert_eq!(json, serde_json::to_value(game.view()).expect("json"));
@@ -441,6 +927,29 @@ mod tests {
         );
         let back: MatchView = serde_json::from_value(json).expect("reads back");
         assert_eq!(back, with);
+    }
+
+    /// The bounds: a bank of 10 s to 30 days, an increment of 0 to 7 days; the error names
+    /// the field.
+    #[test]
+    fn clock_settings_bounds() {
+        let day = 86_400_000;
+        let c = |bank_ms, increment_ms| ClockSettings {
+            bank_ms,
+            increment_ms,
+        };
+        for ok in [c(10_000, 0), c(30 * day, 7 * day), c(3 * day, day)] {
+            assert_eq!(ok.validate(), Ok(()), "{ok:?}");
+        }
+        for (bad, field) in [
+            (c(9_999, 0), "clock.bank_ms"),
+            (c(0, 0), "clock.bank_ms"),
+            (c(30 * day + 1, 0), "clock.bank_ms"),
+            (c(10_000, 7 * day + 1), "clock.increment_ms"),
+        ] {
+            let e = bad.validate().expect_err("out of bounds");
+            assert!(e.contains(field), "{e}");
+        }
     }
 
     fn malformed(text: &str) -> Malformed {

@@ -4,7 +4,7 @@
 //! deadlines coming and going.
 
 use protocol::diff::match_view_patch;
-use protocol::{Deadline, MatchView, PatchOp};
+use protocol::{ClockView, Deadline, MatchView, PatchOp};
 use rules::{Colour, Game, Setup, bot};
 
 fn all_modules(players: usize, seed: u64) -> Setup {
@@ -16,7 +16,8 @@ fn all_modules(players: usize, seed: u64) -> Setup {
 }
 
 /// Deadlines as the server keeps them: one per open decision of a player who is not the active
-/// one, timed by the move that opened it (so they appear, stay, change and vanish).
+/// one, timed by the move that opened it (so they appear, stay, change and vanish). Clocks in
+/// every other game (the active player's runs, banks shrink), and away marks that come and go.
 fn match_view(game: &Game, moves: u64) -> MatchView {
     let active = game.active();
     let mut deadlines: Vec<Deadline> = game
@@ -28,9 +29,26 @@ fn match_view(game: &Game, moves: u64) -> MatchView {
         })
         .collect();
     deadlines.sort_by_key(|d| (d.player, d.at));
+    let players = game.view().players.len() as u8;
+    let clocks = if game.setup().seed.is_multiple_of(2) {
+        (0..players)
+            .map(|player| ClockView {
+                player,
+                remaining_ms: 300_000u64.saturating_sub(moves * 100 * u64::from(player + 1)),
+                running_since: (player == active).then_some(1_764_527_400_000 + moves),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let away = (0..players)
+        .filter(|p| (moves / 9 + u64::from(*p)).is_multiple_of(4))
+        .collect();
     MatchView {
         view: game.view(),
         deadlines,
+        clocks,
+        away,
     }
 }
 

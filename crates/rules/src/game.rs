@@ -1089,6 +1089,12 @@ impl Game {
         self.active
     }
 
+    /// The turn number, from 1 (0 before the first turn): a server's clock adds a player's
+    /// increment when it changes.
+    pub fn turn(&self) -> u32 {
+        self.turn
+    }
+
     /// Tiles left in the pile.
     pub fn pile_size(&self) -> usize {
         self.pile.len()

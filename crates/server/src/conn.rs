@@ -10,6 +10,7 @@
 //! connection goes on. Only a message above the hard limit, which tungstenite refuses while
 //! reading, closes the connection with 1009 (message too big).
 
+use crate::accounts::{WsSession, still_valid};
 use crate::actor::{ActorMsg, MatchHandle};
 use crate::outbox::{ConnHandle, TooSlow};
 use crate::state::{Lifecycle, Shared};
@@ -21,7 +22,7 @@ use protocol::{
     ClientMessage, ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, SERVER_COMMAND_PREFIX,
     ServerMessage, close,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -71,7 +72,13 @@ impl Drop for LiveGuard {
     }
 }
 
-pub async fn serve(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr) {
+/// `session`: the account session the upgrade carried, if any (issue 12).
+pub async fn serve(
+    socket: WebSocket,
+    shared: Arc<Shared>,
+    peer: SocketAddr,
+    session: Option<WsSession>,
+) {
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
     shared.connections.send_modify(|n| *n += 1);
     let guard = LiveGuard(Arc::clone(&shared));
@@ -83,14 +90,21 @@ pub async fn serve(socket: WebSocket, shared: Arc<Shared>, peer: SocketAddr) {
         seat = tracing::field::Empty
     );
     let (sink, stream) = socket.split();
-    run(sink, stream, shared, id).instrument(span).await;
+    run(sink, stream, shared, id, session)
+        .instrument(span)
+        .await;
     drop(guard);
 }
 
 /// The connection's loop over any message sink and stream: a WebSocket's halves in production,
 /// in-memory channels in the unit tests below.
-pub(crate) async fn run<W, R>(sink: W, mut stream: R, shared: Arc<Shared>, id: u64)
-where
+pub(crate) async fn run<W, R>(
+    sink: W,
+    mut stream: R,
+    shared: Arc<Shared>,
+    id: u64,
+    session: Option<WsSession>,
+) where
     W: Sink<Message, Error = axum::Error> + Unpin + Send + 'static,
     R: Stream<Item = Result<Message, axum::Error>> + Unpin,
 {
@@ -117,12 +131,19 @@ where
         seat: None,
         seat_handle: None,
         subscriptions: HashMap::new(),
+        session,
+        lobbies: HashSet::new(),
     };
     conn.reply(frame(&ServerMessage::Welcome {
         protocol_version: PROTOCOL_VERSION,
         rules_version: rules::RULES_VERSION.to_string(),
         server_version: env!("CARGO_PKG_VERSION").to_string(),
     }));
+    if let Some(s) = &conn.session {
+        conn.reply(frame(&ServerMessage::Identified {
+            account: s.account.clone(),
+        }));
+    }
 
     let mut lifecycle = shared.lifecycle.clone();
     let mut ping = tokio::time::interval_at(
@@ -339,6 +360,10 @@ struct Connection {
     seat: Option<(Uuid, u8)>,
     seat_handle: Option<MatchHandle>,
     subscriptions: HashMap<Uuid, MatchHandle>,
+    /// The account session of the upgrade, if any.
+    session: Option<WsSession>,
+    /// The lobbies this connection follows.
+    lobbies: HashSet<Uuid>,
 }
 
 impl Connection {
@@ -370,7 +395,21 @@ impl Connection {
         };
         match msg {
             ClientMessage::Auth { token } => self.auth(token).await,
-            ClientMessage::Subscribe { match_id, since } => self.subscribe(match_id, since).await,
+            ClientMessage::Subscribe { match_id, since } => {
+                self.subscribe(match_id, since, None).await
+            }
+            ClientMessage::Watch {
+                match_id,
+                invite_code,
+                since,
+            } => self.subscribe(match_id, since, Some(invite_code)).await,
+            ClientMessage::TakeSeat { match_id } => self.take_seat(match_id).await,
+            ClientMessage::SubscribeLobby { lobby_id } => self.subscribe_lobby(lobby_id),
+            ClientMessage::UnsubscribeLobby { lobby_id } => {
+                if self.lobbies.remove(&lobby_id) {
+                    self.shared.lobbies.unsubscribe(lobby_id, self.handle.id);
+                }
+            }
             ClientMessage::Unsubscribe { match_id } => {
                 if let Some(h) = self.subscriptions.remove(&match_id) {
                     let _ = h.tx.try_send(ActorMsg::Unsubscribe {
@@ -420,7 +459,127 @@ impl Connection {
         }
     }
 
-    async fn subscribe(&mut self, match_id: Uuid, since: Option<u64>) {
+    /// Plays the seat this connection's account holds in a match (a lobby match).
+    async fn take_seat(&mut self, match_id: Uuid) {
+        if self.seat.is_some() {
+            self.reply(error_frame(
+                ErrorCode::AlreadyAuthenticated,
+                None,
+                "this connection already holds a seat",
+            ));
+            return;
+        }
+        let Some(session) = &self.session else {
+            self.reply(error_frame(
+                ErrorCode::Unauthenticated,
+                None,
+                "take_seat needs an account session on the WebSocket upgrade (cookie or bearer)",
+            ));
+            return;
+        };
+        let account = &session.account;
+        // A session revoked since the upgrade takes no seat.
+        match still_valid(&self.shared.store, &session.token_hash).await {
+            Ok(true) => {}
+            Ok(false) => {
+                self.reply(error_frame(
+                    ErrorCode::UnknownSession,
+                    None,
+                    "this connection's session was revoked",
+                ));
+                return;
+            }
+            Err(e) => {
+                warn!(error = %e, "session lookup failed");
+                self.reply(error_frame(ErrorCode::Internal, None, "the store failed"));
+                return;
+            }
+        }
+        match self
+            .shared
+            .store
+            .seat_of_account(match_id, account.id)
+            .await
+        {
+            Ok(Some(seat)) => {
+                self.seat = Some((match_id, seat));
+                tracing::Span::current().record("seat", seat);
+                debug!(%match_id, seat, "seat taken by its account");
+                self.reply(frame(&ServerMessage::Authenticated { match_id, seat }));
+            }
+            Ok(None) => self.reply(error_frame(
+                ErrorCode::NotYourSeat,
+                None,
+                "this account holds no seat in that match",
+            )),
+            Err(e) => {
+                warn!(error = %e, "seat lookup failed");
+                self.reply(error_frame(ErrorCode::Internal, None, "the store failed"));
+            }
+        }
+    }
+
+    fn subscribe_lobby(&mut self, lobby_id: Uuid) {
+        if !self.lobbies.contains(&lobby_id) && self.lobbies.len() >= MAX_SUBSCRIPTIONS {
+            self.reply(error_frame(
+                ErrorCode::Unavailable,
+                None,
+                format!("at most {MAX_SUBSCRIPTIONS} lobbies per connection"),
+            ));
+            return;
+        }
+        let viewer = self.session.as_ref().map(|s| s.account.id);
+        match self
+            .shared
+            .lobbies
+            .subscribe(viewer, lobby_id, self.handle.clone())
+        {
+            Ok(()) => {
+                self.lobbies.insert(lobby_id);
+            }
+            Err(e) => self.reply(error_frame(e.code, None, e.message)),
+        }
+    }
+
+    /// Whether this connection may watch a match: any match that no private lobby started;
+    /// a private one with its invite code, or for its own players. Answers the client when not.
+    async fn may_watch(&self, match_id: Uuid, code: Option<&str>) -> bool {
+        let access = match self.shared.store.match_access(match_id).await {
+            Ok(a) => a,
+            Err(e) => {
+                warn!(error = %e, "access lookup failed");
+                self.reply(error_frame(ErrorCode::Internal, None, "the store failed"));
+                return false;
+            }
+        };
+        let Some(access) = access.filter(|a| !a.public) else {
+            return true;
+        };
+        let code_ok = matches!(
+            (&access.invite_code, code),
+            (Some(c), Some(g)) if c.eq_ignore_ascii_case(g.trim())
+        );
+        if code_ok || self.seat.is_some_and(|(m, _)| m == match_id) {
+            return true;
+        }
+        if let Some(account) = self.session.as_ref().map(|s| &s.account)
+            && let Ok(Some(_)) = self
+                .shared
+                .store
+                .seat_of_account(match_id, account.id)
+                .await
+        {
+            return true;
+        }
+        self.reply(error_frame(
+            ErrorCode::InviteRequired,
+            None,
+            "a private match is watched with its invite code (`watch`)",
+        ));
+        false
+    }
+
+    async fn subscribe(&mut self, match_id: Uuid, since: Option<u64>, code: Option<String>) {
         // An actor that stopped (a match that failed to load) holds no subscriber any more: its
         // entry must not count against the limit.
         self.subscriptions.retain(|_, h| !h.tx.is_closed());
@@ -434,6 +593,9 @@ impl Connection {
             return;
         }
         if new && !self.match_exists(match_id).await {
+            return;
+        }
+        if new && !self.may_watch(match_id, code.as_deref()).await {
             return;
         }
         let cached = self.subscriptions.remove(&match_id);
@@ -480,11 +642,19 @@ impl Connection {
 
     fn command(&mut self, id: String, command: rules::Command, arrived: Instant) {
         let Some((match_id, seat)) = self.seat else {
-            self.refuse(
-                id,
-                ErrorCode::Unauthenticated,
-                "authenticate with a seat token first",
-            );
+            // A connection that watches gets its own code: it is a spectator, not a stranger.
+            let (code, message) = if self.subscriptions.is_empty() {
+                (
+                    ErrorCode::Unauthenticated,
+                    "authenticate with a seat token (or take_seat) first",
+                )
+            } else {
+                (
+                    ErrorCode::Spectator,
+                    "spectators cannot command: this connection holds no seat",
+                )
+            };
+            self.refuse(id, code, message);
             return;
         };
         // Control characters are refused: Postgres cannot store a NUL in text, and a write
@@ -558,6 +728,9 @@ impl Connection {
 
     /// Tells the actors this connection followed that it is gone.
     fn leave(&mut self) {
+        for lobby_id in self.lobbies.drain() {
+            self.shared.lobbies.unsubscribe(lobby_id, self.handle.id);
+        }
         for (_, h) in self.subscriptions.drain() {
             let _ = h.tx.try_send(ActorMsg::Unsubscribe {
                 conn_id: self.handle.id,
@@ -605,12 +778,16 @@ mod tests {
             let store = Store::open(None, dir.path()).await.expect("store");
             let metrics = Arc::new(crate::meters::Metrics::new(store.kind()));
             let registry = Registry::new(store.clone(), Arc::clone(&config), Arc::clone(&metrics));
+            let lobbies = crate::lobby::Lobbies::start(store.clone(), Arc::clone(&registry), false)
+                .await
+                .expect("lobbies");
             let (lifecycle, rx) = watch::channel(Lifecycle::Running);
             let (connections, _) = watch::channel(0usize);
             let shared = Arc::new(Shared {
                 config,
                 store,
                 registry,
+                lobbies,
                 lifecycle: rx,
                 connections,
                 next_conn: AtomicU64::new(1),
@@ -634,6 +811,7 @@ mod tests {
                 rules_version: rules::REPLAY_VERSION.to_string(),
                 created_at: chrono::Utc::now(),
                 decision_timeout_ms: None,
+                clock: None,
             };
             let seats = [SeatRow {
                 seat: 0,
@@ -663,7 +841,7 @@ mod tests {
                 },
             ));
             let id = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);
-            let task = tokio::spawn(run(sink, stream, Arc::clone(&self.shared), id));
+            let task = tokio::spawn(run(sink, stream, Arc::clone(&self.shared), id, None));
             Client {
                 to_server,
                 from_server,

@@ -7,6 +7,8 @@
 //! - [`conn`]: one task per WebSocket connection: parse, validate, route to match actors.
 //! - [`state`]: what handlers and connections share ([`Shared`]), the server's [`Lifecycle`].
 //! - [`actor`]: one task per match owning its `rules::Game`; persist, then broadcast.
+//! - [`lobby`]: the lobby actor (every open lobby, bots of lobby matches); [`accounts`]:
+//!   names, argon2id passwords, sessions; [`newmatch`]: a new match's rows and seat tokens.
 //! - [`outbox`]: a connection's bounded outgoing queue, as actors see it.
 //! - [`telemetry`]: logging setup; [`meters`]: the Prometheus metrics behind `GET /metrics`.
 //! - [`config`], [`store`] (the durable command log, on SQLite or Postgres), [`tokens`]
@@ -15,11 +17,14 @@
 //! [`run`] takes a bound listener, a [`Config`] and a shutdown future, so that tests run real
 //! servers on ephemeral ports and stop them at will.
 
+pub mod accounts;
 pub mod actor;
 pub mod config;
 pub mod conn;
 pub mod http;
+pub mod lobby;
 pub mod meters;
+pub mod newmatch;
 pub mod outbox;
 pub mod server;
 pub mod state;

@@ -3,6 +3,7 @@
 use crate::actor::{LoadOutcome, Registry};
 use crate::config::Config;
 use crate::http;
+use crate::lobby::Lobbies;
 use crate::meters::Metrics;
 use crate::state::{Lifecycle, Shared};
 use crate::store::{Store, StoreError};
@@ -41,6 +42,12 @@ pub async fn run(
     let metrics = Arc::new(Metrics::new(store.kind()));
     let registry = Registry::new(store.clone(), Arc::clone(&config), Arc::clone(&metrics));
     recover(&store, &registry).await?;
+    let lobbies = Lobbies::start(
+        store.clone(),
+        Arc::clone(&registry),
+        config.matches.allow_test_setups,
+    )
+    .await?;
 
     let (lifecycle_tx, lifecycle_rx) = watch::channel(Lifecycle::Running);
     let (connections, _) = watch::channel(0usize);
@@ -48,6 +55,7 @@ pub async fn run(
         config: Arc::clone(&config),
         store: store.clone(),
         registry: Arc::clone(&registry),
+        lobbies,
         lifecycle: lifecycle_rx,
         connections,
         next_conn: AtomicU64::new(1),

@@ -2,6 +2,7 @@
 
 use crate::actor::Registry;
 use crate::config::Config;
+use crate::lobby::Lobbies;
 use crate::meters::Metrics;
 use crate::store::Store;
 use std::sync::Arc;
@@ -24,6 +25,8 @@ pub struct Shared {
     pub config: Arc<Config>,
     pub store: Store,
     pub registry: Arc<Registry>,
+    /// The lobby actor (issue 12).
+    pub lobbies: Lobbies,
     pub lifecycle: watch::Receiver<Lifecycle>,
     /// Number of live WebSocket connections.
     pub connections: watch::Sender<usize>,

@@ -1,5 +1,6 @@
 //! The browser client, served by the server itself: the page and its ES modules (from `web/`,
-//! compiled into the binary so that running the server needs nothing else), and `GET /api/tiles`,
+//! compiled into the binary so that running the server needs nothing else), the admin console
+//! (`/admin`; the page itself holds no secret, its API calls carry the token), and `GET /api/tiles`,
 //! the tile catalogue as JSON so the page draws every tile from the rules crate's data.
 
 use axum::Router;
@@ -33,8 +34,12 @@ macro_rules! assets {
 assets!(
     "index.html",
     "style.css",
+    "admin.html",
+    "admin.css",
+    "js/admin.js",
     "js/app.js",
     "js/board.js",
+    "js/clocks.js",
     "js/conn.js",
     "js/map.js",
     "js/messages.js",
@@ -48,6 +53,8 @@ pub fn router() -> Router {
     Router::new()
         .route("/", get(index))
         .route("/watch/{id}", get(index))
+        // The admin console; the page asks for the admin token and sends it to `/api/admin`.
+        .route("/admin", get(admin))
         .route("/web/{*path}", get(asset))
         .route("/api/tiles", get(tiles))
 }
@@ -80,6 +87,10 @@ fn serve(path: &str) -> Response {
 
 async fn index() -> Response {
     serve("index.html")
+}
+
+async fn admin() -> Response {
+    serve("admin.html")
 }
 
 async fn asset(Path(path): Path<String>) -> Response {

@@ -3,7 +3,10 @@
 //! clicking; a toll is paid and shown; a reload and a server restart both resume the exact state;
 //! a spectator follows live; a refused command shows the server's words; keyboard play on a phone
 //! viewport; on the France map, the map drawn, a chip taken and a wine sold by clicking, and
-//! refusals off the map and against a border print in words. Each test saves a screenshot under
+//! refusals off the map and against a border print in words; the admin console lists a played
+//! match, steps its board to any seq (as the rules crate replays it), shows the secrets of a
+//! finished match, refuses them for a running one, aborts and marks away after a confirmation,
+//! and says in words that a token is wrong. Each test saves a screenshot under
 //! `target/browser-tests/`. Without Chromium the tests are skipped with a notice (and fail with
 //! `CI=true`).
 
@@ -22,6 +25,9 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 use tokio::sync::oneshot;
+
+/// The admin token of every test server (the admin console's tests sign in with it).
+const ADMIN_TOKEN: &str = "browser-admin-token";
 
 /// A server in its own thread and runtime, on a given listener, so that a test can kill it
 /// abruptly and start another on the same port and store.
@@ -42,6 +48,7 @@ impl Server {
         config.conn.heartbeat_interval = Duration::from_secs(1);
         config.conn.heartbeat_timeout = Duration::from_secs(15);
         config.shutdown_grace = Duration::from_secs(2);
+        config.admin.admin_token = Some(ADMIN_TOKEN.into());
         let (kill, kill_rx) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread()
@@ -104,6 +111,7 @@ async fn create(server: &Server, s: &Scenario) -> MatchCreated {
         modules: s.setup.modules.clone(),
         meeples: None,
         draw_order: s.setup.draw_order.clone(),
+        clock: None,
     };
     client::create_match(&server.http(), &req)
         .await
@@ -900,6 +908,7 @@ async fn spectator_page_follows_a_whole_random_game_exactly() {
         },
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     let created = client::create_match(&server.http(), &req)
         .await
@@ -1036,6 +1045,31 @@ async fn create_from_start_page(p: &Page, server: &Server, option: &str) -> Stri
 /// chips are drawn; Red takes a chip by placing a tile, sees it in the hand as a wine and the
 /// event in words; then sells it to the town Colmar by clicking; the points in the page are the
 /// server's (P8: +2, P9: +9).
+/// Red (the first page) clicks the offered sale; every page reaches `seq`, the other page's log
+/// tells the sale in `words`, and Red's score, every page's scores and view are the server's.
+async fn sell_by_clicking(
+    server: &Server,
+    match_id: uuid::Uuid,
+    pages: &[&Page; 2],
+    seq: u64,
+    words: &str,
+    red_score: u64,
+) {
+    pages[0].click("button.sale").await;
+    for p in pages {
+        wait_seq(p, seq).await;
+    }
+    let log = text_of(pages[1], "document.getElementById('log').textContent").await;
+    assert!(log.contains(words), "log: {log}");
+    let (sseq, view) = server_view(server, match_id).await;
+    assert_eq!(sseq, seq);
+    assert_eq!(scores(&view)[0], red_score);
+    for p in pages {
+        assert_eq!(page_scores(p).await, scores(&view), "scores in the page");
+        assert_eq!(page_view(p).await, view, "the page's view is the server's");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn france_map_chip_taken_and_wine_sold_by_clicking() {
     let Some(b) = Browser::launch().await else {
@@ -1146,22 +1180,15 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
     )
     .await;
     red.screenshot("france-sell-wine").await;
-    red.click("button.sale").await;
-    for q in pages {
-        wait_seq(q, seq + 3).await;
-    }
-    let log = text_of(&blue, "document.getElementById('log').textContent").await;
-    assert!(
-        log.contains("Red sells a light blue wine (light blue 2) to Colmar at 15,10: +9."),
-        "log: {log}"
-    );
-    let (sseq, view) = server_view(&server, created.match_id).await;
-    assert_eq!(sseq, seq + 3);
-    assert_eq!(scores(&view)[0], 11, "2 for the chip, 9 for the wine");
-    for p in pages {
-        assert_eq!(page_scores(p).await, scores(&view), "scores in the page");
-        assert_eq!(page_view(p).await, view, "the page's view is the server's");
-    }
+    sell_by_clicking(
+        &server,
+        created.match_id,
+        &pages,
+        seq + 3,
+        "Red sells a light blue wine (light blue 2) to Colmar at 15,10: +9.",
+        11, // 2 for the chip, 9 for the wine
+    )
+    .await;
     let hand = text_of(
         &red,
         "document.querySelector('#players tr[data-player=red] td.chips').textContent",
@@ -1278,6 +1305,7 @@ async fn store_scenario(data: &Path, s: &Scenario) -> (uuid::Uuid, Vec<String>) 
         created_at: chrono::Utc::now(),
         // The server's own setting applies.
         decision_timeout_ms: None,
+        clock: None,
     };
     let tokens: Vec<String> = (0..s.setup.players.len())
         .map(|i| format!("seat-{i}-{}", uuid::Uuid::new_v4().simple()))
@@ -1386,23 +1414,32 @@ async fn messages_pawn_choices_and_a_dispatch_by_clicking() {
         blue.eval("document.activeElement.dataset.key").await,
         json!("pawn:messenger")
     );
-    // A deadline as the server will send it (notes/deadline-wire.md) shows as a countdown.
+    // Blue, not the active player, has a deadline (M3 and the server's decision timeout, 30 s by
+    // default): both pages show it as a countdown, Blue's beside its own buttons.
     for p in pages {
-        p.eval(
-            "(() => { const c = window.carcassonne; c.view.deadlines = [{player: 1, at: Date.now() + 30000}];
-               c.listener.state(); })()",
+        p.wait(
+            "document.querySelector('#deadlines [data-deadline=\"1\"]')",
+            "Blue's deadline",
         )
         .await;
     }
+    let at = red.eval("window.carcassonne.view.deadlines[0].at").await;
+    let (_, server_now) = server_view(&server, id).await;
+    assert_eq!(
+        server_now["deadlines"][0]["at"], at,
+        "the server's deadline"
+    );
     let line = text_of(
         &red,
         "document.querySelector('#deadlines [data-deadline=\"1\"]').textContent",
     )
     .await;
-    assert!(
-        line.starts_with("Blue has 30 s") || line.starts_with("Blue has 29 s"),
-        "{line}"
-    );
+    let left: u64 = line
+        .strip_prefix("Blue has ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a countdown in seconds: {line}"));
+    assert!((1..=30).contains(&left), "{line}");
     let mine = text_of(
         &blue,
         "document.querySelector('#targets .my-deadline').textContent",
@@ -1413,15 +1450,6 @@ async fn messages_pawn_choices_and_a_dispatch_by_clicking() {
         "{mine}"
     );
     blue.screenshot("messages-pawn-choice").await;
-    for p in pages {
-        p.eval("(() => { const c = window.carcassonne; delete c.view.deadlines; c.listener.state(); })()")
-            .await;
-    }
-    assert_eq!(
-        blue.eval("document.querySelectorAll('.countdown').length")
-            .await,
-        json!(0)
-    );
 
     // Both choices, the dispatch's 2 points, Red's pawn for them: all by clicking.
     let dispatch = steps
@@ -1460,6 +1488,13 @@ async fn messages_pawn_choices_and_a_dispatch_by_clicking() {
         wait_seq(p, seq).await;
         assert_eq!(page_view(p).await, view, "the page's view is the server's");
         assert_eq!(page_pawns(p).await, view_pawns(&view), "pawns in the table");
+        // Every choice answered: no deadline left, and no countdown.
+        assert!(view.get("deadlines").is_none(), "{view}");
+        assert_eq!(
+            p.eval("document.querySelectorAll('.countdown').length")
+                .await,
+            json!(0)
+        );
         assert_eq!(
             track_pawns(p, &["red", "blue"]).await,
             view_pawns(&view),
@@ -1692,22 +1727,15 @@ async fn france_map_wine_sold_abroad_by_clicking() {
     let offer = text_of(&red, "document.querySelector('button.sale').textContent").await;
     assert_eq!(offer, "Sell the light blue wine (light blue 2) abroad: +5");
     red.screenshot("france-sell-abroad").await;
-    red.click("button.sale").await;
-    for p in pages {
-        wait_seq(p, seq + 3).await;
-    }
-    let log = text_of(&blue, "document.getElementById('log').textContent").await;
-    assert!(
-        log.contains("Red sells a light blue wine (light blue 2) abroad at 16,11: +5."),
-        "log: {log}"
-    );
-    let (sseq, view) = server_view(&server, created.match_id).await;
-    assert_eq!(sseq, seq + 3);
-    assert_eq!(scores(&view)[0], 7, "2 for the chip, 5 for the wine abroad");
-    for p in pages {
-        assert_eq!(page_scores(p).await, scores(&view), "scores in the page");
-        assert_eq!(page_view(p).await, view, "the page's view is the server's");
-    }
+    sell_by_clicking(
+        &server,
+        created.match_id,
+        &pages,
+        seq + 3,
+        "Red sells a light blue wine (light blue 2) abroad at 16,11: +5.",
+        7, // 2 for the chip, 5 for the wine abroad
+    )
+    .await;
     red.screenshot("france-sold-abroad").await;
 }
 
@@ -1737,4 +1765,709 @@ async fn start_page_creates_a_messages_match() {
         text_of(&seat, "document.getElementById('stack').textContent").await,
         "8"
     );
+}
+
+// The admin console (/admin).
+
+/// Plays `steps` over the wire with the native client, one connection per seat: the admin tests
+/// need a played match, not the clicks that played it.
+async fn play_natively(server: &Server, created: &MatchCreated, steps: &[(u8, Command)]) -> u64 {
+    let ws = format!("ws://{}/ws", server.addr);
+    let mut seats = Vec::new();
+    for st in &created.seats {
+        let mut c = Connection::connect(&ws).await.expect("connect");
+        c.auth(&st.token).await.expect("auth");
+        seats.push(c);
+    }
+    for (i, (player, command)) in steps.iter().enumerate() {
+        let out = seats[usize::from(*player)]
+            .command(&format!("c{i}"), command.clone())
+            .await
+            .expect("command");
+        assert!(
+            matches!(out, client::CommandOutcome::Accepted { .. }),
+            "step {i}: {out:?}"
+        );
+    }
+    steps.len() as u64
+}
+
+/// The console at 1280×720, signed in with `token` (typed into the prompt, as a person would).
+async fn admin_page(b: &Browser, server: &Server, token: &str, hash: &str) -> Page {
+    let p = b.page(1280, 720).await;
+    p.goto(&format!("{}/admin{hash}", server.http())).await;
+    p.wait(
+        "document.getElementById('login') && !document.getElementById('login').hidden",
+        "the token prompt",
+    )
+    .await;
+    p.click("#token").await;
+    for c in token.chars() {
+        p.key(&c.to_string()).await;
+    }
+    p.key("Enter").await;
+    p
+}
+
+/// What the console's board draws: the placed tiles (square, tile, rotation), the meeples (key,
+/// player) and the tollhouses (colour, square), from the drawing's data attributes, sorted, and
+/// the scores beside it.
+async fn drawn_board(p: &Page) -> Value {
+    p.eval(
+        "({tiles: [...document.querySelectorAll('#board [data-square]')]
+             .map(g => [g.dataset.square, g.dataset.tile, Number(g.dataset.rotation)]).sort(),
+           meeples: [...document.querySelectorAll('#board [data-meeple]')]
+             .map(g => [g.dataset.meeple, Number(g.dataset.player)]).sort(),
+           tollhouses: [...document.querySelectorAll('#board [data-tollhouse]')]
+             .map(g => [g.dataset.tollhouse, g.dataset.pos]).sort(),
+           scores: [...document.querySelectorAll('#at-players td.score')].map(td => Number(td.textContent))})",
+    )
+    .await
+}
+
+/// The same from the rules crate's own view after the first `seq` steps.
+fn rules_board(s: &Scenario, steps: &[(u8, Command)], seq: usize) -> (Value, Value) {
+    let (mut game, _) = rules::Game::start(s.setup.clone()).expect("setup");
+    for (player, command) in &steps[..seq] {
+        game.apply(*player, command.clone()).expect("a legal step");
+    }
+    let view = serde_json::to_value(game.view()).expect("view json");
+    let mut tiles: Vec<Value> = view["board"]
+        .as_object()
+        .expect("board")
+        .iter()
+        .map(|(k, t)| json!([k, t["tile"], t["rotation"]]))
+        .collect();
+    let mut meeples: Vec<Value> = view["meeples"]
+        .as_object()
+        .expect("meeples")
+        .iter()
+        .map(|(k, m)| json!([k, m["player"]]))
+        .collect();
+    let tollhouses: Vec<Value> = view["players"]
+        .as_array()
+        .expect("players")
+        .iter()
+        .filter(|p| p.get("tollhouse").is_some())
+        .map(|p| {
+            let pos = &p["tollhouse"]["pos"];
+            json!([p["colour"], format!("{},{}", pos["x"], pos["y"])])
+        })
+        .collect();
+    let key = |v: &Value| v.to_string();
+    tiles.sort_by_key(key);
+    meeples.sort_by_key(key);
+    let drawn = json!({
+        "tiles": tiles, "meeples": meeples, "tollhouses": tollhouses, "scores": scores(&view),
+    });
+    (drawn, view)
+}
+
+/// Waits for the console's board at `seq`, then checks it: the tiles and meeples it drew and the
+/// scores beside it are the rules crate's view after the first `seq` steps, and the view the page
+/// drew from is exactly that view. Returns whether that seq has meeples on the board.
+async fn board_is_the_rules_view(
+    p: &Page,
+    s: &Scenario,
+    steps: &[(u8, Command)],
+    seq: u64,
+) -> bool {
+    wait_admin_seq(p, seq).await;
+    let (expected, view) = rules_board(s, steps, usize::try_from(seq).expect("seq"));
+    assert_eq!(drawn_board(p).await, expected, "the board at seq {seq}");
+    assert_eq!(
+        p.eval("window.carcassonneAdmin.view").await,
+        view,
+        "the view at seq {seq}"
+    );
+    assert_eq!(
+        p.eval("document.querySelector('#timeline li[aria-current=\"step\"]').dataset.seq")
+            .await,
+        json!(seq.to_string()),
+        "the timeline marks seq {seq}"
+    );
+    !expected["meeples"].as_array().is_some_and(Vec::is_empty)
+}
+
+/// Waits until the console's board shows `seq`.
+async fn wait_admin_seq(p: &Page, seq: u64) {
+    p.wait(
+        &format!("document.getElementById('board').dataset.seq === '{seq}'"),
+        &format!("the board at seq {seq}"),
+    )
+    .await;
+}
+
+async fn text(p: &Page, selector: &str) -> String {
+    p.eval(&format!(
+        "(e => e ? e.textContent : '')(document.querySelector({}))",
+        json!(selector)
+    ))
+    .await
+    .as_str()
+    .unwrap_or_default()
+    .to_string()
+}
+
+/// Clicks a timeline entry, scrolled into its pane first as a person would.
+async fn click_timeline(p: &Page, seq: u64) {
+    let sel = format!("#timeline li[data-seq=\"{seq}\"] button");
+    p.eval(&format!(
+        "document.querySelector({}).scrollIntoView({{block: 'center'}})",
+        json!(sel)
+    ))
+    .await;
+    p.click(&sel).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_console_lists_steps_and_reveals_a_played_match() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    // A finished match (The Tollkeepers: tolls paid, a tollhouse turned), and one still being
+    // played.
+    let s = scenario("t-t6-t9-seed-examples");
+    let steps = canonical_steps(&s);
+    let done = create(&server, &s).await;
+    let n = play_natively(&server, &done, &steps).await;
+    let t = scenario("b-b11-scoring-order-roads-cities-monasteries");
+    let t_steps = canonical_steps(&t);
+    let running = create(&server, &t).await;
+    let half = play_natively(&server, &running, &t_steps[..t_steps.len() / 2]).await;
+
+    let p = admin_page(&b, &server, ADMIN_TOKEN, "").await;
+    // The list: both matches, with their status and seq.
+    for (id, status, seq) in [
+        (done.match_id, "finished", n),
+        (running.match_id, "active", half),
+    ] {
+        let row = format!("#matches tr[data-match=\"{id}\"]");
+        p.wait(
+            &format!("document.querySelector('{row}')"),
+            "the match listed",
+        )
+        .await;
+        assert_eq!(text(&p, &format!("{row} .status")).await, status);
+        assert_eq!(text(&p, &format!("{row} td.seq")).await, seq.to_string());
+    }
+    // The status filter keeps the finished one only.
+    p.eval("document.getElementById('f-status').value = 'finished'")
+        .await;
+    p.click("#filters button").await;
+    p.wait(
+        &format!(
+            "!document.querySelector('tr[data-match=\"{}\"]') && document.querySelector('tr[data-match=\"{}\"]')",
+            running.match_id, done.match_id
+        ),
+        "the filtered list",
+    )
+    .await;
+    p.screenshot("admin-list").await;
+
+    // One match: opened from the list, at its last seq.
+    p.click(&format!("tr[data-match=\"{}\"] a", done.match_id))
+        .await;
+    wait_admin_seq(&p, n).await;
+    let items = p
+        .eval("document.querySelectorAll('#timeline li[data-seq]').length")
+        .await;
+    assert_eq!(items, json!(n + 1), "the opening and every command");
+    let timeline = text(&p, "#timeline").await;
+    assert!(
+        timeline.contains("Game over")
+            && timeline.contains("Green's road at 1,0 paid Red's tollhouse 7."),
+        "events in words: {timeline}"
+    );
+    assert!(
+        timeline.contains("places the tile at"),
+        "commands in words: {timeline}"
+    );
+
+    // Step the board: a timeline click, the stepper's buttons, the slider, the keyboard. At each
+    // seq the board drawn is the rules crate's own view after that many commands, and the view
+    // the page drew from is exactly that view.
+    let mid = n / 2;
+    let mut seen_meeples = false;
+    click_timeline(&p, mid).await;
+    seen_meeples |= board_is_the_rules_view(&p, &s, &steps, mid).await;
+    p.click("#seq-prev").await;
+    seen_meeples |= board_is_the_rules_view(&p, &s, &steps, mid - 1).await;
+    p.click("#seq-first").await;
+    seen_meeples |= board_is_the_rules_view(&p, &s, &steps, 0).await;
+    p.click("#seq-next").await;
+    seen_meeples |= board_is_the_rules_view(&p, &s, &steps, 1).await;
+    p.click("#seq-last").await;
+    seen_meeples |= board_is_the_rules_view(&p, &s, &steps, n).await;
+    // The slider, as dragging it sets it.
+    for seq in [3, mid + 1, n - 2] {
+        p.eval(&format!(
+            "(r => {{ r.value = '{seq}'; r.dispatchEvent(new Event('input')); }})(document.getElementById('seq'))"
+        ))
+        .await;
+        seen_meeples |= board_is_the_rules_view(&p, &s, &steps, seq).await;
+    }
+    assert!(seen_meeples, "some seq shows meeples");
+    assert!(
+        p.eval("document.querySelectorAll('#board [data-tollhouse]').length")
+            .await
+            .as_u64()
+            > Some(0),
+        "a tollhouse drawn"
+    );
+    // The keyboard (from n - 2): ←, → and End step when the focus is not in a field.
+    p.eval("document.activeElement.blur()").await;
+    for (key, code, seq) in [
+        ("ArrowLeft", 37, n - 3),
+        ("ArrowRight", 39, n - 2),
+        ("End", 35, n),
+    ] {
+        for kind in ["keyDown", "keyUp"] {
+            p.call(
+                "Input.dispatchKeyEvent",
+                json!({"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code}),
+            )
+            .await;
+        }
+        wait_admin_seq(&p, seq).await;
+    }
+
+    // The secrets of a finished match: the pile after the first draw is the scenario's own.
+    p.click("#reveal").await;
+    p.wait(
+        "document.querySelector('#secrets [data-pile=\"start\"]')",
+        "the secrets",
+    )
+    .await;
+    let pile = p
+        .eval("[...document.querySelectorAll('#secrets [data-pile=\"start\"] li')].map(li => li.textContent)")
+        .await;
+    let order = s.setup.draw_order.clone().expect("a forced pile");
+    assert_eq!(pile, json!(order[1..]), "the start pile, in order");
+    assert!(!text(&p, "#seed").await.is_empty(), "the seed");
+    p.wait(
+        "document.querySelector('#m-trail li[data-action=\"secrets\"][data-outcome=\"ok\"]')",
+        "the reveal in the audit trail",
+    )
+    .await;
+    // The export: downloaded with the token, and audited.
+    p.click("#download").await;
+    p.wait(
+        "Number(document.getElementById('download').dataset.downloaded) > 0",
+        "the scenario downloaded",
+    )
+    .await;
+    p.wait(
+        "document.querySelector('#m-trail li[data-action=\"scenario\"]')",
+        "the export in the audit trail",
+    )
+    .await;
+    // The README's picture: the command after which a road paid a tollhouse.
+    click_timeline(&p, mid + 1).await;
+    wait_admin_seq(&p, mid + 1).await;
+    let shot = p.screenshot("admin-console").await;
+    if std::env::var("UPDATE_DOCS_SCREENSHOTS").is_ok() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/admin-console.png");
+        std::fs::copy(&shot, docs).expect("copy the screenshot to docs/");
+    }
+
+    // A running match: its secrets are refused, in words.
+    p.eval(&format!("location.hash = '#match={}'", running.match_id))
+        .await;
+    wait_admin_seq(&p, half).await;
+    p.click("#reveal").await;
+    p.wait("document.querySelector('#secrets .refused')", "the refusal")
+        .await;
+    let refused = text(&p, "#secrets .refused").await;
+    assert!(
+        refused.contains("The match is not over yet.") && refused.contains("not_finished"),
+        "{refused}"
+    );
+    assert_eq!(
+        p.eval("document.querySelectorAll('#secrets [data-pile]').length")
+            .await,
+        json!(0),
+        "no secret of a running match"
+    );
+    p.screenshot("admin-secrets-refused").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_console_says_a_wrong_token_in_words() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    // Eleven matches: two pages of ten.
+    let s = scenario("b-b6-b7-monastery-complete-9-and-incomplete");
+    let mut ids = Vec::new();
+    for _ in 0..11 {
+        ids.push(create(&server, &s).await.match_id.to_string());
+    }
+    let p = admin_page(&b, &server, "not-the-token", "").await;
+    p.wait(
+        "!document.getElementById('error').hidden && !document.getElementById('login').hidden",
+        "the refusal",
+    )
+    .await;
+    let error = text(&p, "#error").await;
+    assert!(
+        error.contains("The admin token was refused.") && error.contains("bad_token"),
+        "{error}"
+    );
+    // The token is in no URL, and a wrong one is not kept.
+    let url = p.eval("location.href").await;
+    assert!(!url.as_str().unwrap_or("").contains("not-the-token"));
+    assert_eq!(
+        p.eval("sessionStorage.getItem('carcassonne.admin-token')")
+            .await,
+        Value::Null
+    );
+    p.screenshot("admin-wrong-token").await;
+    // The right one opens the console, and is kept for this tab only.
+    p.click("#token").await;
+    for c in ADMIN_TOKEN.chars() {
+        p.key(&c.to_string()).await;
+    }
+    p.key("Enter").await;
+    p.wait(
+        "!document.getElementById('list').hidden && document.getElementById('matches').dataset.page === '0'",
+        "the list",
+    )
+    .await;
+    assert_eq!(
+        p.eval("document.getElementById('error').hidden").await,
+        json!(true)
+    );
+
+    // Paging: ten per page, newest first, then the one left; and back to the first page.
+    let listed =
+        "[...document.querySelectorAll('#matches tr[data-match]')].map(tr => tr.dataset.match)";
+    p.eval("document.getElementById('f-limit').value = '10'")
+        .await;
+    p.click("#filters button").await;
+    p.wait(
+        "document.querySelectorAll('#matches tr[data-match]').length === 10",
+        "a page of ten",
+    )
+    .await;
+    let first = p.eval(listed).await;
+    p.click("#next-page").await;
+    p.wait(
+        "document.getElementById('matches').dataset.page === '1'",
+        "page 2",
+    )
+    .await;
+    let second = p.eval(listed).await;
+    let mut all: Vec<String> = [&first, &second]
+        .iter()
+        .flat_map(|v| v.as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(second.as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        first[0].as_str(),
+        ids.last().map(String::as_str),
+        "newest first"
+    );
+    all.sort();
+    ids.sort();
+    assert_eq!(all, ids, "every match once across the pages");
+    assert_eq!(
+        p.eval("document.getElementById('next-page').disabled")
+            .await,
+        json!(true)
+    );
+    p.click("#first-page").await;
+    p.wait(
+        "document.getElementById('matches').dataset.page === '0'",
+        "page 1 again",
+    )
+    .await;
+    assert_eq!(p.eval(listed).await, first);
+    p.screenshot("admin-paging").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_console_aborts_and_marks_away_after_confirmation() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let s = scenario("b-b6-b7-monastery-complete-9-and-incomplete");
+    let steps = canonical_steps(&s);
+    let created = create(&server, &s).await;
+    let seq = play_natively(&server, &created, &steps[..4]).await;
+    let p = admin_page(
+        &b,
+        &server,
+        ADMIN_TOKEN,
+        &format!("#match={}", created.match_id),
+    )
+    .await;
+    wait_admin_seq(&p, seq).await;
+
+    // Away, confirmed.
+    p.click("[data-away-seat=\"1\"]").await;
+    p.wait(
+        "document.getElementById('confirm-dialog').open",
+        "the question",
+    )
+    .await;
+    p.click("#confirm-ok").await;
+    p.wait(
+        "document.querySelector('li[data-seat=\"1\"]').textContent.includes('away since')",
+        "seat 1 away",
+    )
+    .await;
+    // Abort: cancelled first (nothing changes), then confirmed.
+    p.click("#abort").await;
+    p.wait(
+        "document.getElementById('confirm-dialog').open",
+        "the question",
+    )
+    .await;
+    let question = text(&p, "#confirm-text").await;
+    assert!(question.contains("for good"), "{question}");
+    p.click("#confirm-cancel").await;
+    p.wait("!document.getElementById('confirm-dialog').open", "closed")
+        .await;
+    assert_eq!(text(&p, "#m-status").await, "active");
+    p.click("#abort").await;
+    p.wait(
+        "document.getElementById('confirm-dialog').open",
+        "the question",
+    )
+    .await;
+    p.click("#confirm-ok").await;
+    p.wait(
+        "document.getElementById('m-status') && document.getElementById('m-status').textContent === 'aborted'",
+        "aborted",
+    )
+    .await;
+    p.wait(
+        "document.querySelector('#m-trail li[data-action=\"abort\"][data-outcome=\"ok\"]') && document.querySelector('#m-trail li[data-action=\"away\"]')",
+        "both in the audit trail",
+    )
+    .await;
+    assert_eq!(
+        p.eval("document.getElementById('abort').disabled").await,
+        json!(true)
+    );
+    // The match refuses play now: a player's command is refused with `aborted`.
+    let mut c = Connection::connect(&format!("ws://{}/ws", server.addr))
+        .await
+        .expect("connect");
+    let refused = c.auth(&created.seats[0].token).await;
+    let out = match refused {
+        Ok(_) => format!(
+            "{:?}",
+            c.command("late", Command::Pass {})
+                .await
+                .expect("an answer")
+        ),
+        Err(e) => e.to_string(),
+    };
+    assert!(out.to_lowercase().contains("abort"), "{out}");
+    p.screenshot("admin-aborted").await;
+}
+
+/// Plays `moves` random legal commands (the rules crate's bot, any seat's open decision) over the
+/// wire; returns the seq reached (fewer when the game ends first).
+async fn play_randomly(server: &Server, created: &MatchCreated, moves: u64, mut rng: u64) -> u64 {
+    let id = created.match_id;
+    let ws = format!("ws://{}/ws", server.addr);
+    let mut seats = Vec::new();
+    for st in &created.seats {
+        let mut c = Connection::connect(&ws).await.expect("connect");
+        c.auth(&st.token).await.expect("auth");
+        seats.push(c);
+    }
+    let mut follower = Connection::connect(&ws).await.expect("connect");
+    follower.subscribe(id, None).await.expect("subscribe");
+    let mut mirror = client::Mirror::new(id);
+    let mut seq = 0;
+    while seq < moves {
+        while mirror.seq() != Some(seq) {
+            let m = tokio::time::timeout(WAIT, follower.next_message())
+                .await
+                .expect("a message in time")
+                .expect("read")
+                .expect("open");
+            mirror.apply(&m).expect("mirror");
+        }
+        let view = mirror.view_typed().expect("view").expect("some");
+        if view.finished {
+            break;
+        }
+        let (player, command) =
+            rules::bot::random_move_from(&view.decisions, || rules::bot::splitmix64(&mut rng))
+                .expect("a move");
+        let out = seats[usize::from(player)]
+            .command(&format!("r{seq}"), command)
+            .await
+            .expect("command");
+        assert!(
+            matches!(out, client::CommandOutcome::Accepted { .. }),
+            "{out:?}"
+        );
+        seq += 1;
+    }
+    seq
+}
+
+/// A match with every module the page draws (The Messages, the France map and its chips): at
+/// each seq the console's view is `GET /state`'s, and its board draws that view's tiles,
+/// meeples and face-down chips.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_console_steps_a_messages_match_on_the_france_map() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let req: CreateMatch = serde_json::from_value(json!({
+        "players": ["red", "blue"],
+        "modules": { "messages": true, "map": { "map": "france", "chips": true } },
+    }))
+    .expect("request");
+    let created = client::create_match(&server.http(), &req)
+        .await
+        .expect("create");
+    let n = play_randomly(&server, &created, 40, 11).await;
+    let id = created.match_id;
+    let p = admin_page(&b, &server, ADMIN_TOKEN, &format!("#match={id}")).await;
+    wait_admin_seq(&p, n).await;
+    for seq in [0, 1, n / 3, n / 2, n - 1, n] {
+        p.eval(&format!(
+            "(r => {{ r.value = '{seq}'; r.dispatchEvent(new Event('input')); }})(document.getElementById('seq'))"
+        ))
+        .await;
+        wait_admin_seq(&p, seq).await;
+        // The server's answer, asked from the page with the token it keeps.
+        let state = p
+            .eval(&format!(
+                "fetch('/api/admin/matches/{id}/state?seq={seq}', {{headers: {{authorization:
+                   'Bearer ' + sessionStorage.getItem('carcassonne.admin-token')}}}}).then(r => r.json())"
+            ))
+            .await;
+        let view = &state["view"];
+        assert_eq!(state["seq"], json!(seq));
+        assert_eq!(
+            &p.eval("window.carcassonneAdmin.view").await,
+            view,
+            "the view at seq {seq}"
+        );
+        let drawn = drawn_board(&p).await;
+        let tiles = view["board"].as_object().map_or(0, |b| b.len());
+        let meeples = view["meeples"].as_object().map_or(0, |m| m.len());
+        assert_eq!(drawn["tiles"].as_array().map(Vec::len), Some(tiles));
+        assert_eq!(drawn["meeples"].as_array().map(Vec::len), Some(meeples));
+        assert_eq!(drawn["scores"], json!(scores(view)));
+        let chips = view["map"]["chips"].as_array().map_or(0, Vec::len);
+        assert_eq!(
+            p.eval("document.querySelectorAll('#board [data-chip]').length")
+                .await,
+            json!(chips),
+            "face-down chips at seq {seq}"
+        );
+        let pawns = text(&p, "#at-players").await;
+        assert!(pawns.contains('●') && pawns.contains('◆'), "{pawns}");
+    }
+    p.screenshot("admin-france-messages").await;
+}
+
+/// Game clocks in the page: one per player, the running one counting down with no diff from the
+/// server; when Red's bank runs out the server plays Red's turn and the page offers "I'm back";
+/// after the click (a command the rules refuse, no error shown) Red's next turn waits for Red,
+/// who has the increment of the turn played for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clocks_count_down_and_an_away_player_comes_back() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let server = Server::start(free_addr(), data.path());
+    let req = CreateMatch {
+        players: vec![rules::Colour::Red, rules::Colour::Blue],
+        modules: Default::default(),
+        meeples: None,
+        draw_order: None,
+        clock: Some(protocol::ClockSettings {
+            bank_ms: 10_000,
+            increment_ms: 5_000,
+        }),
+    };
+    let created = client::create_match(&server.http(), &req)
+        .await
+        .expect("create");
+    let red = seat_page(&b, &server, &created.seats[0].token).await;
+    red.wait(
+        "!document.getElementById('clock-head').hidden && document.querySelectorAll('.clock').length === 2",
+        "two clocks",
+    )
+    .await;
+    let first = text_of(&red, "document.querySelector('.clock.running').textContent").await;
+    assert!(first.starts_with("0:"), "{first}");
+    red.wait(
+        &format!("document.querySelector('.clock.running').textContent !== '{first}'"),
+        "the countdown",
+    )
+    .await;
+    assert_eq!(
+        page_seq(&red).await,
+        Some(0),
+        "counted in the page, no diff"
+    );
+    red.screenshot("clocks").await;
+
+    // Red does nothing: the server plays Red's turn, and the page says so.
+    red.wait(
+        "!document.getElementById('away-row').hidden",
+        "the away row",
+    )
+    .await;
+    let red_clock = text_of(&red, "document.querySelectorAll('.clock')[0].textContent").await;
+    assert!(red_clock.ends_with("(away)"), "{red_clock}");
+    red.click("#back").await;
+    red.wait("document.getElementById('away-row').hidden", "back")
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        red.eval("document.getElementById('error').hidden").await,
+        json!(true),
+        "the expected refusal is not shown"
+    );
+
+    // Blue plays its turn from a native client; Red's next turn is Red's again.
+    let mut blue = Connection::connect(&format!("ws://{}/ws", server.addr))
+        .await
+        .expect("connect");
+    blue.auth(&created.seats[1].token).await.expect("auth");
+    let mut n = 0;
+    loop {
+        let view = page_view(&red).await;
+        if view["active"] != 1 {
+            break;
+        }
+        let decisions: Vec<rules::Decision> =
+            serde_json::from_value(view["decisions"].clone()).expect("decisions");
+        let (_, cmd) = rules::bot::random_move_from(&decisions, || 7).expect("a move");
+        n += 1;
+        match blue.command(&format!("b{n}"), cmd).await.expect("answer") {
+            client::CommandOutcome::Accepted { seq, .. } => wait_seq(&red, seq).await,
+            other => panic!("refused: {other:?}"),
+        }
+    }
+    let seq = page_seq(&red).await.expect("seq");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let (sseq, view) = server_view(&server, created.match_id).await;
+    assert_eq!(sseq, seq, "nothing played for Red");
+    assert_eq!(view["active"], 0);
+    assert!(view["clocks"][0]["running_since"].is_u64(), "{view}");
+    assert_eq!(page_view(&red).await, view);
 }

@@ -1,15 +1,15 @@
 //! The command pipeline: dedupe → apply → diff → record → persist, then ack and broadcast.
 //! A client's command and the server's own (a decision's default at its deadline) take the same
-//! path; the server's has no one to ack and an id `server:deadline:<seq>`.
+//! path; the server's has no one to ack and an id `server:<why>:<seq>` (see `timers::Why`).
 
 use super::replay::guarded;
-use super::timers::now_millis;
+use super::timers::{Origin, Why, now_millis};
 use super::{Actor, ActorMsg, State};
 use crate::outbox::ConnHandle;
 use crate::store::{CommandRow, MatchStatus};
 use crate::wire::{Frame, error_frame, frame};
 use chrono::Utc;
-use protocol::{ErrorBody, ErrorCode, PatchOp, SERVER_COMMAND_PREFIX, Seq, ServerMessage};
+use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
 use rules::{Command, DecisionId, Event};
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -115,6 +115,10 @@ impl Encoded {
     }
 }
 
+/// Most defaults one firing applies before the loop looks at its inbox again (a match whose
+/// players are all away plays on in steps, never starving its clients).
+const MAX_DEFAULTS_PER_BATCH: usize = 64;
+
 /// How long deadlines wait after the server's own commands could not be stored.
 const DEADLINE_BACKOFF: Duration = Duration::from_secs(1);
 
@@ -193,7 +197,7 @@ impl Actor {
         command: Command,
         arrived: Instant,
     ) {
-        if !matches!(self.state, State::Ready(_)) {
+        let State::Ready(l) = &mut self.state else {
             self.handle_failed(ActorMsg::Command {
                 conn,
                 seat,
@@ -202,7 +206,9 @@ impl Actor {
                 arrived,
             });
             return;
-        }
+        };
+        // Any command from the seat, even one the rules refuse, brings an away player back.
+        l.deadlines.come_back(seat);
         self.stage_from(batch, Some(conn), seat, id, command, arrived);
     }
 
@@ -285,10 +291,10 @@ impl Actor {
             }
             Ok((events, finished)) => {
                 let seq = l.seq + 1;
-                l.deadlines.sync(
-                    l.game.open_asks(),
-                    l.game.active(),
+                l.deadlines.sync_game(
+                    &l.game,
                     created_at.timestamp_millis(),
+                    Origin::of(seat, &key.1),
                 );
                 let view = l.match_view();
                 let patch = protocol::diff::match_view_patch(&l.view, &view);
@@ -350,20 +356,31 @@ impl Actor {
         matches!(&self.state, State::Ready(l) if l.deadlines.is_pending())
     }
 
-    /// Applies the default of every decision whose deadline has passed, as commands of the
-    /// server (seat: the decision's player; id: `server:deadline:<seq>`), stored and broadcast
-    /// like a client's.
+    /// Applies the default of every decision that is due, as commands of the server (seat: the
+    /// decision's player; id: `server:<why>:<seq>`), stored and broadcast like a client's. One
+    /// at a time, asking again after each: a default opens the next decision, which for an
+    /// away player is due at once (a whole turn goes in one batch). A player whose clock ran
+    /// out is marked away.
     pub(super) async fn fire_deadlines(&mut self) {
-        let State::Ready(l) = &self.state else {
-            return;
-        };
-        let due = l.deadlines.due(now_millis());
-        if due.is_empty() {
-            return;
-        }
         let mut batch = Batch::default();
-        for decision in due {
-            self.stage_default(&mut batch, decision);
+        for _ in 0..MAX_DEFAULTS_PER_BATCH {
+            let State::Ready(l) = &mut self.state else {
+                break;
+            };
+            let now = now_millis();
+            let Some((decision, why)) = l.deadlines.first_due(now) else {
+                break;
+            };
+            if why == Why::Clock
+                && let Some((player, _)) = l.game.default_command(decision)
+            {
+                info!(player, "the player's clock ran out: marked away");
+                l.deadlines.mark_away(player, now);
+            }
+            self.stage_default(&mut batch, decision, why);
+            if batch.poisoned {
+                break;
+            }
         }
         let stored = self.commit(batch).await;
         self.deadline_backoff = (!stored).then(|| Instant::now() + DEADLINE_BACKOFF);
@@ -371,7 +388,7 @@ impl Actor {
 
     /// Stages the default of `decision`; one that cannot be applied (a bug) is logged and not
     /// tried again while the decision stays open.
-    fn stage_default(&mut self, batch: &mut Batch, decision: DecisionId) {
+    fn stage_default(&mut self, batch: &mut Batch, decision: DecisionId, why: Why) {
         let State::Ready(l) = &mut self.state else {
             return;
         };
@@ -380,12 +397,12 @@ impl Actor {
             l.deadlines.stall(decision);
             return;
         };
-        let id = format!("{SERVER_COMMAND_PREFIX}deadline:{}", l.seq + 1);
-        info!(%decision, player, %id, "deadline passed: the server applies the default");
-        if self.stage_from(batch, None, player, id, command, Instant::now()) == Outcome::Refused
+        let id = why.command_id(l.seq + 1);
+        info!(%decision, player, %id, "due: the server applies the default");
+        if self.stage_from(batch, None, player, id, command, Instant::now()) != Outcome::Accepted
             && let State::Ready(l) = &mut self.state
         {
-            error!(%decision, "the rules refused a decision's default: not fired again");
+            error!(%decision, "a decision's default was not applied: not fired again");
             l.deadlines.stall(decision);
         }
     }
@@ -397,6 +414,8 @@ impl Actor {
         if batch.staged.is_empty() {
             return true;
         }
+        // Before any answer of the batch: whoever reads the seats after one sees the marks.
+        self.save_away_marks().await;
         let poisoned = batch.poisoned;
         let metrics = &self.registry.metrics;
         if !batch.records.is_empty() {

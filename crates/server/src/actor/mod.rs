@@ -23,6 +23,11 @@
 //! applies the decision's default as a command of the server (`server:deadline:<seq>`), through
 //! the same pipeline as a client's command (see `timers` and `commands`).
 //!
+//! Game clocks: with a clock, the active player's decisions fall due when their bank runs out;
+//! the server applies the default (`server:clock:<seq>`) and marks them away, and an away
+//! player's decisions are played at once (`server:away:<seq>`) until a command comes from their
+//! seat. Same sleep, same pipeline (see `timers`).
+//!
 //! Memory: a match nobody follows or holds for `--match-idle`, with no deadline pending, drops
 //! its window and leaves the registry; the next lookup replays it from the store.
 
@@ -89,6 +94,11 @@ pub enum ActorMsg {
     },
     /// How loading went (the actor reads its inbox only once it has loaded).
     Loaded(oneshot::Sender<LoadOutcome>),
+    /// Admin: the seat's away mark was stored (`away`) or cleared; the actor follows it.
+    Away {
+        seat: u8,
+        away: bool,
+    },
 }
 
 /// The loaded match.
@@ -116,6 +126,8 @@ impl Loaded {
         let placeholder = MatchView {
             view: r.game.view(),
             deadlines: Vec::new(),
+            clocks: Vec::new(),
+            away: Vec::new(),
         };
         let mut l = Loaded {
             game: r.game,
@@ -130,11 +142,13 @@ impl Loaded {
         Ok(l)
     }
 
-    /// What clients are sent: the rules' view and the deadlines.
+    /// What clients are sent: the rules' view, the deadlines, the clocks and who is away.
     fn match_view(&self) -> MatchView {
         MatchView {
             view: self.game.view(),
             deadlines: self.deadlines.wire(),
+            clocks: self.deadlines.clocks_wire(),
+            away: self.deadlines.away_wire(),
         }
     }
 }
@@ -305,6 +319,11 @@ impl Actor {
             ActorMsg::Loaded(reply) => {
                 let _ = reply.send(self.load_outcome());
             }
+            ActorMsg::Away { seat, away } => {
+                if let State::Ready(l) = &mut self.state {
+                    l.deadlines.set_away(seat, away);
+                }
+            }
         }
     }
 
@@ -345,7 +364,10 @@ impl Actor {
             ActorMsg::Loaded(reply) => {
                 let _ = reply.send(self.load_outcome());
             }
-            ActorMsg::Unsubscribe { .. } | ActorMsg::Shutdown | ActorMsg::CaughtUp { .. } => {}
+            ActorMsg::Unsubscribe { .. }
+            | ActorMsg::Shutdown
+            | ActorMsg::CaughtUp { .. }
+            | ActorMsg::Away { .. } => {}
         }
     }
 

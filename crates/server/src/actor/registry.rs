@@ -52,6 +52,11 @@ pub enum LoadOutcome {
 }
 
 impl Registry {
+    /// The server's configuration (a lobby's match takes its decision timeout from it).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     pub fn new(store: Store, config: Arc<Config>, metrics: Arc<Metrics>) -> Arc<Self> {
         let (alive, alive_rx) = mpsc::channel(1);
         Arc::new(Registry {

@@ -1,10 +1,10 @@
 //! Setup + command log → game, checked against the stored events. A plain function, so that
 //! loading a match and an admin's "state at seq N" share it.
 
-use super::timers::Deadlines;
+use super::timers::{Deadlines, Origin};
 use crate::store::{CommandRow, MatchStatus, Store, StoreError};
 use chrono::{DateTime, Utc};
-use protocol::Seq;
+use protocol::{ClockSettings, Seq};
 use rules::{Command, Event, Game, REPLAY_VERSION, Setup};
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -48,7 +48,8 @@ pub struct Replayed {
     /// Every replayed command: (seat, client id) → seq.
     pub accepted: HashMap<(u8, String), Seq>,
     /// When each open decision opened (the stored time of the command after which it first
-    /// showed); the timeout is not set yet.
+    /// showed) and the game clocks; the timeout is not set yet, and the away marks only by
+    /// [`load`] (they are stored with the seats, not in the log).
     pub deadlines: Deadlines,
     /// The match's own decision timeout, if it stored one.
     pub decision_timeout_ms: Option<u64>,
@@ -66,18 +67,29 @@ pub async fn load(store: &Store, id: Uuid, upto: Option<Seq>) -> Result<Replayed
     let records = store
         .commands_between(id, 0, upto.unwrap_or(Seq::MAX))
         .await?;
-    let mut r = replay(&row.rules_version, &row.setup, row.created_at, records)?;
+    let mut r = replay(
+        &row.rules_version,
+        &row.setup,
+        row.created_at,
+        row.clock,
+        records,
+    )?;
     r.decision_timeout_ms = row.decision_timeout_ms;
+    for seat in store.seats_of(&[id]).await? {
+        r.deadlines.set_away(seat.seat, seat.away_since.is_some());
+    }
     Ok(r)
 }
 
 /// Setup + log → game: starts the game from its stored setup and applies each record, checking
 /// that the rules give the stored events. A match whose history the rules no longer reproduce is
-/// not resumed. `created_at`: when the match was created (the opening's decisions opened then).
+/// not resumed. `created_at`: when the match was created (the opening's decisions opened then);
+/// `clock`: the match's game clock, rebuilt from the stored command times.
 pub fn replay(
     rules_version: &str,
     setup: &str,
     created_at: DateTime<Utc>,
+    clock: Option<ClockSettings>,
     records: impl IntoIterator<Item = CommandRow>,
 ) -> Result<Replayed, LoadError> {
     if !rules::replays(rules_version) {
@@ -91,11 +103,8 @@ pub fn replay(
         Game::start(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
     let mut accepted = HashMap::new();
     let mut deadlines = Deadlines::default();
-    deadlines.sync(
-        game.open_asks(),
-        game.active(),
-        created_at.timestamp_millis(),
-    );
+    deadlines.set_clock(clock, game.setup().players.len());
+    deadlines.sync_game(&game, created_at.timestamp_millis(), Origin::Start);
     let mut seq: Seq = 0;
     for rec in records {
         if rec.seq != seq + 1 {
@@ -120,10 +129,10 @@ pub fn replay(
                 detail: "the events differ from the stored ones".into(),
             });
         }
-        deadlines.sync(
-            game.open_asks(),
-            game.active(),
+        deadlines.sync_game(
+            &game,
             rec.created_at.timestamp_millis(),
+            Origin::of(rec.seat, &rec.command_id),
         );
         seq = rec.seq;
         accepted.insert((rec.seat, rec.command_id), seq);

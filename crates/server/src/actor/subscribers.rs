@@ -27,7 +27,7 @@ fn snapshot_frame(match_id: Uuid, l: &mut Loaded) -> Frame {
     let f = frame(&ServerMessage::Snapshot {
         match_id,
         seq: l.seq,
-        view: l.match_view(),
+        view: Box::new(l.match_view()),
     });
     l.snapshot = Some(f.clone());
     f

@@ -28,7 +28,7 @@ use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::oneshot;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 use uuid::Uuid;
 
 /// Most items of one page (matches, actions).
@@ -271,10 +271,16 @@ async fn summaries(
 /// milliseconds of rules work). Unlike loading a match to play it, any status is replayed: an
 /// admin reads broken and aborted matches too.
 async fn replay_upto(row: &MatchRow, records: Vec<CommandRow>) -> Result<Replayed, ApiError> {
-    let (version, setup, created) = (row.rules_version.clone(), row.setup.clone(), row.created_at);
-    let replayed = tokio::task::spawn_blocking(move || replay(&version, &setup, created, records))
-        .await
-        .map_err(|e| ApiError::internal(format!("the replay failed: {e}")))?;
+    let (version, setup, created, clock) = (
+        row.rules_version.clone(),
+        row.setup.clone(),
+        row.created_at,
+        row.clock,
+    );
+    let replayed =
+        tokio::task::spawn_blocking(move || replay(&version, &setup, created, clock, records))
+            .await
+            .map_err(|e| ApiError::internal(format!("the replay failed: {e}")))?;
     replayed.map_err(|e| match e {
         LoadError::RulesVersion { .. } => {
             ApiError::new(StatusCode::CONFLICT, ErrorCode::Unavailable, e.to_string())
@@ -707,8 +713,9 @@ async fn abort_match(shared: &Shared, id: Uuid) -> Result<Seq, ApiError> {
 }
 
 /// `POST /matches/{id}/away` `{"seat": n, "away": true|false}`: marks the seat's player away
-/// (or back), stored with the time. The game clocks will play an away player's turns; for now
-/// the mark is recorded and shown in the summary. Answers the match's summary.
+/// (or back), stored with the time. In a match with a game clock the server then plays every
+/// decision of an away player at once (a command from their seat brings them back); without a
+/// clock the mark is only recorded. Answers the match's summary.
 async fn away(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
@@ -732,7 +739,21 @@ async fn mark_away(shared: &Shared, id: Uuid, req: &AwayRequest) -> Result<(), A
     }
     let since = req.away.then(Utc::now);
     match shared.store.set_away(id, req.seat, since).await {
-        Ok(true) => Ok(()),
+        Ok(true) => {
+            // A match in memory follows the stored mark (one not in memory reads it on load).
+            if shared.registry.is_running(id)
+                && let Ok(handle) = shared.registry.get_or_load(id)
+            {
+                let msg = ActorMsg::Away {
+                    seat: req.seat,
+                    away: req.away,
+                };
+                if handle.tx.send(msg).await.is_err() {
+                    warn!(match_id = %id, "the match left memory before the away mark reached it");
+                }
+            }
+            Ok(())
+        }
         Ok(false) => Err(ApiError::malformed(format!(
             "the match has no seat {}",
             req.seat

@@ -1,8 +1,10 @@
 //! HTTP routes: match creation ([`matches`]), health, the admin API ([`admin`]), the metrics
 //! ([`metrics`]), and the WebSocket upgrade. Every refusal is an [`ApiError`] with the JSON error body.
 
+pub mod accounts;
 pub mod admin;
 pub mod error;
+pub mod lobbies;
 pub mod matches;
 pub mod metrics;
 
@@ -14,7 +16,7 @@ use axum::Router;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
-use axum::http::{Method, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
 use protocol::ErrorCode;
@@ -32,6 +34,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/api/matches", post(matches::create_match))
         .nest("/api/admin", admin::router())
+        .merge(accounts::router())
+        .merge(lobbies::router())
         .route("/ws", get(ws_upgrade))
         .with_state(shared)
         .merge(crate::web::router())
@@ -63,6 +67,7 @@ async fn healthz() -> &'static str {
 async fn ws_upgrade(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     let ws = ws.map_err(|rejection| {
@@ -79,8 +84,21 @@ async fn ws_upgrade(
             "the server is shutting down",
         ));
     }
+    // An account session on the upgrade (issue 12): a bad bearer token is refused here; a stale
+    // cookie only makes the connection anonymous (the browser would otherwise be locked out).
+    let account = match accounts::token_of(&headers) {
+        Some((token, bearer)) => match crate::accounts::resolve(&shared.store, &token).await {
+            Ok((_, account)) => Some(crate::accounts::WsSession {
+                account,
+                token_hash: crate::tokens::token_hash(&token),
+            }),
+            Err(e) if bearer => return Err(accounts::refusal(e)),
+            Err(_) => None,
+        },
+        None => None,
+    };
     Ok(ws
         .max_message_size(HARD_LIMIT)
         .max_frame_size(HARD_LIMIT)
-        .on_upgrade(move |socket| conn::serve(socket, shared, peer)))
+        .on_upgrade(move |socket| conn::serve(socket, shared, peer, account)))
 }

@@ -83,6 +83,8 @@ pub struct MatchRow {
     /// Milliseconds a non-active player has to answer a decision; `None` for matches stored
     /// before the setting existed (they take the server's).
     pub decision_timeout_ms: Option<u64>,
+    /// The match's game clock; `None`: no clock.
+    pub clock: Option<protocol::ClockSettings>,
 }
 
 /// One seat of a new match: only the token's hash is stored.
@@ -143,6 +145,32 @@ fn timeout_from_db(ms: Option<i64>) -> Result<Option<u64>, StoreError> {
         u64::try_from(ms).map_err(|_| StoreError::Corrupt(format!("negative timeout {ms}")))
     })
     .transpose()
+}
+
+/// The clock columns of a match: (bank, increment), both NULL without a clock.
+fn clock_to_db(clock: Option<protocol::ClockSettings>) -> (Option<i64>, Option<i64>) {
+    let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    match clock {
+        Some(c) => (Some(ms(c.bank_ms)), Some(ms(c.increment_ms))),
+        None => (None, None),
+    }
+}
+
+fn clock_from_db(
+    bank: Option<i64>,
+    increment: Option<i64>,
+) -> Result<Option<protocol::ClockSettings>, StoreError> {
+    let ms = |v: i64| {
+        u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("negative clock value {v}")))
+    };
+    match (bank, increment) {
+        (None, None) => Ok(None),
+        (Some(b), Some(i)) => Ok(Some(protocol::ClockSettings {
+            bank_ms: ms(b)?,
+            increment_ms: ms(i)?,
+        })),
+        _ => Err(StoreError::Corrupt("half a clock setting".into())),
+    }
 }
 
 pub(crate) fn seat_from_db(seat: i64) -> Result<u8, StoreError> {
@@ -257,5 +285,147 @@ impl Store {
             Store::Sqlite(s) => s.unfinished().await,
             Store::Postgres(p) => p.unfinished().await,
         }
+    }
+}
+
+// Accounts, sessions and lobbies (issue 12).
+
+/// An account as stored. `password_hash` is an argon2id PHC string (registered accounts only).
+#[derive(Debug, Clone)]
+pub struct AccountRow {
+    pub id: Uuid,
+    pub name: String,
+    /// The lower-cased name: registered names are unique by it.
+    pub name_key: String,
+    pub registered: bool,
+    pub password_hash: Option<String>,
+    pub admin: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A session: only the token's hash is stored.
+#[derive(Debug, Clone)]
+pub struct SessionRow {
+    pub id: Uuid,
+    pub account_id: Uuid,
+    pub token_hash: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A lobby as stored: its state as JSON (`protocol::LobbyState`) and the columns queries use.
+#[derive(Debug, Clone)]
+pub struct LobbyRow {
+    pub id: Uuid,
+    pub started: bool,
+    pub public: bool,
+    pub invite_code: Option<String>,
+    pub match_id: Option<Uuid>,
+    pub state: String,
+}
+
+/// Who may watch a match from a lobby.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchAccess {
+    pub public: bool,
+    pub invite_code: Option<String>,
+}
+
+impl StoreError {
+    /// A unique constraint refused the write (a registered name taken).
+    pub fn is_unique_violation(&self) -> bool {
+        match self {
+            StoreError::Db(sqlx::Error::Database(e)) => e.is_unique_violation(),
+            _ => false,
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident . $method:ident ( $($arg:expr),* )) => {
+        match $self {
+            Store::Sqlite(s) => s.$method($($arg),*).await,
+            Store::Postgres(p) => p.$method($($arg),*).await,
+        }
+    };
+}
+
+impl Store {
+    /// A new account with its first session, in one transaction.
+    pub async fn create_account(&self, a: &AccountRow, s: &SessionRow) -> Result<(), StoreError> {
+        dispatch!(self.create_account(a, s))
+    }
+
+    /// The registered account with this name key.
+    pub async fn registered_account(
+        &self,
+        name_key: &str,
+    ) -> Result<Option<AccountRow>, StoreError> {
+        dispatch!(self.registered_account(name_key))
+    }
+
+    pub async fn create_session(&self, s: &SessionRow) -> Result<(), StoreError> {
+        dispatch!(self.create_session(s))
+    }
+
+    /// The session and account a token hash opens.
+    pub async fn session_account(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(Uuid, AccountRow)>, StoreError> {
+        dispatch!(self.session_account(token_hash))
+    }
+
+    /// An account's sessions, oldest first.
+    pub async fn sessions_of(&self, account_id: Uuid) -> Result<Vec<SessionRow>, StoreError> {
+        dispatch!(self.sessions_of(account_id))
+    }
+
+    /// Revokes one session of an account (`Some`) or all (`None`); the number revoked.
+    pub async fn revoke_sessions(
+        &self,
+        account_id: Uuid,
+        session: Option<Uuid>,
+    ) -> Result<u64, StoreError> {
+        dispatch!(self.revoke_sessions(account_id, session))
+    }
+
+    /// The seat an account holds in a match.
+    pub async fn seat_of_account(
+        &self,
+        match_id: Uuid,
+        account_id: Uuid,
+    ) -> Result<Option<u8>, StoreError> {
+        dispatch!(self.seat_of_account(match_id, account_id))
+    }
+
+    /// Inserts or replaces a lobby.
+    pub async fn save_lobby(&self, l: &LobbyRow) -> Result<(), StoreError> {
+        dispatch!(self.save_lobby(l))
+    }
+
+    pub async fn delete_lobby(&self, id: Uuid) -> Result<(), StoreError> {
+        dispatch!(self.delete_lobby(id))
+    }
+
+    /// Open lobbies, and started ones whose match is still active (what a restart keeps).
+    pub async fn live_lobbies(&self) -> Result<Vec<LobbyRow>, StoreError> {
+        dispatch!(self.live_lobbies())
+    }
+
+    /// Who may watch a match; `None` for a match that no lobby started (public).
+    pub async fn match_access(&self, match_id: Uuid) -> Result<Option<MatchAccess>, StoreError> {
+        dispatch!(self.match_access(match_id))
+    }
+
+    /// Starts a lobby's match in ONE transaction: the match and its seats (as
+    /// [`Store::create_match`]), the seats' accounts, and the lobby's new state.
+    pub async fn start_lobby_match(
+        &self,
+        m: &MatchRow,
+        seats: &[SeatRow],
+        owners: &[(u8, Uuid)],
+        lobby: &LobbyRow,
+    ) -> Result<(), StoreError> {
+        dispatch!(self.start_lobby_match(m, seats, owners, lobby))
     }
 }

@@ -8,8 +8,8 @@
 //! pool; with WAL they never wait for the writer.
 
 use super::{
-    Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, seat_from_db,
-    seq_from_db, seq_to_db, timeout_from_db, timeout_to_db,
+    Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, clock_from_db,
+    clock_to_db, seat_from_db, seq_from_db, seq_to_db, timeout_from_db, timeout_to_db,
 };
 use chrono::{DateTime, Utc};
 use sqlx::Row;
@@ -58,6 +58,10 @@ fn match_row(id: Uuid, r: &SqliteRow) -> Result<MatchRow, StoreError> {
         rules_version: r.try_get("rules_version")?,
         created_at: r.try_get("created_at")?,
         decision_timeout_ms: timeout_from_db(r.try_get("decision_timeout_ms")?)?,
+        clock: clock_from_db(
+            r.try_get("clock_bank_ms")?,
+            r.try_get("clock_increment_ms")?,
+        )?,
     })
 }
 
@@ -125,8 +129,9 @@ impl SqliteStore {
         let mut tx = self.write.begin().await?;
         sqlx::query(
             "INSERT INTO matches \
-             (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+             (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms, \
+              clock_bank_ms, clock_increment_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)",
         )
         .bind(m.id.to_string())
         .bind(&m.setup)
@@ -134,6 +139,8 @@ impl SqliteStore {
         .bind(&m.rules_version)
         .bind(m.created_at)
         .bind(timeout_to_db(m.decision_timeout_ms))
+        .bind(clock_to_db(m.clock).0)
+        .bind(clock_to_db(m.clock).1)
         .execute(&mut *tx)
         .await?;
         for s in seats {
@@ -162,8 +169,8 @@ impl SqliteStore {
 
     pub async fn load_match(&self, id: Uuid) -> Result<Option<MatchRow>, StoreError> {
         sqlx::query(
-            "SELECT setup, status, rules_version, created_at, decision_timeout_ms \
-             FROM matches WHERE id = ?1",
+            "SELECT setup, status, rules_version, created_at, decision_timeout_ms, \
+             clock_bank_ms, clock_increment_ms FROM matches WHERE id = ?1",
         )
         .bind(id.to_string())
         .fetch_optional(&self.read)
@@ -298,4 +305,293 @@ async fn sqlite_append(
             .await?;
     }
     Ok(())
+}
+
+// Accounts, sessions and lobbies (issue 12).
+
+use super::{AccountRow, LobbyRow, MatchAccess, SessionRow};
+
+fn uuid_col(r: &SqliteRow, column: &str) -> Result<Uuid, StoreError> {
+    match_id(r, column)
+}
+
+fn account_row(r: &SqliteRow) -> Result<AccountRow, StoreError> {
+    let kind: String = r.try_get("kind")?;
+    Ok(AccountRow {
+        id: uuid_col(r, "id")?,
+        name: r.try_get("name")?,
+        name_key: r.try_get("name_key")?,
+        registered: kind == "registered",
+        password_hash: r.try_get("password_hash")?,
+        admin: r.try_get::<i64, _>("admin")? != 0,
+        created_at: r.try_get("created_at")?,
+    })
+}
+
+fn session_row(r: &SqliteRow) -> Result<SessionRow, StoreError> {
+    Ok(SessionRow {
+        id: uuid_col(r, "id")?,
+        account_id: uuid_col(r, "account_id")?,
+        token_hash: r.try_get("token_hash")?,
+        created_at: r.try_get("created_at")?,
+    })
+}
+
+fn lobby_row(r: &SqliteRow) -> Result<LobbyRow, StoreError> {
+    let status: String = r.try_get("status")?;
+    let match_id: Option<String> = r.try_get("match_id")?;
+    Ok(LobbyRow {
+        id: uuid_col(r, "id")?,
+        started: status == "started",
+        public: r.try_get::<i64, _>("public")? != 0,
+        invite_code: r.try_get("invite_code")?,
+        match_id: match_id
+            .map(|m| Uuid::parse_str(&m).map_err(|e| StoreError::Corrupt(e.to_string())))
+            .transpose()?,
+        state: r.try_get("state")?,
+    })
+}
+
+const ACCOUNT_COLUMNS: &str = "a.id AS id, a.name AS name, a.name_key AS name_key, a.kind AS kind, \
+     a.password_hash AS password_hash, a.admin AS admin, a.created_at AS created_at";
+
+async fn insert_session(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    s: &SessionRow,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO sessions (id, account_id, token_hash, created_at) VALUES (?1, ?2, ?3, ?4)",
+    )
+    .bind(s.id.to_string())
+    .bind(s.account_id.to_string())
+    .bind(&s.token_hash)
+    .bind(s.created_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+async fn upsert_lobby(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    l: &LobbyRow,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO lobbies (id, status, public, invite_code, match_id, state, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+         ON CONFLICT (id) DO UPDATE SET status = excluded.status, public = excluded.public, \
+         invite_code = excluded.invite_code, match_id = excluded.match_id, \
+         state = excluded.state, updated_at = excluded.updated_at",
+    )
+    .bind(l.id.to_string())
+    .bind(if l.started { "started" } else { "open" })
+    .bind(i64::from(l.public))
+    .bind(&l.invite_code)
+    .bind(l.match_id.map(|m| m.to_string()))
+    .bind(&l.state)
+    .bind(Utc::now())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+impl SqliteStore {
+    pub async fn create_account(&self, a: &AccountRow, s: &SessionRow) -> Result<(), StoreError> {
+        let mut tx = self.write.begin().await?;
+        sqlx::query(
+            "INSERT INTO accounts (id, name, name_key, kind, password_hash, admin, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .bind(a.id.to_string())
+        .bind(&a.name)
+        .bind(&a.name_key)
+        .bind(if a.registered { "registered" } else { "guest" })
+        .bind(&a.password_hash)
+        .bind(i64::from(a.admin))
+        .bind(a.created_at)
+        .execute(&mut *tx)
+        .await?;
+        insert_session(&mut tx, s).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn registered_account(
+        &self,
+        name_key: &str,
+    ) -> Result<Option<AccountRow>, StoreError> {
+        sqlx::query(&format!(
+            "SELECT {ACCOUNT_COLUMNS} FROM accounts a \
+             WHERE a.name_key = ?1 AND a.kind = 'registered'"
+        ))
+        .bind(name_key)
+        .fetch_optional(&self.read)
+        .await?
+        .map(|r| account_row(&r))
+        .transpose()
+    }
+
+    pub async fn create_session(&self, s: &SessionRow) -> Result<(), StoreError> {
+        let mut tx = self.write.begin().await?;
+        insert_session(&mut tx, s).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn session_account(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(Uuid, AccountRow)>, StoreError> {
+        let Some(r) = sqlx::query(&format!(
+            "SELECT s.id AS session_id, {ACCOUNT_COLUMNS} FROM sessions s \
+             JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = ?1"
+        ))
+        .bind(token_hash)
+        .fetch_optional(&self.read)
+        .await?
+        else {
+            return Ok(None);
+        };
+        Ok(Some((uuid_col(&r, "session_id")?, account_row(&r)?)))
+    }
+
+    pub async fn sessions_of(&self, account_id: Uuid) -> Result<Vec<SessionRow>, StoreError> {
+        sqlx::query(
+            "SELECT id, account_id, token_hash, created_at FROM sessions \
+             WHERE account_id = ?1 ORDER BY created_at, id",
+        )
+        .bind(account_id.to_string())
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(session_row)
+        .collect()
+    }
+
+    pub async fn revoke_sessions(
+        &self,
+        account_id: Uuid,
+        session: Option<Uuid>,
+    ) -> Result<u64, StoreError> {
+        let done = match session {
+            Some(id) => {
+                sqlx::query("DELETE FROM sessions WHERE account_id = ?1 AND id = ?2")
+                    .bind(account_id.to_string())
+                    .bind(id.to_string())
+                    .execute(&self.write)
+                    .await?
+            }
+            None => {
+                sqlx::query("DELETE FROM sessions WHERE account_id = ?1")
+                    .bind(account_id.to_string())
+                    .execute(&self.write)
+                    .await?
+            }
+        };
+        Ok(done.rows_affected())
+    }
+
+    pub async fn seat_of_account(
+        &self,
+        match_id: Uuid,
+        account_id: Uuid,
+    ) -> Result<Option<u8>, StoreError> {
+        sqlx::query(
+            "SELECT seat FROM seat_accounts WHERE match_id = ?1 AND account_id = ?2 \
+             ORDER BY seat LIMIT 1",
+        )
+        .bind(match_id.to_string())
+        .bind(account_id.to_string())
+        .fetch_optional(&self.read)
+        .await?
+        .map(|r| seat_from_db(r.try_get("seat")?))
+        .transpose()
+    }
+
+    pub async fn save_lobby(&self, l: &LobbyRow) -> Result<(), StoreError> {
+        let mut tx = self.write.begin().await?;
+        upsert_lobby(&mut tx, l).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn delete_lobby(&self, id: Uuid) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM lobbies WHERE id = ?1")
+            .bind(id.to_string())
+            .execute(&self.write)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn live_lobbies(&self) -> Result<Vec<LobbyRow>, StoreError> {
+        sqlx::query(
+            "SELECT l.id AS id, l.status AS status, l.public AS public, \
+             l.invite_code AS invite_code, l.match_id AS match_id, l.state AS state \
+             FROM lobbies l LEFT JOIN matches m ON m.id = l.match_id \
+             WHERE l.status = 'open' OR m.status = 'active'",
+        )
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(lobby_row)
+        .collect()
+    }
+
+    pub async fn match_access(&self, match_id: Uuid) -> Result<Option<MatchAccess>, StoreError> {
+        let Some(r) = sqlx::query("SELECT public, invite_code FROM lobbies WHERE match_id = ?1")
+            .bind(match_id.to_string())
+            .fetch_optional(&self.read)
+            .await?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(MatchAccess {
+            public: r.try_get::<i64, _>("public")? != 0,
+            invite_code: r.try_get("invite_code")?,
+        }))
+    }
+
+    pub async fn start_lobby_match(
+        &self,
+        m: &MatchRow,
+        seats: &[SeatRow],
+        owners: &[(u8, Uuid)],
+        lobby: &LobbyRow,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write.begin().await?;
+        sqlx::query(
+            "INSERT INTO matches (id, setup, status, rules_version, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        )
+        .bind(m.id.to_string())
+        .bind(&m.setup)
+        .bind(m.status.as_str())
+        .bind(&m.rules_version)
+        .bind(m.created_at)
+        .execute(&mut *tx)
+        .await?;
+        for s in seats {
+            sqlx::query(
+                "INSERT INTO seats (match_id, seat, colour, token_hash) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .bind(m.id.to_string())
+            .bind(i64::from(s.seat))
+            .bind(&s.colour)
+            .bind(&s.token_hash)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for (seat, account) in owners {
+            sqlx::query(
+                "INSERT INTO seat_accounts (match_id, seat, account_id) VALUES (?1, ?2, ?3)",
+            )
+            .bind(m.id.to_string())
+            .bind(i64::from(*seat))
+            .bind(account.to_string())
+            .execute(&mut *tx)
+            .await?;
+        }
+        upsert_lobby(&mut tx, lobby).await?;
+        tx.commit().await?;
+        Ok(())
+    }
 }

@@ -304,6 +304,7 @@ pub async fn create(server: &TestServer, players: usize) -> MatchCreated {
         modules: Default::default(),
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     client::create_match(&server.http(), &req)
         .await
@@ -764,4 +765,21 @@ fn dechunk(mut s: &str) -> String {
         s = rest[n..].trim_start_matches("\r\n");
     }
     out
+}
+
+impl Follower {
+    /// A follower over a connection opened elsewhere (for example with an account session),
+    /// holding `seat` if any; the caller has subscribed it (or does so through `conn`).
+    pub fn from_conn(conn: Connection, match_id: uuid::Uuid, seat: Option<u8>) -> Follower {
+        Follower {
+            conn,
+            mirror: Mirror::new(match_id),
+            seat,
+            diff_seqs: Vec::new(),
+            snapshots: 0,
+            events: Vec::new(),
+            next_id: 0,
+            acks: Vec::new(),
+        }
+    }
 }

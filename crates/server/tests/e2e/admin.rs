@@ -122,6 +122,7 @@ fn request(players: usize, modules: Modules) -> CreateMatch {
         modules,
         meeples: None,
         draw_order: None,
+        clock: None,
     }
 }
 

@@ -37,6 +37,7 @@ async fn create_messages_match(server: &TestServer) -> protocol::MatchCreated {
         },
         meeples: None,
         draw_order: Some(tiles.iter().map(|t| t.to_string()).collect()),
+        clock: None,
     };
     client::create_match(&server.http(), &req)
         .await

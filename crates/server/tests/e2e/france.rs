@@ -109,6 +109,7 @@ async fn a_whole_match_on_the_france_map(db: &TestDb) {
         },
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     let created = client::create_match(&server.http(), &req)
         .await
@@ -407,6 +408,7 @@ async fn all_three_modules_on_the_france_map(db: &TestDb) {
             },
             meeples: None,
             draw_order: None,
+            clock: None,
         };
         let created = client::create_match(&server.http(), &req)
             .await

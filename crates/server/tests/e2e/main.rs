@@ -10,9 +10,11 @@
 mod common;
 
 mod admin;
+mod clocks;
 mod deadlines;
 mod france;
 mod hostile;
+mod lobby;
 mod messages;
 mod metrics;
 mod outside;

@@ -23,6 +23,7 @@ async fn whole_match_with_both_modules(db: &TestDb) {
         },
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     let created = client::create_match(&server.http(), &req)
         .await
@@ -119,6 +120,7 @@ async fn dispatches_reach_clients_without_the_stack(db: &TestDb) {
         },
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     let mut drawn = 0;
     // The server seeds each match at random: play until a dispatch came over the wire (at

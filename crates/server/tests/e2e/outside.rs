@@ -416,6 +416,7 @@ async fn a_match_created_finished_is_stored_finished(db: &TestDb) {
         modules: Default::default(),
         meeples: None,
         draw_order: Some(Vec::new()),
+        clock: None,
     };
     let created = client::create_match(&server.http(), &req)
         .await

@@ -772,6 +772,7 @@ async fn store_batches_are_atomic(db: &TestDb) {
         rules_version: rules::RULES_VERSION.into(),
         created_at: chrono::Utc::now(),
         decision_timeout_ms: Some(1234),
+        clock: None,
     };
     let seat = |seat: u8, hash: &str| SeatRow {
         seat,

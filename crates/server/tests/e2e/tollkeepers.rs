@@ -42,6 +42,7 @@ async fn tolls_arrive_in_diffs(db: &TestDb) {
         },
         meeples: None,
         draw_order: scenario.setup.draw_order.clone(),
+        clock: None,
     };
     let (id, mut seats, mut spectator) = start(&server, &req).await;
     for f in seats.iter_mut().chain(std::iter::once(&mut spectator)) {
@@ -143,6 +144,7 @@ async fn random_tollkeepers_game_to_the_end(db: &TestDb) {
         },
         meeples: None,
         draw_order: None,
+        clock: None,
     };
     let (id, mut seats, watcher) = start(&server, &req).await;
     let mut watchers = vec![watcher];

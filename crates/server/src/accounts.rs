@@ -1,0 +1,266 @@
+//! Accounts and sessions (issue 12): name rules, password hashing (argon2id), and turning a
+//! session token into an [`Account`]. Used by the HTTP routes (`http/accounts.rs`) and by the
+//! WebSocket upgrade. Session tokens, like seat tokens, are stored only as hashes.
+
+use crate::store::{AccountRow, SessionRow, Store, StoreError};
+use crate::tokens::{new_token, token_hash};
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use chrono::Utc;
+use protocol::{Account, AccountKind, ErrorCode};
+use uuid::Uuid;
+
+/// Longest display name, in characters, after trimming.
+pub const MAX_NAME_CHARS: usize = 24;
+/// Password length bounds, in bytes.
+pub const MIN_PASSWORD: usize = 8;
+pub const MAX_PASSWORD: usize = 256;
+/// Longest session token accepted for a lookup (ours are 64 hex digits).
+const MAX_TOKEN: usize = 256;
+
+/// Why an account request was refused: a protocol error code and a message.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    #[error("a name has 1 to {MAX_NAME_CHARS} characters after trimming and no control characters")]
+    BadName,
+    #[error("a registered account already has the name `{0}`")]
+    NameTaken(String),
+    #[error("a password has {MIN_PASSWORD} to {MAX_PASSWORD} bytes")]
+    BadPassword,
+    #[error("wrong name or password")]
+    BadCredentials,
+    #[error("no such session (revoked, or never issued)")]
+    UnknownSession,
+    #[error("the store failed: {0}")]
+    Store(#[from] StoreError),
+    #[error("no OS randomness: {0}")]
+    Randomness(String),
+    #[error("password hashing failed: {0}")]
+    Hash(String),
+}
+
+impl AccountError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            AccountError::BadName => ErrorCode::BadName,
+            AccountError::NameTaken(_) => ErrorCode::NameTaken,
+            AccountError::BadPassword => ErrorCode::BadPassword,
+            AccountError::BadCredentials => ErrorCode::BadCredentials,
+            AccountError::UnknownSession => ErrorCode::UnknownSession,
+            AccountError::Store(_) | AccountError::Randomness(_) | AccountError::Hash(_) => {
+                ErrorCode::Internal
+            }
+        }
+    }
+}
+
+/// A valid display name: trimmed, 1 to 24 characters, no control characters. Returns the name
+/// and its key (lower case), by which registered names are unique.
+pub fn check_name(raw: &str) -> Result<(String, String), AccountError> {
+    let name = raw.trim();
+    let n = name.chars().count();
+    if n == 0 || n > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+        return Err(AccountError::BadName);
+    }
+    Ok((name.to_string(), name.to_lowercase()))
+}
+
+fn check_password(p: &str) -> Result<(), AccountError> {
+    if p.len() < MIN_PASSWORD || p.len() > MAX_PASSWORD {
+        return Err(AccountError::BadPassword);
+    }
+    Ok(())
+}
+
+/// argon2id with the crate's defaults (19 MiB, 2 passes), on the blocking pool: a hash takes
+/// tens of milliseconds, which must not stall the async workers.
+async fn hash_password(password: String) -> Result<String, AccountError> {
+    let mut salt = [0u8; 16];
+    getrandom::fill(&mut salt).map_err(|e| AccountError::Randomness(e.to_string()))?;
+    tokio::task::spawn_blocking(move || {
+        let salt = SaltString::encode_b64(&salt).map_err(|e| AccountError::Hash(e.to_string()))?;
+        Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
+            .map_err(|e| AccountError::Hash(e.to_string()))
+    })
+    .await
+    .map_err(|e| AccountError::Hash(e.to_string()))?
+}
+
+async fn verify_password(password: String, phc: String) -> Result<bool, AccountError> {
+    tokio::task::spawn_blocking(move || {
+        let parsed = PasswordHash::new(&phc).map_err(|e| AccountError::Hash(e.to_string()))?;
+        Ok(Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok())
+    })
+    .await
+    .map_err(|e| AccountError::Hash(e.to_string()))?
+}
+
+pub fn account_of(row: &AccountRow) -> Account {
+    Account {
+        id: row.id,
+        name: row.name.clone(),
+        kind: if row.registered {
+            AccountKind::Registered
+        } else {
+            AccountKind::Guest
+        },
+        admin: row.admin,
+    }
+}
+
+/// A new session: (session row, the secret token to hand out once).
+fn new_session(account_id: Uuid) -> Result<(SessionRow, String), AccountError> {
+    let token = new_token().map_err(|e| AccountError::Randomness(e.to_string()))?;
+    Ok((
+        SessionRow {
+            id: Uuid::new_v4(),
+            account_id,
+            token_hash: token_hash(&token),
+            created_at: Utc::now(),
+        },
+        token,
+    ))
+}
+
+/// What creating an account or logging in gives: the account, the session id, the token.
+pub type Issued = (Account, Uuid, String);
+
+/// A guest account with its first session. A guest may not take a registered account's name
+/// (so that nobody passes for a registered player); guests' names need not be unique.
+pub async fn create_guest(store: &Store, raw_name: &str) -> Result<Issued, AccountError> {
+    let (name, key) = check_name(raw_name)?;
+    if store.registered_account(&key).await?.is_some() {
+        return Err(AccountError::NameTaken(name));
+    }
+    create(store, name, key, None).await
+}
+
+/// A registered account (name + password) with its first session.
+pub async fn register(
+    store: &Store,
+    raw_name: &str,
+    password: &str,
+) -> Result<Issued, AccountError> {
+    let (name, key) = check_name(raw_name)?;
+    check_password(password)?;
+    if store.registered_account(&key).await?.is_some() {
+        return Err(AccountError::NameTaken(name));
+    }
+    let phc = hash_password(password.to_string()).await?;
+    create(store, name, key, Some(phc)).await
+}
+
+async fn create(
+    store: &Store,
+    name: String,
+    key: String,
+    password_hash: Option<String>,
+) -> Result<Issued, AccountError> {
+    let row = AccountRow {
+        id: Uuid::new_v4(),
+        name: name.clone(),
+        name_key: key,
+        registered: password_hash.is_some(),
+        password_hash,
+        admin: false,
+        created_at: Utc::now(),
+    };
+    let (session, token) = new_session(row.id)?;
+    match store.create_account(&row, &session).await {
+        Ok(()) => Ok((account_of(&row), session.id, token)),
+        // Two registrations of one name at once: the unique index decides.
+        Err(e) if e.is_unique_violation() => Err(AccountError::NameTaken(name)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A hash to verify against when a name is unknown.
+static DUMMY: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+
+/// Logs in a registered account: a new session.
+pub async fn login(store: &Store, raw_name: &str, password: &str) -> Result<Issued, AccountError> {
+    let key = raw_name.trim().to_lowercase();
+    if password.len() > MAX_PASSWORD {
+        return Err(AccountError::BadCredentials);
+    }
+    let Some((row, phc)) = store
+        .registered_account(&key)
+        .await?
+        .and_then(|r| r.password_hash.clone().map(|p| (r, p)))
+    else {
+        // Hash anyway, so that the answer's timing does not tell which names exist.
+        let dummy = DUMMY
+            .get_or_try_init(|| hash_password("not a password".into()))
+            .await?;
+        let _ = verify_password(password.to_string(), dummy.clone()).await;
+        return Err(AccountError::BadCredentials);
+    };
+    if !verify_password(password.to_string(), phc).await? {
+        return Err(AccountError::BadCredentials);
+    }
+    let (session, token) = new_session(row.id)?;
+    store.create_session(&session).await?;
+    Ok((account_of(&row), session.id, token))
+}
+
+/// A WebSocket's account session: the account, and the token's hash to check at `take_seat`
+/// that the session was not revoked since the upgrade.
+#[derive(Debug, Clone)]
+pub struct WsSession {
+    pub account: Account,
+    pub token_hash: String,
+}
+
+/// Whether a session (by its token's hash) still exists.
+pub async fn still_valid(store: &Store, token_hash: &str) -> Result<bool, AccountError> {
+    Ok(store.session_account(token_hash).await?.is_some())
+}
+
+/// The session and account of a token.
+pub async fn resolve(store: &Store, token: &str) -> Result<(Uuid, Account), AccountError> {
+    if token.is_empty() || token.len() > MAX_TOKEN {
+        return Err(AccountError::UnknownSession);
+    }
+    match store.session_account(&token_hash(token)).await? {
+        Some((session, row)) => Ok((session, account_of(&row))),
+        None => Err(AccountError::UnknownSession),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_trimmed_bounded_and_free_of_control_characters() {
+        assert_eq!(
+            check_name("  Ada ").ok(),
+            Some(("Ada".to_string(), "ada".to_string()))
+        );
+        assert!(check_name("   ").is_err());
+        assert!(check_name("").is_err());
+        assert!(check_name("a\u{7}b").is_err());
+        assert!(check_name(&"é".repeat(24)).is_ok());
+        assert!(check_name(&"é".repeat(25)).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_password_hash_is_argon2id_and_verifies_only_its_password() {
+        let phc = hash_password("correct horse".into()).await.expect("hash");
+        assert!(phc.starts_with("$argon2id$"), "{phc}");
+        assert!(
+            verify_password("correct horse".into(), phc.clone())
+                .await
+                .expect("verify")
+        );
+        assert!(
+            !verify_password("wrong horse".into(), phc)
+                .await
+                .expect("verify")
+        );
+    }
+}

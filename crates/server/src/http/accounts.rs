@@ -1,0 +1,252 @@
+//! The accounts API: guest and registered accounts, log in and out, sessions (list, revoke),
+//! `GET /api/me`; and the [`Session`] extractor that every account route takes.
+//!
+//! A session token travels as the `session` cookie (HttpOnly, SameSite=Strict: the browser)
+//! or as `Authorization: Bearer <token>` (native clients). The bearer wins when both are there.
+
+use super::MAX_BODY_BYTES;
+use super::error::ApiError;
+use crate::accounts::{self, AccountError, Issued};
+use crate::state::Shared;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use protocol::{Account, Credentials, ErrorCode, NewGuest, SessionCreated, SessionInfo};
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+use tracing::{error, info};
+use uuid::Uuid;
+
+/// The routes, to merge under `/api`.
+pub fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/api/accounts/guest", post(guest))
+        .route("/api/accounts", post(register))
+        .route(
+            "/api/sessions",
+            post(login).get(list_sessions).delete(revoke_all),
+        )
+        .route("/api/sessions/{id}", delete(revoke_one))
+        .route("/api/me", get(me))
+}
+
+const COOKIE: &str = "session";
+
+/// A request's account, from its session token (bearer or cookie).
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub id: Uuid,
+    pub account: Account,
+}
+
+/// The session token of a request, if it carries one: the bearer, else the `session` cookie.
+pub fn token_of(headers: &HeaderMap) -> Option<(String, bool)> {
+    if let Some(t) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    {
+        return Some((t.trim().to_string(), true));
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == COOKIE)
+        .map(|(_, v)| (v.trim().to_string(), false))
+}
+
+impl FromRequestParts<Arc<Shared>> for Session {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        let Some((token, _)) = token_of(&parts.headers) else {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                ErrorCode::Unauthenticated,
+                "log in first: a `session` cookie or `Authorization: Bearer <session token>`",
+            ));
+        };
+        let (id, account) = accounts::resolve(&shared.store, &token)
+            .await
+            .map_err(refusal)?;
+        Ok(Session { id, account })
+    }
+}
+
+/// An account error as an HTTP refusal.
+pub(crate) fn refusal(e: AccountError) -> ApiError {
+    let status = match e.code() {
+        ErrorCode::BadName | ErrorCode::BadPassword => StatusCode::BAD_REQUEST,
+        ErrorCode::NameTaken => StatusCode::CONFLICT,
+        ErrorCode::BadCredentials | ErrorCode::UnknownSession => StatusCode::UNAUTHORIZED,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    if status == StatusCode::INTERNAL_SERVER_ERROR {
+        error!(error = %e, "account request failed");
+        return ApiError::internal("the server failed");
+    }
+    ApiError::new(status, e.code(), e.to_string())
+}
+
+/// A JSON request body of type `T`, with the router's refusals as JSON errors.
+pub(crate) fn json_body<T: DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+) -> Result<T, ApiError> {
+    let body = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::TooLarge,
+                format!("a request has at most {MAX_BODY_BYTES} bytes"),
+            )
+        } else {
+            ApiError::new(
+                rejection.status(),
+                ErrorCode::Malformed,
+                rejection.body_text(),
+            )
+        }
+    })?;
+    serde_json::from_slice(&body).map_err(|e| ApiError::malformed(format!("bad request body: {e}")))
+}
+
+/// 201 with the session, and the session cookie for browsers.
+fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response {
+    let cookie = format!("{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000");
+    let mut response = (
+        status,
+        axum::Json(SessionCreated {
+            account,
+            session_id,
+            token,
+        }),
+    )
+        .into_response();
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    response
+}
+
+async fn guest(
+    State(shared): State<Arc<Shared>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let req: NewGuest = json_body(body)?;
+    let out = accounts::create_guest(&shared.store, &req.name)
+        .await
+        .map_err(refusal)?;
+    info!(account = %out.0.id, "guest account created");
+    Ok(issued(StatusCode::CREATED, out))
+}
+
+async fn register(
+    State(shared): State<Arc<Shared>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let req: Credentials = json_body(body)?;
+    let out = accounts::register(&shared.store, &req.name, &req.password)
+        .await
+        .map_err(refusal)?;
+    info!(account = %out.0.id, "account registered");
+    Ok(issued(StatusCode::CREATED, out))
+}
+
+async fn login(
+    State(shared): State<Arc<Shared>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let req: Credentials = json_body(body)?;
+    let out = accounts::login(&shared.store, &req.name, &req.password)
+        .await
+        .map_err(refusal)?;
+    Ok(issued(StatusCode::CREATED, out))
+}
+
+async fn me(session: Session) -> axum::Json<Account> {
+    axum::Json(session.account)
+}
+
+async fn list_sessions(
+    session: Session,
+    State(shared): State<Arc<Shared>>,
+) -> Result<axum::Json<Vec<SessionInfo>>, ApiError> {
+    let rows = shared
+        .store
+        .sessions_of(session.account.id)
+        .await
+        .map_err(|e| refusal(e.into()))?;
+    Ok(axum::Json(
+        rows.iter()
+            .map(|s| SessionInfo {
+                id: s.id,
+                created_at: s.created_at.to_rfc3339(),
+                current: s.id == session.id,
+            })
+            .collect(),
+    ))
+}
+
+/// Clears the browser's cookie (after a log-out or a revocation of all sessions).
+fn cleared() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
+    );
+    response
+}
+
+/// `DELETE /api/sessions/{id}`; `current` is this request's session (log out).
+async fn revoke_one(
+    session: Session,
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let target = if id == "current" {
+        session.id
+    } else {
+        Uuid::parse_str(&id).map_err(|_| ApiError::malformed("not a session id"))?
+    };
+    let n = shared
+        .store
+        .revoke_sessions(session.account.id, Some(target))
+        .await
+        .map_err(|e| refusal(e.into()))?;
+    if n == 0 {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::UnknownSession,
+            "this account has no such session",
+        ));
+    }
+    Ok(if target == session.id {
+        cleared()
+    } else {
+        StatusCode::NO_CONTENT.into_response()
+    })
+}
+
+/// `DELETE /api/sessions`: every session of the account, this one included.
+async fn revoke_all(
+    session: Session,
+    State(shared): State<Arc<Shared>>,
+) -> Result<Response, ApiError> {
+    shared
+        .store
+        .revoke_sessions(session.account.id, None)
+        .await
+        .map_err(|e| refusal(e.into()))?;
+    Ok(cleared())
+}

@@ -1,0 +1,118 @@
+//! Seats a lobby gave to bots, played by the server with `rules::bot`. A bot is a small task
+//! that follows its match like any client, through the match actor's inbox and its own bounded
+//! queue (the same command pipeline as a connection: dedupe, apply, persist, then broadcast):
+//! on each frame it asks the actor for the public view, and answers the first open decision of
+//! one of its seats with a random legal command.
+
+use crate::actor::{ActorMsg, Registry};
+use crate::outbox::{ConnHandle, TooSlow};
+use crate::wire::Frame;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::{Notify, mpsc, oneshot};
+use tracing::{Instrument, debug, info_span, warn};
+use uuid::Uuid;
+
+/// Reattachments in a row after which a bot gives up on its match.
+const MAX_MISSES: u32 = 5;
+
+/// Bot "connections" take ids from the top half, far from real connections' ids.
+static NEXT_BOT: AtomicU64 = AtomicU64::new(u64::MAX / 2);
+
+/// Starts the bot task of a match (nothing when it has no bot seat).
+pub(super) fn spawn(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
+    if seats.is_empty() {
+        return;
+    }
+    tokio::spawn(drive(registry, match_id, seats).instrument(info_span!("bots", %match_id)));
+}
+
+async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
+    let id = NEXT_BOT.fetch_add(1, Ordering::Relaxed);
+    let (tx, mut rx) = mpsc::channel::<Frame>(256);
+    let conn = ConnHandle::new(
+        id,
+        tx,
+        Arc::new(TooSlow::default()),
+        Arc::new(Notify::new()),
+    );
+    let mut rng = getrandom::u64().unwrap_or(u64::from(id as u32));
+    let mut handle = None;
+    // Command ids: a refused answer is never sent again under the same id (the dedupe would
+    // repeat its refusal), so every send gets a new one.
+    let mut sent: u64 = 0;
+    // Reattachments in a row that did not reach a loaded match: a match that cannot be loaded
+    // (broken) must not make the bot reload it in a tight loop.
+    let mut misses: u32 = 0;
+    loop {
+        // (Re)attach to the match's actor: at start, and when it stopped.
+        let h = match handle.take() {
+            Some(h) => h,
+            None => {
+                if misses >= MAX_MISSES {
+                    warn!("the match cannot be reached: bots stop");
+                    return;
+                }
+                if misses > 0 {
+                    tokio::time::sleep(Duration::from_millis(200 * u64::from(misses))).await;
+                }
+                misses += 1;
+                let Ok(h) = registry.get_or_load(match_id) else {
+                    return; // shutting down
+                };
+                if h.tx
+                    .send(ActorMsg::Subscribe {
+                        conn: conn.clone(),
+                        since: None,
+                    })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                h
+            }
+        };
+        tokio::select! {
+            f = rx.recv() => if f.is_none() { return },
+            () = h.tx.closed() => {
+                // The actor stopped (shutdown, or a failed load): try once more through the
+                // registry, which refuses while shutting down.
+                continue;
+            }
+        }
+        while rx.try_recv().is_ok() {}
+        let (reply, answer) = oneshot::channel();
+        if h.tx.send(ActorMsg::Inspect { reply }).await.is_err() {
+            continue;
+        }
+        let Ok(Some((seq, view))) = answer.await else {
+            return;
+        };
+        misses = 0;
+        if view.finished {
+            debug!("match over: bots leave");
+            return;
+        }
+        let mine = view.decisions.iter().find(|d| seats.contains(&d.player()));
+        if let Some(d) = mine {
+            sent += 1;
+            let seat = d.player();
+            if let Some(command) =
+                rules::bot::random_command(d, || rules::bot::splitmix64(&mut rng))
+            {
+                let _ =
+                    h.tx.send(ActorMsg::Command {
+                        conn: conn.clone(),
+                        seat,
+                        id: format!("bot-{seat}-{seq}-{sent}"),
+                        command,
+                        arrived: tokio::time::Instant::now(),
+                    })
+                    .await;
+            }
+        }
+        handle = Some(h);
+    }
+}

@@ -1,0 +1,102 @@
+//! A new match from a [`CreateMatch`] request: the setup with a fresh secret seed, the rows to
+//! store and one token per seat. `POST /api/matches` and a lobby's start both go through
+//! [`prepare`], so a lobby match is created exactly like any other.
+
+use crate::store::{MatchRow, MatchStatus, SeatRow};
+use crate::tokens::{new_token, token_hash};
+use chrono::Utc;
+use protocol::{CreateMatch, MatchCreated, SeatToken};
+use rules::{Game, REPLAY_VERSION, Setup};
+use uuid::Uuid;
+
+/// Why a match cannot be created.
+#[derive(Debug, thiserror::Error)]
+pub enum NewMatchError {
+    /// The request is not a valid setup (or asks for a test setup that is not allowed).
+    #[error("{0}")]
+    Invalid(String),
+    #[error("no OS randomness: {0}")]
+    Randomness(String),
+    #[error("serialization failed: {0}")]
+    Serialize(String),
+}
+
+/// What to store for a new match, and what to hand out.
+#[derive(Debug)]
+pub struct Prepared {
+    pub row: MatchRow,
+    pub seats: Vec<SeatRow>,
+    pub created: MatchCreated,
+}
+
+/// Builds the match (nothing is stored yet). Test setups (`draw_order`, a chip layout) only
+/// when `allow_test_setups`; `decision_timeout` is stored with the match (its deadlines keep it
+/// across a change of the server's setting).
+pub fn prepare(
+    req: &CreateMatch,
+    allow_test_setups: bool,
+    decision_timeout: std::time::Duration,
+) -> Result<Prepared, NewMatchError> {
+    if (req.draw_order.is_some() || req.modules.forces_secrets()) && !allow_test_setups {
+        return Err(NewMatchError::Invalid(
+            "draw_order and chip_layout are for tests and scenarios; this server does not allow test setups".into(),
+        ));
+    }
+    if let Some(clock) = &req.clock {
+        clock.validate().map_err(NewMatchError::Invalid)?;
+    }
+    let randomness = |e: getrandom::Error| NewMatchError::Randomness(e.to_string());
+    // The seed decides the pile: it comes from the OS and never leaves the server.
+    let seed = getrandom::u64().map_err(randomness)?;
+    let mut setup = Setup::new(req.players.clone(), seed)
+        .meeples(req.meeples.unwrap_or(req.modules.default_meeples()))
+        .modules(req.modules.clone());
+    setup.draw_order = req.draw_order.clone();
+    // A pile that is empty from the start (a test setup) ends the match at once: it is stored as
+    // finished, so that no restart resumes it.
+    let status = match Game::start(setup.clone()) {
+        Ok((game, _)) if game.is_finished() => MatchStatus::Finished,
+        Ok(_) => MatchStatus::Active,
+        Err(e) => return Err(NewMatchError::Invalid(e.to_string())),
+    };
+    let setup_json =
+        serde_json::to_string(&setup).map_err(|e| NewMatchError::Serialize(e.to_string()))?;
+    let id = Uuid::new_v4();
+    let mut seats = Vec::new();
+    let mut tokens = Vec::new();
+    for (i, colour) in req.players.iter().enumerate() {
+        let token = new_token().map_err(randomness)?;
+        let seat = u8::try_from(i).unwrap_or(u8::MAX);
+        let colour_name = serde_json::to_value(colour)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        seats.push(SeatRow {
+            seat,
+            colour: colour_name,
+            token_hash: token_hash(&token),
+        });
+        tokens.push(SeatToken {
+            seat,
+            colour: *colour,
+            token,
+        });
+    }
+    let row = MatchRow {
+        id,
+        setup: setup_json,
+        status,
+        rules_version: REPLAY_VERSION.to_string(),
+        created_at: Utc::now(),
+        decision_timeout_ms: Some(u64::try_from(decision_timeout.as_millis()).unwrap_or(u64::MAX)),
+        clock: req.clock,
+    };
+    Ok(Prepared {
+        row,
+        seats,
+        created: MatchCreated {
+            match_id: id,
+            seats: tokens,
+        },
+    })
+}
