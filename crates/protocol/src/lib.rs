@@ -3,6 +3,7 @@
 //! generated from these types and `proto/README.md` describes the conversation.
 
 pub mod admin;
+pub mod diff;
 
 use rules::{Colour, Command, Event, Modules, PlayerId, View};
 use schemars::JsonSchema;
