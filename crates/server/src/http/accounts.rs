@@ -6,6 +6,10 @@
 
 use super::MAX_BODY_BYTES;
 use super::error::ApiError;
+use super::openapi::{
+    AccountDoc, CredentialsDoc, ErrorBodyDoc, NewGuestDoc, Routes, SessionCreatedDoc,
+    SessionInfoDoc,
+};
 use crate::accounts::{self, AccountError, Issued};
 use crate::state::Shared;
 use axum::body::Bytes;
@@ -14,15 +18,11 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use super::openapi::{
-    AccountDoc, CredentialsDoc, ErrorBodyDoc, NewGuestDoc, Routes, SessionCreatedDoc,
-    SessionInfoDoc,
-};
-use utoipa_axum::routes;
 use protocol::{Account, Credentials, ErrorCode, NewGuest, SessionCreated, SessionInfo};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use tracing::{error, info};
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 /// The routes (documented: see [`super::openapi`]).

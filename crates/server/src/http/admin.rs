@@ -5,23 +5,22 @@
 //! the audit trail (`admin_actions`) with who did it.
 
 use super::error::ApiError;
+use super::openapi::{
+    AdminActionListDoc, AdminMatchListDoc, AdminMatchLogDoc, AdminMatchSecretsDoc,
+    AdminMatchStateDoc, AdminMatchSummaryDoc, AdminStatsDoc, AwayRequestDoc, ErrorBodyDoc, Routes,
+    ScenarioDoc,
+};
 use crate::actor::ActorMsg;
 use crate::actor::replay::{LoadError, Replayed, replay};
 use crate::state::Shared;
 use crate::store::admin::{AdminActionRow, MatchListRow, MatchQuery, ModuleFilter, SeatInfo};
 use crate::store::{CommandRow, MatchRow, MatchStatus};
 use crate::tokens::token_hash;
+use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
-use super::openapi::{
-    AdminActionListDoc, AdminMatchListDoc, AdminMatchLogDoc, AdminMatchSecretsDoc,
-    AdminMatchStateDoc, AdminMatchSummaryDoc, AdminStatsDoc, AwayRequestDoc, ErrorBodyDoc, Routes,
-    ScenarioDoc,
-};
-use axum::Json;
-use utoipa_axum::routes;
 use chrono::{DateTime, Utc};
 use protocol::admin::{
     AdminAction, AdminActionList, AdminLogEntry, AdminMatchList, AdminMatchLog, AdminMatchSecrets,
@@ -34,6 +33,7 @@ use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 use tracing::{error, info, warn};
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 /// Most items of one page (matches, actions).
@@ -327,6 +327,7 @@ fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
 /// `GET /matches`: filters `status`, `module`, `from` (inclusive), `to` (exclusive); pages of
 /// `limit` (default 50, at most 100), newest first; `cursor` from the previous page.
 #[utoipa::path(
+    operation_id = "admin_list_matches",
     get, path = "/matches", tag = "admin",
     description = "The matches, newest first, filtered and paginated.",
     security(("admin_token" = [])),
@@ -395,6 +396,7 @@ async fn list_matches(
 
 /// `GET /matches/{id}`.
 #[utoipa::path(
+    operation_id = "admin_summary",
     get, path = "/matches/{id}", tag = "admin",
     description = "A match's summary.",
     security(("admin_token" = [])),
@@ -438,6 +440,7 @@ struct LogQuery {
 /// `GET /matches/{id}/log`: the commands after `after` (default 0), `limit` of them (default
 /// and most 1000), in seq order. The setup (with its seed) is left out even here.
 #[utoipa::path(
+    operation_id = "admin_log",
     get, path = "/matches/{id}/log", tag = "admin",
     description = "The match's commands (who sent each, when, and its events), in seq order.",
     security(("admin_token" = [])),
@@ -520,6 +523,7 @@ struct StateQuery {
 /// `GET /matches/{id}/state?seq=N`: the public view at seq N (default: the last), replayed
 /// from the store through the rules; the same view a subscribed client had at N.
 #[utoipa::path(
+    operation_id = "admin_state_at",
     get, path = "/matches/{id}/state", tag = "admin",
     description = "The public view at a seq, replayed through the rules.",
     security(("admin_token" = [])),
@@ -573,6 +577,7 @@ fn is_over(status: MatchStatus) -> bool {
 /// `GET /matches/{id}/secrets`: seed, pile order, face-down chips, dispatch stack, at the start
 /// and at the end; only for a finished or aborted match (invariant 4 holds while it is played).
 #[utoipa::path(
+    operation_id = "admin_secrets",
     get, path = "/matches/{id}/secrets", tag = "admin",
     description = "Seed, pile order, face-down chips and dispatch stack, at the start and the end, of a finished or aborted match. Audited.",
     security(("admin_token" = [])),
@@ -627,6 +632,7 @@ async fn secrets_of(shared: &Shared, id: Uuid) -> Result<AdminMatchSecrets, ApiE
 /// is exported with its own setup (seed included); a match still being played without any
 /// secret (see `rules::scenario::record`).
 #[utoipa::path(
+    operation_id = "admin_scenario",
     get, path = "/matches/{id}/scenario", tag = "admin",
     description = "The match as a scenario file that the `scenario` binary replays to the same events and scores (with its secrets only once it is over). Audited.",
     security(("admin_token" = [])),
@@ -696,6 +702,7 @@ struct ActionsQuery {
 /// `GET /actions`: the audit trail, newest first, of one match (`match_id`) or all; pages of
 /// `limit` (default 50, at most 100) before the entry `before`.
 #[utoipa::path(
+    operation_id = "admin_actions",
     get, path = "/actions", tag = "admin",
     description = "The audit trail, newest first.",
     security(("admin_token" = [])),
@@ -749,6 +756,7 @@ async fn actions(
 
 /// What is in memory: match actors and WebSocket connections.
 #[utoipa::path(
+    operation_id = "admin_stats",
     get, path = "/stats", tag = "admin",
     description = "What is in memory: match actors and WebSocket connections.",
     security(("admin_token" = [])),
@@ -773,6 +781,7 @@ async fn stats(_: Admin, State(shared): State<Arc<Shared>>) -> Json<serde_json::
 /// stores what was queued before, then refuses every command with `aborted`; a restart does not
 /// resume it. Answers the match's summary.
 #[utoipa::path(
+    operation_id = "admin_abort",
     post, path = "/matches/{id}/abort", tag = "admin",
     description = "Ends an active match for good (status `aborted`). Audited.",
     security(("admin_token" = [])),
@@ -852,6 +861,7 @@ async fn abort_match(shared: &Shared, id: Uuid) -> Result<Seq, ApiError> {
 /// decision of an away player at once (a command from their seat brings them back); without a
 /// clock the mark is only recorded. Answers the match's summary.
 #[utoipa::path(
+    operation_id = "admin_away",
     post, path = "/matches/{id}/away", tag = "admin",
     description = "Marks a seat's player away (or back). Audited.",
     security(("admin_token" = [])),

@@ -4,6 +4,10 @@
 
 use super::accounts::{Session, json_body, token_of};
 use super::error::ApiError;
+use super::openapi::{
+    CreateLobbyDoc, ErrorBodyDoc, JoinLobbyDoc, LobbyListDoc, LobbyStartedDoc, LobbyStateDoc,
+    PickColourDoc, Routes, SeatChoiceDoc, SetReadyDoc,
+};
 use crate::accounts;
 use crate::lobby::{Action, ListFilter, LobbyError};
 use crate::state::Shared;
@@ -12,17 +16,13 @@ use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use super::openapi::{
-    CreateLobbyDoc, ErrorBodyDoc, JoinLobbyDoc, LobbyListDoc, LobbyStartedDoc, LobbyStateDoc,
-    PickColourDoc, Routes, SeatChoiceDoc, SetReadyDoc,
-};
-use utoipa_axum::routes;
 use protocol::{
     CreateLobby, ErrorCode, JoinLobby, LobbyList, LobbyStarted, LobbyState, PickColour, SeatChoice,
     SetReady,
 };
 use serde::Deserialize;
 use std::sync::Arc;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 /// The routes (documented: see [`super::openapi`]).
@@ -84,6 +84,7 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
 }
 
 #[utoipa::path(
+    operation_id = "create_lobby",
     post, path = "/api/lobbies", tag = "lobbies",
     description = "Creates a lobby; the caller is host on seat 0. A private lobby gets an `invite_code`.",
     security(("session_bearer" = []), ("session_cookie" = [])),
@@ -110,6 +111,7 @@ async fn create(
 }
 
 #[utoipa::path(
+    operation_id = "list_lobbies",
     get, path = "/api/lobbies", tag = "lobbies",
     description = "The open public lobbies, and the running public lobby matches to watch.",
     params(
@@ -137,6 +139,7 @@ async fn list(
 
 /// Anyone may read a public lobby; a private one needs membership or its invite code.
 #[utoipa::path(
+    operation_id = "read_lobby",
     get, path = "/api/lobbies/{id}", tag = "lobbies",
     description = "One lobby: a public one for anyone, a private one for its members or with its invite code. A started one shows its `match_id`.",
     security((), ("session_bearer" = []), ("session_cookie" = [])),
@@ -195,6 +198,7 @@ async fn act(
 }
 
 #[utoipa::path(
+    operation_id = "join_lobby",
     post, path = "/api/lobbies/{id}/join", tag = "lobbies",
     description = "Sits down: by default on the first free seat with the first free colour. The body may be empty.",
     security(("session_bearer" = []), ("session_cookie" = [])),
@@ -224,6 +228,7 @@ async fn join(
 }
 
 #[utoipa::path(
+    operation_id = "leave_lobby",
     post, path = "/api/lobbies/{id}/leave", tag = "lobbies",
     description = "Stands up; the host role passes to the next player by seat, and the last player closes the lobby.",
     security(("session_bearer" = []), ("session_cookie" = [])),
@@ -247,6 +252,7 @@ async fn leave(
 }
 
 #[utoipa::path(
+    operation_id = "pick_colour",
     post, path = "/api/lobbies/{id}/colour", tag = "lobbies",
     description = "Picks a free colour.",
     security(("session_bearer" = []), ("session_cookie" = [])),
@@ -272,6 +278,7 @@ async fn colour(
 }
 
 #[utoipa::path(
+    operation_id = "set_ready",
     post, path = "/api/lobbies/{id}/ready", tag = "lobbies",
     description = "Marks the caller ready (or not).",
     security(("session_bearer" = []), ("session_cookie" = [])),
@@ -297,6 +304,7 @@ async fn ready(
 }
 
 #[utoipa::path(
+    operation_id = "kick",
     post, path = "/api/lobbies/{id}/kick", tag = "lobbies",
     description = "Host only: empties a seat (a player or a bot).",
     security(("session_bearer" = []), ("session_cookie" = [])),
@@ -322,6 +330,7 @@ async fn kick(
 }
 
 #[utoipa::path(
+    operation_id = "add_bot",
     post, path = "/api/lobbies/{id}/bot", tag = "lobbies",
     description = "Host only: a bot (always ready) takes a free seat.",
     security(("session_bearer" = []), ("session_cookie" = [])),
@@ -347,6 +356,7 @@ async fn bot(
 }
 
 #[utoipa::path(
+    operation_id = "start_lobby_match",
     post, path = "/api/lobbies/{id}/start", tag = "lobbies",
     description = "Host only, every seat taken and ready: creates the match with the seats bound to the players' accounts.",
     security(("session_bearer" = []), ("session_cookie" = [])),

@@ -20,10 +20,10 @@ use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use openapi::{ErrorBodyDoc, Routes};
-use utoipa_axum::routes;
 use protocol::ErrorCode;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use utoipa_axum::routes;
 
 /// Largest request body (a match request is a few hundred bytes, with a test pile a few KiB).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
