@@ -5,18 +5,22 @@
 //! the audit trail (`admin_actions`) with who did it.
 
 use super::error::ApiError;
+use super::openapi::{
+    AdminActionListDoc, AdminMatchListDoc, AdminMatchLogDoc, AdminMatchSecretsDoc,
+    AdminMatchStateDoc, AdminMatchSummaryDoc, AdminStatsDoc, AwayRequestDoc, ErrorBodyDoc, Routes,
+    ScenarioDoc,
+};
 use crate::actor::ActorMsg;
 use crate::actor::replay::{LoadError, Replayed, replay};
 use crate::state::Shared;
 use crate::store::admin::{AdminActionRow, MatchListRow, MatchQuery, ModuleFilter, SeatInfo};
 use crate::store::{CommandRow, MatchRow, MatchStatus};
 use crate::tokens::token_hash;
+use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use protocol::admin::{
     AdminAction, AdminActionList, AdminLogEntry, AdminMatchList, AdminMatchLog, AdminMatchSecrets,
@@ -29,6 +33,7 @@ use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 use tracing::{error, info, warn};
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 /// Most items of one page (matches, actions).
@@ -37,18 +42,18 @@ pub const MAX_PAGE: u32 = 100;
 pub const MAX_LOG_PAGE: u32 = 1000;
 
 /// The routes, to nest under `/api/admin`.
-pub fn router() -> Router<Arc<Shared>> {
-    Router::new()
-        .route("/matches", get(list_matches))
-        .route("/matches/{id}", get(summary))
-        .route("/matches/{id}/log", get(log))
-        .route("/matches/{id}/state", get(state_at))
-        .route("/matches/{id}/secrets", get(secrets))
-        .route("/matches/{id}/scenario", get(scenario))
-        .route("/matches/{id}/abort", post(abort))
-        .route("/matches/{id}/away", post(away))
-        .route("/actions", get(actions))
-        .route("/stats", get(stats))
+pub fn router() -> Routes {
+    Routes::new()
+        .routes(routes!(list_matches))
+        .routes(routes!(summary))
+        .routes(routes!(log))
+        .routes(routes!(state_at))
+        .routes(routes!(secrets))
+        .routes(routes!(scenario))
+        .routes(routes!(abort))
+        .routes(routes!(away))
+        .routes(routes!(actions))
+        .routes(routes!(stats))
 }
 
 /// Proof that the request may use the admin API: today `Authorization: Bearer <admin token>`.
@@ -321,6 +326,26 @@ fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
 
 /// `GET /matches`: filters `status`, `module`, `from` (inclusive), `to` (exclusive); pages of
 /// `limit` (default 50, at most 100), newest first; `cursor` from the previous page.
+#[utoipa::path(
+    operation_id = "admin_list_matches",
+    get, path = "/matches", tag = "admin",
+    description = "The matches, newest first, filtered and paginated.",
+    security(("admin_token" = [])),
+    params(
+        ("status" = Option<String>, Query, description = "`active`, `finished`, `broken` or `aborted`"),
+        ("module" = Option<String>, Query, description = "`tollkeepers`, `messages`, `map` or `chips`"),
+        ("from" = Option<String>, Query, format = DateTime, description = "Created at or after (RFC 3339)"),
+        ("to" = Option<String>, Query, format = DateTime, description = "Created before (RFC 3339)"),
+        ("limit" = Option<u32>, Query, description = "Matches per page, 1 to 100 (default 50)"),
+        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of matches; `next_cursor` asks for the next", body = AdminMatchListDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn list_matches(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -370,6 +395,19 @@ async fn list_matches(
 }
 
 /// `GET /matches/{id}`.
+#[utoipa::path(
+    operation_id = "admin_summary",
+    get, path = "/matches/{id}", tag = "admin",
+    description = "A match's summary.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    responses(
+        (status = 200, description = "The summary", body = AdminMatchSummaryDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn summary(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -401,6 +439,23 @@ struct LogQuery {
 
 /// `GET /matches/{id}/log`: the commands after `after` (default 0), `limit` of them (default
 /// and most 1000), in seq order. The setup (with its seed) is left out even here.
+#[utoipa::path(
+    operation_id = "admin_log",
+    get, path = "/matches/{id}/log", tag = "admin",
+    description = "The match's commands (who sent each, when, and its events), in seq order.",
+    security(("admin_token" = [])),
+    params(
+        ("id" = String, Path, format = Uuid, description = "The match id"),
+        ("after" = Option<u64>, Query, description = "The commands after this seq (default 0)"),
+        ("limit" = Option<u32>, Query, description = "Commands per page, 1 to 1000 (default 1000)"),
+    ),
+    responses(
+        (status = 200, description = "A page of the log; `next_after` asks for the next", body = AdminMatchLogDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn log(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -467,6 +522,23 @@ struct StateQuery {
 
 /// `GET /matches/{id}/state?seq=N`: the public view at seq N (default: the last), replayed
 /// from the store through the rules; the same view a subscribed client had at N.
+#[utoipa::path(
+    operation_id = "admin_state_at",
+    get, path = "/matches/{id}/state", tag = "admin",
+    description = "The public view at a seq, replayed through the rules.",
+    security(("admin_token" = [])),
+    params(
+        ("id" = String, Path, format = Uuid, description = "The match id"),
+        ("seq" = Option<u64>, Query, description = "The seq (default: the last)"),
+    ),
+    responses(
+        (status = 200, description = "The view at the seq", body = AdminMatchStateDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`unavailable`: the match was played with other rules", body = ErrorBodyDoc),
+    ),
+)]
 async fn state_at(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -504,6 +576,20 @@ fn is_over(status: MatchStatus) -> bool {
 
 /// `GET /matches/{id}/secrets`: seed, pile order, face-down chips, dispatch stack, at the start
 /// and at the end; only for a finished or aborted match (invariant 4 holds while it is played).
+#[utoipa::path(
+    operation_id = "admin_secrets",
+    get, path = "/matches/{id}/secrets", tag = "admin",
+    description = "Seed, pile order, face-down chips and dispatch stack, at the start and the end, of a finished or aborted match. Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    responses(
+        (status = 200, description = "The secrets", body = AdminMatchSecretsDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`not_finished`: the match is still played", body = ErrorBodyDoc),
+    ),
+)]
 async fn secrets(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
@@ -545,6 +631,20 @@ async fn secrets_of(shared: &Shared, id: Uuid) -> Result<AdminMatchSecrets, ApiE
 /// that the `scenario` binary replays to the same events and scores. A finished or aborted match
 /// is exported with its own setup (seed included); a match still being played without any
 /// secret (see `rules::scenario::record`).
+#[utoipa::path(
+    operation_id = "admin_scenario",
+    get, path = "/matches/{id}/scenario", tag = "admin",
+    description = "The match as a scenario file that the `scenario` binary replays to the same events and scores (with its secrets only once it is over). Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    responses(
+        (status = 200, description = "The scenario", body = ScenarioDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`not_finished`: the export would need a secret of a match still played", body = ErrorBodyDoc),
+    ),
+)]
 async fn scenario(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
@@ -601,6 +701,23 @@ struct ActionsQuery {
 
 /// `GET /actions`: the audit trail, newest first, of one match (`match_id`) or all; pages of
 /// `limit` (default 50, at most 100) before the entry `before`.
+#[utoipa::path(
+    operation_id = "admin_actions",
+    get, path = "/actions", tag = "admin",
+    description = "The audit trail, newest first.",
+    security(("admin_token" = [])),
+    params(
+        ("match_id" = Option<String>, Query, format = Uuid, description = "Only the actions on this match"),
+        ("before" = Option<i64>, Query, description = "`next_before` of the previous page"),
+        ("limit" = Option<u32>, Query, description = "Actions per page, 1 to 100 (default 50)"),
+    ),
+    responses(
+        (status = 200, description = "A page of admin actions; `next_before` asks for the next", body = AdminActionListDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn actions(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -638,6 +755,18 @@ async fn actions(
 }
 
 /// What is in memory: match actors and WebSocket connections.
+#[utoipa::path(
+    operation_id = "admin_stats",
+    get, path = "/stats", tag = "admin",
+    description = "What is in memory: match actors and WebSocket connections.",
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "The figures", body = AdminStatsDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn stats(_: Admin, State(shared): State<Arc<Shared>>) -> Json<serde_json::Value> {
     Json(json!({
         "matches_in_memory": shared.registry.len(),
@@ -651,6 +780,21 @@ async fn stats(_: Admin, State(shared): State<Arc<Shared>>) -> Json<serde_json::
 /// `POST /matches/{id}/abort`: ends an active match for good (status `aborted`). Its actor
 /// stores what was queued before, then refuses every command with `aborted`; a restart does not
 /// resume it. Answers the match's summary.
+#[utoipa::path(
+    operation_id = "admin_abort",
+    post, path = "/matches/{id}/abort", tag = "admin",
+    description = "Ends an active match for good (status `aborted`). Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    responses(
+        (status = 200, description = "The match's summary", body = AdminMatchSummaryDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`not_active`: the match is no longer active", body = ErrorBodyDoc),
+        (status = 503, description = "`unavailable`: the server is shutting down", body = ErrorBodyDoc),
+    ),
+)]
 async fn abort(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
@@ -716,6 +860,21 @@ async fn abort_match(shared: &Shared, id: Uuid) -> Result<Seq, ApiError> {
 /// (or back), stored with the time. In a match with a game clock the server then plays every
 /// decision of an away player at once (a command from their seat brings them back); without a
 /// clock the mark is only recorded. Answers the match's summary.
+#[utoipa::path(
+    operation_id = "admin_away",
+    post, path = "/matches/{id}/away", tag = "admin",
+    description = "Marks a seat's player away (or back). Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    request_body = AwayRequestDoc,
+    responses(
+        (status = 200, description = "The match's summary", body = AdminMatchSummaryDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`not_active`: the match is no longer active", body = ErrorBodyDoc),
+    ),
+)]
 async fn away(
     admin: Admin,
     State(shared): State<Arc<Shared>>,

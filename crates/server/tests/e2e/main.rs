@@ -17,6 +17,7 @@ mod hostile;
 mod lobby;
 mod messages;
 mod metrics;
+mod openapi;
 mod outside;
 mod suites;
 mod tollkeepers;
