@@ -797,6 +797,10 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
             schemars::schema_for!(admin::AwayRequest),
         ),
         (
+            "admin-role-request.schema.json",
+            schemars::schema_for!(admin::AdminRoleRequest),
+        ),
+        (
             "admin-action-list.schema.json",
             schemars::schema_for!(admin::AdminActionList),
         ),

@@ -7,8 +7,8 @@
 use super::error::ApiError;
 use super::openapi::{
     AdminActionListDoc, AdminMatchListDoc, AdminMatchLogDoc, AdminMatchSecretsDoc,
-    AdminMatchStateDoc, AdminMatchSummaryDoc, AdminStatsDoc, AwayRequestDoc, ErrorBodyDoc, Routes,
-    ScenarioDoc,
+    AdminMatchStateDoc, AdminMatchSummaryDoc, AdminRoleRequestDoc, AdminStatsDoc, AwayRequestDoc,
+    ErrorBodyDoc, Routes, ScenarioDoc,
 };
 use crate::actor::ActorMsg;
 use crate::actor::replay::{LoadError, Replayed, replay};
@@ -24,7 +24,8 @@ use axum::http::{StatusCode, header};
 use chrono::{DateTime, Utc};
 use protocol::admin::{
     AdminAction, AdminActionList, AdminLogEntry, AdminMatchList, AdminMatchLog, AdminMatchSecrets,
-    AdminMatchState, AdminMatchSummary, AdminSeat, AwayRequest, ModuleName, Origin,
+    AdminMatchState, AdminMatchSummary, AdminRoleRequest, AdminSeat, AwayRequest, ModuleName,
+    Origin,
 };
 use protocol::{ErrorCode, Seq};
 use rules::{Command, Event, Game, Setup};
@@ -54,14 +55,16 @@ pub fn router() -> Routes {
         .routes(routes!(away))
         .routes(routes!(actions))
         .routes(routes!(stats))
+        .routes(routes!(set_role))
 }
 
-/// Proof that the request may use the admin API: today `Authorization: Bearer <admin token>`.
-/// An admin account will be accepted here too, and nowhere else, so every route follows.
-/// Without a configured token the admin API is off (404).
+/// Proof that the request may use the admin API: `Authorization: Bearer <admin token>`, or the
+/// session (bearer or `session` cookie) of an account with the admin role. Every admin route
+/// takes it, so none can forget the check. Without a configured token and without an admin
+/// session the admin API is off (404).
 #[derive(Debug)]
 pub struct Admin {
-    /// Who, as the audit trail names them: `admin_token` (later `account:<id>`).
+    /// Who, as the audit trail names them: `admin_token`, or `account:<id>`.
     pub actor: String,
 }
 
@@ -72,28 +75,40 @@ impl FromRequestParts<Arc<Shared>> for Admin {
         parts: &mut Parts,
         shared: &Arc<Shared>,
     ) -> Result<Self, Self::Rejection> {
-        let Some(expected) = shared.config.admin.token() else {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                ErrorCode::Unavailable,
-                "the admin API is off (no admin token configured)",
-            ));
-        };
-        let given = parts
+        let expected = shared.config.admin.token();
+        let bearer = parts
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         // Compare hashes so that the comparison time says nothing about the token.
-        if given.map(token_hash) != Some(token_hash(expected)) {
-            return Err(ApiError::new(
+        if let (Some(expected), Some(given)) = (expected, bearer)
+            && token_hash(given) == token_hash(expected)
+        {
+            return Ok(Admin {
+                actor: "admin_token".into(),
+            });
+        }
+        // An admin account's session (a revoked or unknown session is simply not one).
+        if let Some((token, _)) = super::accounts::token_of(&parts.headers)
+            && let Ok((_, account)) = crate::accounts::resolve(&shared.store, &token).await
+            && account.admin
+        {
+            return Ok(Admin {
+                actor: format!("account:{}", account.id),
+            });
+        }
+        Err(match expected {
+            None => ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::Unavailable,
+                "the admin API is off (no admin token configured)",
+            ),
+            Some(_) => ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 ErrorCode::BadToken,
-                "admin token required",
-            ));
-        }
-        Ok(Admin {
-            actor: "admin_token".into(),
+                "the admin token or an admin account's session required",
+            ),
         })
     }
 }
@@ -919,4 +934,43 @@ async fn mark_away(shared: &Shared, id: Uuid, req: &AwayRequest) -> Result<(), A
         ))),
         Err(e) => Err(store_failed(e)),
     }
+}
+
+/// `PUT /accounts/{id}/admin` `{"admin": true|false}`: gives a registered account the admin role
+/// or takes it away; its sessions then open (or no longer open) the admin API. Audited.
+#[utoipa::path(
+    operation_id = "admin_set_role",
+    put, path = "/accounts/{id}/admin", tag = "admin",
+    description = "Gives a registered account the admin role, or takes it away. Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The account id")),
+    request_body = AdminRoleRequestDoc,
+    responses(
+        (status = 204, description = "Done"),
+        (status = 400, description = "`malformed`: a bad id or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_session`: no registered account has this id (guests cannot be admins); `unavailable`: the admin API is off", body = ErrorBodyDoc),
+    ),
+)]
+async fn set_role(
+    admin: Admin,
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Result<Json<AdminRoleRequest>, JsonRejection>,
+) -> Result<StatusCode, ApiError> {
+    let account = Uuid::parse_str(&id).map_err(|_| ApiError::malformed("not an account id"))?;
+    let Json(req) =
+        body.map_err(|r| ApiError::malformed(format!("not a role request: {}", r.body_text())))?;
+    let result = match shared.store.set_admin(account, req.admin).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::UnknownSession,
+            "no registered account has this id (guests cannot be admins)",
+        )),
+        Err(e) => Err(store_failed(e)),
+    };
+    let detail = json!({ "account": account, "admin": req.admin });
+    audit(&shared, &admin, "role", None, detail, &result).await?;
+    result.map(|()| StatusCode::NO_CONTENT)
 }

@@ -121,6 +121,7 @@ bodies!(
     AdminMatchStateDoc = protocol::admin::AdminMatchState,
     AdminMatchSecretsDoc = protocol::admin::AdminMatchSecrets,
     AwayRequestDoc = protocol::admin::AwayRequest,
+    AdminRoleRequestDoc = protocol::admin::AdminRoleRequest,
     AdminActionListDoc = protocol::admin::AdminActionList,
     ScenarioDoc = rules::scenario::Scenario,
     ClientMessageDoc = protocol::ClientMessage,
