@@ -28,13 +28,18 @@ const params = new URLSearchParams(location.hash.slice(1));
 const watchPath = location.pathname.match(/^\/watch\/([0-9a-fA-F-]+)/);
 const token = params.get('token');
 const watchId = watchPath ? watchPath[1] : params.get('watch');
+// A lobby match: the seat is the account's, taken with the session cookie (`take_seat`).
+const seatMatch = params.get('match');
+// A private lobby's match is watched with its invite code.
+const inviteCode = params.get('code');
 
 /** @type {Catalogue} */
 const catalogue = await (await fetch('/api/tiles')).json();
 const designs = new Map(catalogue.tiles.map((t) => [t.id, t]));
 
 if (location.hash === '#tiles') showGallery();
-else if (!token && !watchId) showLobby();
+else if (location.hash === '#test') showLobby();
+else if (!token && !watchId && !seatMatch) (await import('./lobby.js')).showLobbies();
 else play();
 
 /** Every design of the catalogue with its id and the anchor of each segment: a reader can check
@@ -143,7 +148,7 @@ function play() {
 
   /** @type {number|null} the seq of the last snapshot logged */
   let snapSeq = null;
-  const client = new MatchClient({ ws, token, matchId: watchId }, {
+  const client = new MatchClient({ ws, token, matchId: watchId ?? seatMatch, takeSeat: !!seatMatch, inviteCode }, {
     state: () => {
       if (client.view && client.seq !== null && snapSeq === null) {
         log.push(`Joined at seq ${client.seq}, turn ${client.view.turn}.`);

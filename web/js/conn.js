@@ -27,7 +27,7 @@ const RESEND_MS = 4000;
 
 export class MatchClient {
   /**
-   * @param {{ws: string, token?: string|null, matchId?: string|null}} opts
+   * @param {{ws: string, token?: string|null, matchId?: string|null, takeSeat?: boolean, inviteCode?: string|null}} opts
    * @param {Listener} listener
    */
   constructor(opts, listener) {
@@ -35,6 +35,10 @@ export class MatchClient {
     this.token = opts.token ?? null;
     /** @type {string|null} */
     this.matchId = opts.matchId ?? null;
+    /** Play the session's seat in `matchId` (a lobby match) rather than a seat token's. */
+    this.takeSeat = opts.takeSeat ?? false;
+    /** A private lobby's match is watched with its invite code. */
+    this.inviteCode = opts.inviteCode ?? null;
     this.listener = listener;
     /** @type {WebSocket|null} */
     this.ws = null;
@@ -108,7 +112,9 @@ export class MatchClient {
 
   subscribe() {
     if (!this.matchId) return;
-    this.send({ type: 'subscribe', match_id: this.matchId, since: this.seq });
+    if (this.inviteCode && this.seat === null) {
+      this.send({ type: 'watch', match_id: this.matchId, invite_code: this.inviteCode, since: this.seq });
+    } else this.send({ type: 'subscribe', match_id: this.matchId, since: this.seq });
   }
 
   /**
@@ -147,6 +153,8 @@ export class MatchClient {
       case 'welcome':
         this.attempt = 0;
         if (this.token) this.send({ type: 'auth', token: this.token });
+        // The session cookie went with the upgrade request; the seat is the account's.
+        else if (this.takeSeat && this.matchId) this.send({ type: 'take_seat', match_id: this.matchId });
         else {
           this.setStatus('live');
           this.subscribe();
@@ -197,6 +205,12 @@ export class MatchClient {
         const p = msg.id ? this.pending.get(msg.id) : undefined;
         if (msg.id && p && msg.code === 'busy') return; // resent by the timer, same id
         if (msg.id) this.pending.delete(msg.id);
+        if (this.takeSeat && this.seat === null && !msg.id) {
+          // No seat for this session (logged out, or not a player here): watch instead.
+          this.takeSeat = false;
+          this.setStatus('live');
+          this.subscribe();
+        }
         this.listener.refused(msg, p ? p.command : null);
         break;
       }

@@ -90,6 +90,11 @@ export type AdminMatchSummary = {
   updated_at: string;
 };
 
+/** `PUT /api/admin/accounts/{id}/admin`: gives a registered account the admin role (or takes it away). An admin account's session opens the admin API like the admin token. */
+export type AdminRoleRequest = {
+  admin: boolean;
+};
+
 /** Client to server. */
 export type ClientMessage = ({
   type: "auth";

@@ -111,7 +111,9 @@ impl Connection {
         request: impl tokio_tungstenite::tungstenite::client::IntoClientRequest + Unpin,
         record: bool,
     ) -> Result<Connection, ClientError> {
-        let (ws, _response) = tokio_tungstenite::connect_async(request).await?;
+        // Nagle off, like the server: every command is a small write that the sender waits on.
+        let (ws, _response) =
+            tokio_tungstenite::connect_async_with_config(request, None, true).await?;
         let mut conn = Connection {
             ws,
             welcome: Welcome {

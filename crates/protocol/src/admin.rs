@@ -142,6 +142,14 @@ pub struct AwayRequest {
     pub away: bool,
 }
 
+/// `PUT /api/admin/accounts/{id}/admin`: gives a registered account the admin role (or takes it
+/// away). An admin account's session opens the admin API like the admin token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdminRoleRequest {
+    pub admin: bool,
+}
+
 fn yes() -> bool {
     true
 }

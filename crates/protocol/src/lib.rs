@@ -3,6 +3,7 @@
 //! generated from these types and `proto/README.md` describes the conversation.
 
 pub mod admin;
+pub mod diff;
 
 use rules::{Colour, Command, Event, Modules, PlayerId, View};
 use schemars::JsonSchema;
@@ -928,6 +929,10 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         (
             "admin-away-request.schema.json",
             schemars::schema_for!(admin::AwayRequest),
+        ),
+        (
+            "admin-role-request.schema.json",
+            schemars::schema_for!(admin::AdminRoleRequest),
         ),
         (
             "admin-action-list.schema.json",

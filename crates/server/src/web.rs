@@ -41,6 +41,7 @@ assets!(
     "js/board.js",
     "js/clocks.js",
     "js/conn.js",
+    "js/lobby.js",
     "js/map.js",
     "js/messages.js",
     "js/patch.js",
@@ -48,7 +49,8 @@ assets!(
     "js/words.js",
 );
 
-/// The routes of the browser client. Stateless: merged into the main router.
+/// The pages of the browser client (not part of the API document). Stateless: merged into the
+/// main router.
 pub fn router() -> Router {
     Router::new()
         .route("/", get(index))
@@ -56,7 +58,6 @@ pub fn router() -> Router {
         // The admin console; the page asks for the admin token and sends it to `/api/admin`.
         .route("/admin", get(admin))
         .route("/web/{*path}", get(asset))
-        .route("/api/tiles", get(tiles))
 }
 
 fn content_type(path: &str) -> &'static str {
@@ -97,7 +98,12 @@ async fn asset(Path(path): Path<String>) -> Response {
     serve(&path)
 }
 
-async fn tiles() -> Response {
+/// `GET /api/tiles`, registered with the API's routes (`http::api_routes`) so it is documented.
+#[utoipa::path(
+    get, path = "/api/tiles", tag = "server",
+    responses((status = 200, description = "The tile catalogue", body = crate::http::openapi::TileCatalogueDoc)),
+)]
+pub(crate) async fn tiles() -> Response {
     static JSON: OnceLock<String> = OnceLock::new();
     let body = JSON.get_or_init(|| tiles_json().to_string());
     ([(header::CONTENT_TYPE, "application/json")], body.as_str()).into_response()

@@ -79,28 +79,26 @@ impl Dedupe {
         self.accepted.extend(pending);
     }
 }
-/// An accepted command, serialized for the store and the wire before anything is stored: the
-/// view after it (the left side of the next diff), its record's events and patch, and its diff
-/// frame. If any of it cannot be serialized the command fails; no placeholder is ever stored.
+/// An accepted command, serialized for the store and the wire before anything is stored: its
+/// record's events and patch, and its diff frame. If any of it cannot be serialized the command
+/// fails; no placeholder is ever stored.
 #[derive(Debug)]
 struct Encoded {
-    view: serde_json::Value,
     events: String,
     patch: String,
     diff: Frame,
 }
 
 impl Encoded {
+    /// `patch`: the typed diff from the view before the command to the view after it
+    /// (`protocol::diff`), or why it could not be serialized.
     fn new(
         match_id: Uuid,
         seq: Seq,
-        before: &serde_json::Value,
-        view: &impl serde::Serialize,
+        patch: Result<Vec<PatchOp>, serde_json::Error>,
         events: Vec<Event>,
     ) -> Result<Encoded, serde_json::Error> {
-        let view = serde_json::to_value(view)?;
-        let patch: Vec<PatchOp> =
-            serde_json::from_value(serde_json::to_value(json_patch::diff(before, &view))?)?;
+        let patch = patch?;
         let events_json = serde_json::to_string(&events)?;
         let patch_json = serde_json::to_string(&patch)?;
         let diff = serde_json::to_string(&ServerMessage::Diff {
@@ -110,7 +108,6 @@ impl Encoded {
             patch,
         })?;
         Ok(Encoded {
-            view,
             events: events_json,
             patch: patch_json,
             diff: Frame::from(diff),
@@ -300,7 +297,8 @@ impl Actor {
                     Origin::of(seat, &key.1),
                 );
                 let view = l.match_view();
-                let encoded = match Encoded::new(self.id, seq, &l.view_json, &view, events) {
+                let patch = protocol::diff::match_view_patch(&l.view, &view);
+                let encoded = match Encoded::new(self.id, seq, patch, events) {
                     Ok(e) => e,
                     Err(e) => {
                         // Nothing can be stored for it, and the game in memory has moved on:
@@ -312,7 +310,7 @@ impl Actor {
                         return Outcome::NotApplied;
                     }
                 };
-                l.view_json = encoded.view;
+                l.view = view;
                 l.seq = seq;
                 l.snapshot = None;
                 batch.records.push(CommandRow {
@@ -496,29 +494,22 @@ mod tests {
     use super::*;
     use serde::ser::Error as _;
 
-    /// Stands for a view whose serialization fails (no real view does today).
-    struct Unserializable;
-
-    impl serde::Serialize for Unserializable {
-        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
-            Err(S::Error::custom("cannot"))
-        }
-    }
-
     /// Before the fix a view that failed to serialize became `null` (and a patch to `null` was
     /// stored and acknowledged); now the command fails.
     #[test]
     fn a_serialization_failure_fails_the_command() {
-        let before = serde_json::json!({"turn": 1});
-        let failed = Encoded::new(Uuid::nil(), 2, &before, &Unserializable, Vec::new());
-        assert!(failed.is_err());
-        let ok = Encoded::new(
+        let failed = Encoded::new(
             Uuid::nil(),
             2,
-            &before,
-            &serde_json::json!({"turn": 2}),
+            Err(serde_json::Error::custom("cannot")),
             Vec::new(),
         );
+        assert!(failed.is_err());
+        let patch = vec![PatchOp::Replace {
+            path: "/turn".to_owned(),
+            value: serde_json::json!(2),
+        }];
+        let ok = Encoded::new(Uuid::nil(), 2, Ok(patch), Vec::new());
         let ok = ok.map_err(|e| e.to_string());
         assert!(
             matches!(&ok, Ok(e) if e.patch == r#"[{"op":"replace","path":"/turn","value":2}]"#

@@ -105,8 +105,8 @@ pub enum ActorMsg {
 struct Loaded {
     game: Game,
     seq: Seq,
-    /// The public view at `seq` as JSON: the left side of the next diff.
-    view_json: serde_json::Value,
+    /// The public view at `seq`: the left side of the next diff (typed, see `protocol::diff`).
+    view: MatchView,
     /// The snapshot frame at `seq`, built on first demand.
     snapshot: Option<Frame>,
     /// The last diffs, oldest first: `(seq, frame)`.
@@ -122,17 +122,23 @@ impl Loaded {
     fn new(mut r: replay::Replayed, timeout_ms: u64) -> Result<Loaded, LoadError> {
         r.deadlines
             .set_timeout(r.decision_timeout_ms.unwrap_or(timeout_ms));
+        // Filled by `match_view` below, which needs the whole `Loaded`.
+        let placeholder = MatchView {
+            view: r.game.view(),
+            deadlines: Vec::new(),
+            clocks: Vec::new(),
+            away: Vec::new(),
+        };
         let mut l = Loaded {
             game: r.game,
             seq: r.seq,
-            view_json: serde_json::Value::Null,
+            view: placeholder,
             snapshot: None,
             window: VecDeque::new(),
             dedupe: Dedupe::new(r.accepted),
             deadlines: r.deadlines,
         };
-        l.view_json = serde_json::to_value(l.match_view())
-            .map_err(|e| LoadError::Corrupt(format!("view: {e}")))?;
+        l.view = l.match_view();
         Ok(l)
     }
 

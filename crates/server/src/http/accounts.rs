@@ -6,33 +6,33 @@
 
 use super::MAX_BODY_BYTES;
 use super::error::ApiError;
+use super::openapi::{
+    AccountDoc, CredentialsDoc, ErrorBodyDoc, NewGuestDoc, Routes, SessionCreatedDoc,
+    SessionInfoDoc,
+};
 use crate::accounts::{self, AccountError, Issued};
 use crate::state::Shared;
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
 use protocol::{Account, Credentials, ErrorCode, NewGuest, SessionCreated, SessionInfo};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use tracing::{error, info};
+use utoipa_axum::routes;
 use uuid::Uuid;
 
-/// The routes, to merge under `/api`.
-pub fn router() -> Router<Arc<Shared>> {
-    Router::new()
-        .route("/api/accounts/guest", post(guest))
-        .route("/api/accounts", post(register))
-        .route(
-            "/api/sessions",
-            post(login).get(list_sessions).delete(revoke_all),
-        )
-        .route("/api/sessions/{id}", delete(revoke_one))
-        .route("/api/me", get(me))
+/// The routes (documented: see [`super::openapi`]).
+pub fn router() -> Routes {
+    Routes::new()
+        .routes(routes!(guest))
+        .routes(routes!(register))
+        .routes(routes!(login, list_sessions, revoke_all))
+        .routes(routes!(revoke_one))
+        .routes(routes!(me))
 }
 
 const COOKIE: &str = "session";
@@ -139,6 +139,15 @@ fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response 
     response
 }
 
+#[utoipa::path(
+    post, path = "/api/accounts/guest", tag = "accounts",
+    request_body = NewGuestDoc,
+    responses(
+        (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
+        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        (status = 400, description = "`malformed`: not a request; `bad_name`: an empty, too long or control-character name", body = ErrorBodyDoc),
+    ),
+)]
 async fn guest(
     State(shared): State<Arc<Shared>>,
     body: Result<Bytes, BytesRejection>,
@@ -151,6 +160,17 @@ async fn guest(
     Ok(issued(StatusCode::CREATED, out))
 }
 
+#[utoipa::path(
+    post, path = "/api/accounts", tag = "accounts",
+    description = "A registered account (the password is stored as an argon2id hash).",
+    request_body = CredentialsDoc,
+    responses(
+        (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
+        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        (status = 400, description = "`malformed`; `bad_name`; `bad_password`: under 8 or over 256 bytes", body = ErrorBodyDoc),
+        (status = 409, description = "`name_taken`: a registered account has this name (without regard to case)", body = ErrorBodyDoc),
+    ),
+)]
 async fn register(
     State(shared): State<Arc<Shared>>,
     body: Result<Bytes, BytesRejection>,
@@ -163,6 +183,17 @@ async fn register(
     Ok(issued(StatusCode::CREATED, out))
 }
 
+#[utoipa::path(
+    post, path = "/api/sessions", tag = "accounts",
+    description = "Logs a registered account in: a new session (one per device).",
+    request_body = CredentialsDoc,
+    responses(
+        (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
+        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        (status = 400, description = "`malformed`: not a request", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_credentials`: a wrong name or password", body = ErrorBodyDoc),
+    ),
+)]
 async fn login(
     State(shared): State<Arc<Shared>>,
     body: Result<Bytes, BytesRejection>,
@@ -179,10 +210,26 @@ async fn login(
     Ok(issued(StatusCode::CREATED, out))
 }
 
+#[utoipa::path(
+    get, path = "/api/me", tag = "accounts",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    responses(
+        (status = 200, description = "The session's account", body = AccountDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+    ),
+)]
 async fn me(session: Session) -> axum::Json<Account> {
     axum::Json(session.account)
 }
 
+#[utoipa::path(
+    get, path = "/api/sessions", tag = "accounts",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    responses(
+        (status = 200, description = "The account's sessions", body = [SessionInfoDoc]),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+    ),
+)]
 async fn list_sessions(
     session: Session,
     State(shared): State<Arc<Shared>>,
@@ -214,6 +261,17 @@ fn cleared() -> Response {
 }
 
 /// `DELETE /api/sessions/{id}`; `current` is this request's session (log out).
+#[utoipa::path(
+    delete, path = "/api/sessions/{id}", tag = "accounts",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    params(("id" = String, Path, description = "A session id (UUID), or `current` for this request's session (log out)")),
+    responses(
+        (status = 204, description = "Revoked; revoking this request's session also clears the cookie"),
+        (status = 400, description = "`malformed`: not a session id", body = ErrorBodyDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_session`: the account has no such session", body = ErrorBodyDoc),
+    ),
+)]
 async fn revoke_one(
     session: Session,
     State(shared): State<Arc<Shared>>,
@@ -244,6 +302,15 @@ async fn revoke_one(
 }
 
 /// `DELETE /api/sessions`: every session of the account, this one included.
+#[utoipa::path(
+    delete, path = "/api/sessions", tag = "accounts",
+    description = "Revokes every session of the account, this one included, and clears the cookie.",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+    ),
+)]
 async fn revoke_all(
     session: Session,
     State(shared): State<Arc<Shared>>,

@@ -5,22 +5,27 @@
 //! the audit trail (`admin_actions`) with who did it.
 
 use super::error::ApiError;
+use super::openapi::{
+    AdminActionListDoc, AdminMatchChatDoc, AdminMatchListDoc, AdminMatchLogDoc,
+    AdminMatchSecretsDoc, AdminMatchStateDoc, AdminMatchSummaryDoc, AdminRoleRequestDoc,
+    AdminStatsDoc, AwayRequestDoc, ErrorBodyDoc, Routes, ScenarioDoc,
+};
 use crate::actor::ActorMsg;
 use crate::actor::replay::{LoadError, Replayed, replay};
 use crate::state::Shared;
 use crate::store::admin::{AdminActionRow, MatchListRow, MatchQuery, ModuleFilter, SeatInfo};
 use crate::store::{CommandRow, MatchRow, MatchStatus};
 use crate::tokens::token_hash;
+use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use protocol::admin::{
     AdminAction, AdminActionList, AdminLogEntry, AdminMatchList, AdminMatchLog, AdminMatchSecrets,
-    AdminMatchState, AdminMatchSummary, AdminSeat, AwayRequest, ModuleName, Origin,
+    AdminMatchState, AdminMatchSummary, AdminRoleRequest, AdminSeat, AwayRequest, ModuleName,
+    Origin,
 };
 use protocol::{ErrorCode, Seq};
 use rules::{Command, Event, Game, Setup};
@@ -29,6 +34,7 @@ use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 use tracing::{error, info, warn};
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 /// Most items of one page (matches, actions).
@@ -37,27 +43,29 @@ pub const MAX_PAGE: u32 = 100;
 pub const MAX_LOG_PAGE: u32 = 1000;
 
 /// The routes, to nest under `/api/admin`.
-pub fn router() -> Router<Arc<Shared>> {
-    Router::new()
-        .route("/matches", get(list_matches))
-        .route("/matches/{id}", get(summary))
-        .route("/matches/{id}/log", get(log))
-        .route("/matches/{id}/chat", get(chat))
-        .route("/matches/{id}/state", get(state_at))
-        .route("/matches/{id}/secrets", get(secrets))
-        .route("/matches/{id}/scenario", get(scenario))
-        .route("/matches/{id}/abort", post(abort))
-        .route("/matches/{id}/away", post(away))
-        .route("/actions", get(actions))
-        .route("/stats", get(stats))
+pub fn router() -> Routes {
+    Routes::new()
+        .routes(routes!(list_matches))
+        .routes(routes!(summary))
+        .routes(routes!(log))
+        .routes(routes!(chat))
+        .routes(routes!(state_at))
+        .routes(routes!(secrets))
+        .routes(routes!(scenario))
+        .routes(routes!(abort))
+        .routes(routes!(away))
+        .routes(routes!(actions))
+        .routes(routes!(stats))
+        .routes(routes!(set_role))
 }
 
-/// Proof that the request may use the admin API: today `Authorization: Bearer <admin token>`.
-/// An admin account will be accepted here too, and nowhere else, so every route follows.
-/// Without a configured token the admin API is off (404).
+/// Proof that the request may use the admin API: `Authorization: Bearer <admin token>`, or the
+/// session (bearer or `session` cookie) of an account with the admin role. Every admin route
+/// takes it, so none can forget the check. Without a configured token and without an admin
+/// session the admin API is off (404).
 #[derive(Debug)]
 pub struct Admin {
-    /// Who, as the audit trail names them: `admin_token` (later `account:<id>`).
+    /// Who, as the audit trail names them: `admin_token`, or `account:<id>`.
     pub actor: String,
 }
 
@@ -68,28 +76,40 @@ impl FromRequestParts<Arc<Shared>> for Admin {
         parts: &mut Parts,
         shared: &Arc<Shared>,
     ) -> Result<Self, Self::Rejection> {
-        let Some(expected) = shared.config.admin.token() else {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                ErrorCode::Unavailable,
-                "the admin API is off (no admin token configured)",
-            ));
-        };
-        let given = parts
+        let expected = shared.config.admin.token();
+        let bearer = parts
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         // Compare hashes so that the comparison time says nothing about the token.
-        if given.map(token_hash) != Some(token_hash(expected)) {
-            return Err(ApiError::new(
+        if let (Some(expected), Some(given)) = (expected, bearer)
+            && token_hash(given) == token_hash(expected)
+        {
+            return Ok(Admin {
+                actor: "admin_token".into(),
+            });
+        }
+        // An admin account's session (a revoked or unknown session is simply not one).
+        if let Some((token, _)) = super::accounts::token_of(&parts.headers)
+            && let Ok((_, account)) = crate::accounts::resolve(&shared.store, &token).await
+            && account.admin
+        {
+            return Ok(Admin {
+                actor: format!("account:{}", account.id),
+            });
+        }
+        Err(match expected {
+            None => ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::Unavailable,
+                "the admin API is off (no admin token configured)",
+            ),
+            Some(_) => ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 ErrorCode::BadToken,
-                "admin token required",
-            ));
-        }
-        Ok(Admin {
-            actor: "admin_token".into(),
+                "the admin token or an admin account's session required",
+            ),
         })
     }
 }
@@ -322,6 +342,26 @@ fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
 
 /// `GET /matches`: filters `status`, `module`, `from` (inclusive), `to` (exclusive); pages of
 /// `limit` (default 50, at most 100), newest first; `cursor` from the previous page.
+#[utoipa::path(
+    operation_id = "admin_list_matches",
+    get, path = "/matches", tag = "admin",
+    description = "The matches, newest first, filtered and paginated.",
+    security(("admin_token" = [])),
+    params(
+        ("status" = Option<String>, Query, description = "`active`, `finished`, `broken` or `aborted`"),
+        ("module" = Option<String>, Query, description = "`tollkeepers`, `messages`, `map` or `chips`"),
+        ("from" = Option<String>, Query, format = DateTime, description = "Created at or after (RFC 3339)"),
+        ("to" = Option<String>, Query, format = DateTime, description = "Created before (RFC 3339)"),
+        ("limit" = Option<u32>, Query, description = "Matches per page, 1 to 100 (default 50)"),
+        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of matches; `next_cursor` asks for the next", body = AdminMatchListDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn list_matches(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -371,6 +411,19 @@ async fn list_matches(
 }
 
 /// `GET /matches/{id}`.
+#[utoipa::path(
+    operation_id = "admin_summary",
+    get, path = "/matches/{id}", tag = "admin",
+    description = "A match's summary.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    responses(
+        (status = 200, description = "The summary", body = AdminMatchSummaryDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn summary(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -407,6 +460,23 @@ struct ChatQuery {
     limit: Option<u32>,
 }
 
+#[utoipa::path(
+    operation_id = "admin_chat",
+    get, path = "/matches/{id}/chat", tag = "admin",
+    description = "The match's chat, both channels (table and spectators), in the order it was said.",
+    security(("admin_token" = [])),
+    params(
+        ("id" = String, Path, format = Uuid, description = "The match id"),
+        ("after" = Option<i64>, Query, description = "The lines after this cursor (a `next_after`; default 0)"),
+        ("limit" = Option<u32>, Query, description = "Lines per page, 1 to 1000 (default 1000)"),
+    ),
+    responses(
+        (status = 200, description = "A page of the chat; `next_after` asks for the next", body = AdminMatchChatDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 /// `GET /matches/{id}/chat`: the match's chat lines (both channels) after the line `after`,
 /// `limit` of them (default and most 1000), in the order they were said.
 async fn chat(
@@ -440,6 +510,23 @@ async fn chat(
 
 /// `GET /matches/{id}/log`: the commands after `after` (default 0), `limit` of them (default
 /// and most 1000), in seq order. The setup (with its seed) is left out even here.
+#[utoipa::path(
+    operation_id = "admin_log",
+    get, path = "/matches/{id}/log", tag = "admin",
+    description = "The match's commands (who sent each, when, and its events), in seq order.",
+    security(("admin_token" = [])),
+    params(
+        ("id" = String, Path, format = Uuid, description = "The match id"),
+        ("after" = Option<u64>, Query, description = "The commands after this seq (default 0)"),
+        ("limit" = Option<u32>, Query, description = "Commands per page, 1 to 1000 (default 1000)"),
+    ),
+    responses(
+        (status = 200, description = "A page of the log; `next_after` asks for the next", body = AdminMatchLogDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn log(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -506,6 +593,23 @@ struct StateQuery {
 
 /// `GET /matches/{id}/state?seq=N`: the public view at seq N (default: the last), replayed
 /// from the store through the rules; the same view a subscribed client had at N.
+#[utoipa::path(
+    operation_id = "admin_state_at",
+    get, path = "/matches/{id}/state", tag = "admin",
+    description = "The public view at a seq, replayed through the rules.",
+    security(("admin_token" = [])),
+    params(
+        ("id" = String, Path, format = Uuid, description = "The match id"),
+        ("seq" = Option<u64>, Query, description = "The seq (default: the last)"),
+    ),
+    responses(
+        (status = 200, description = "The view at the seq", body = AdminMatchStateDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`unavailable`: the match was played with other rules", body = ErrorBodyDoc),
+    ),
+)]
 async fn state_at(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -543,6 +647,20 @@ fn is_over(status: MatchStatus) -> bool {
 
 /// `GET /matches/{id}/secrets`: seed, pile order, face-down chips, dispatch stack, at the start
 /// and at the end; only for a finished or aborted match (invariant 4 holds while it is played).
+#[utoipa::path(
+    operation_id = "admin_secrets",
+    get, path = "/matches/{id}/secrets", tag = "admin",
+    description = "Seed, pile order, face-down chips and dispatch stack, at the start and the end, of a finished or aborted match. Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    responses(
+        (status = 200, description = "The secrets", body = AdminMatchSecretsDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`not_finished`: the match is still played", body = ErrorBodyDoc),
+    ),
+)]
 async fn secrets(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
@@ -584,6 +702,20 @@ async fn secrets_of(shared: &Shared, id: Uuid) -> Result<AdminMatchSecrets, ApiE
 /// that the `scenario` binary replays to the same events and scores. A finished or aborted match
 /// is exported with its own setup (seed included); a match still being played without any
 /// secret (see `rules::scenario::record`).
+#[utoipa::path(
+    operation_id = "admin_scenario",
+    get, path = "/matches/{id}/scenario", tag = "admin",
+    description = "The match as a scenario file that the `scenario` binary replays to the same events and scores (with its secrets only once it is over). Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    responses(
+        (status = 200, description = "The scenario", body = ScenarioDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`not_finished`: the export would need a secret of a match still played", body = ErrorBodyDoc),
+    ),
+)]
 async fn scenario(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
@@ -640,6 +772,23 @@ struct ActionsQuery {
 
 /// `GET /actions`: the audit trail, newest first, of one match (`match_id`) or all; pages of
 /// `limit` (default 50, at most 100) before the entry `before`.
+#[utoipa::path(
+    operation_id = "admin_actions",
+    get, path = "/actions", tag = "admin",
+    description = "The audit trail, newest first.",
+    security(("admin_token" = [])),
+    params(
+        ("match_id" = Option<String>, Query, format = Uuid, description = "Only the actions on this match"),
+        ("before" = Option<i64>, Query, description = "`next_before` of the previous page"),
+        ("limit" = Option<u32>, Query, description = "Actions per page, 1 to 100 (default 50)"),
+    ),
+    responses(
+        (status = 200, description = "A page of admin actions; `next_before` asks for the next", body = AdminActionListDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn actions(
     _: Admin,
     State(shared): State<Arc<Shared>>,
@@ -677,6 +826,18 @@ async fn actions(
 }
 
 /// What is in memory: match actors and WebSocket connections.
+#[utoipa::path(
+    operation_id = "admin_stats",
+    get, path = "/stats", tag = "admin",
+    description = "What is in memory: match actors and WebSocket connections.",
+    security(("admin_token" = [])),
+    responses(
+        (status = 200, description = "The figures", body = AdminStatsDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+    ),
+)]
 async fn stats(_: Admin, State(shared): State<Arc<Shared>>) -> Json<serde_json::Value> {
     Json(json!({
         "matches_in_memory": shared.registry.len(),
@@ -690,6 +851,21 @@ async fn stats(_: Admin, State(shared): State<Arc<Shared>>) -> Json<serde_json::
 /// `POST /matches/{id}/abort`: ends an active match for good (status `aborted`). Its actor
 /// stores what was queued before, then refuses every command with `aborted`; a restart does not
 /// resume it. Answers the match's summary.
+#[utoipa::path(
+    operation_id = "admin_abort",
+    post, path = "/matches/{id}/abort", tag = "admin",
+    description = "Ends an active match for good (status `aborted`). Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    responses(
+        (status = 200, description = "The match's summary", body = AdminMatchSummaryDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`not_active`: the match is no longer active", body = ErrorBodyDoc),
+        (status = 503, description = "`unavailable`: the server is shutting down", body = ErrorBodyDoc),
+    ),
+)]
 async fn abort(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
@@ -755,6 +931,21 @@ async fn abort_match(shared: &Shared, id: Uuid) -> Result<Seq, ApiError> {
 /// (or back), stored with the time. In a match with a game clock the server then plays every
 /// decision of an away player at once (a command from their seat brings them back); without a
 /// clock the mark is only recorded. Answers the match's summary.
+#[utoipa::path(
+    operation_id = "admin_away",
+    post, path = "/matches/{id}/away", tag = "admin",
+    description = "Marks a seat's player away (or back). Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The match id")),
+    request_body = AwayRequestDoc,
+    responses(
+        (status = 200, description = "The match's summary", body = AdminMatchSummaryDoc),
+        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 409, description = "`not_active`: the match is no longer active", body = ErrorBodyDoc),
+    ),
+)]
 async fn away(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
@@ -799,4 +990,43 @@ async fn mark_away(shared: &Shared, id: Uuid, req: &AwayRequest) -> Result<(), A
         ))),
         Err(e) => Err(store_failed(e)),
     }
+}
+
+/// `PUT /accounts/{id}/admin` `{"admin": true|false}`: gives a registered account the admin role
+/// or takes it away; its sessions then open (or no longer open) the admin API. Audited.
+#[utoipa::path(
+    operation_id = "admin_set_role",
+    put, path = "/accounts/{id}/admin", tag = "admin",
+    description = "Gives a registered account the admin role, or takes it away. Audited.",
+    security(("admin_token" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The account id")),
+    request_body = AdminRoleRequestDoc,
+    responses(
+        (status = 204, description = "Done"),
+        (status = 400, description = "`malformed`: a bad id or body", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_session`: no registered account has this id (guests cannot be admins); `unavailable`: the admin API is off", body = ErrorBodyDoc),
+    ),
+)]
+async fn set_role(
+    admin: Admin,
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    body: Result<Json<AdminRoleRequest>, JsonRejection>,
+) -> Result<StatusCode, ApiError> {
+    let account = Uuid::parse_str(&id).map_err(|_| ApiError::malformed("not an account id"))?;
+    let Json(req) =
+        body.map_err(|r| ApiError::malformed(format!("not a role request: {}", r.body_text())))?;
+    let result = match shared.store.set_admin(account, req.admin).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::UnknownSession,
+            "no registered account has this id (guests cannot be admins)",
+        )),
+        Err(e) => Err(store_failed(e)),
+    };
+    let detail = json!({ "account": account, "admin": req.admin });
+    audit(&shared, &admin, "role", None, detail, &result).await?;
+    result.map(|()| StatusCode::NO_CONTENT)
 }

@@ -4,35 +4,39 @@
 
 use super::accounts::{Session, json_body, token_of};
 use super::error::ApiError;
+use super::openapi::{
+    CreateLobbyDoc, ErrorBodyDoc, JoinLobbyDoc, LobbyListDoc, LobbyStartedDoc, LobbyStateDoc,
+    PickColourDoc, Routes, SeatChoiceDoc, SetReadyDoc,
+};
 use crate::accounts;
 use crate::lobby::{Action, ListFilter, LobbyError};
 use crate::state::Shared;
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use protocol::{
     CreateLobby, ErrorCode, JoinLobby, LobbyList, LobbyStarted, LobbyState, PickColour, SeatChoice,
     SetReady,
 };
 use serde::Deserialize;
 use std::sync::Arc;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> Router<Arc<Shared>> {
-    Router::new()
-        .route("/api/lobbies", post(create).get(list))
-        .route("/api/lobbies/{id}", get(read))
-        .route("/api/lobbies/{id}/join", post(join))
-        .route("/api/lobbies/{id}/leave", post(leave))
-        .route("/api/lobbies/{id}/colour", post(colour))
-        .route("/api/lobbies/{id}/ready", post(ready))
-        .route("/api/lobbies/{id}/kick", post(kick))
-        .route("/api/lobbies/{id}/bot", post(bot))
-        .route("/api/lobbies/{id}/start", post(start))
+/// The routes (documented: see [`super::openapi`]).
+pub fn router() -> Routes {
+    Routes::new()
+        .routes(routes!(create, list))
+        .routes(routes!(read))
+        .routes(routes!(join))
+        .routes(routes!(leave))
+        .routes(routes!(colour))
+        .routes(routes!(ready))
+        .routes(routes!(kick))
+        .routes(routes!(bot))
+        .routes(routes!(start))
 }
 
 /// A lobby refusal as an HTTP one.
@@ -80,6 +84,19 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
         .map_err(|e| ApiError::malformed(format!("bad query: {}", e.body_text())))
 }
 
+#[utoipa::path(
+    operation_id = "create_lobby",
+    post, path = "/api/lobbies", tag = "lobbies",
+    description = "Creates a lobby; the caller is host on seat 0. A private lobby gets an `invite_code`.",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    request_body = CreateLobbyDoc,
+    responses(
+        (status = 201, description = "The new lobby", body = LobbyStateDoc),
+        (status = 400, description = "`malformed`: not a request; `bad_option`: an option out of range", body = ErrorBodyDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+    ),
+)]
 async fn create(
     session: Session,
     State(shared): State<Arc<Shared>>,
@@ -94,6 +111,19 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(lobby)))
 }
 
+#[utoipa::path(
+    operation_id = "list_lobbies",
+    get, path = "/api/lobbies", tag = "lobbies",
+    description = "The open public lobbies, and the running public lobby matches to watch.",
+    params(
+        ("module" = Option<String>, Query, description = "Only lobbies with this module: `tollkeepers`, `messages`, `france`, `chips`"),
+        ("free_seats" = Option<u8>, Query, description = "Only lobbies with at least this many free seats"),
+    ),
+    responses(
+        (status = 200, description = "The lobbies and matches", body = LobbyListDoc),
+        (status = 400, description = "`malformed`: a bad query; `bad_option`: an unknown filter", body = ErrorBodyDoc),
+    ),
+)]
 async fn list(
     State(shared): State<Arc<Shared>>,
     q: Result<Query<ListQuery>, QueryRejection>,
@@ -109,6 +139,22 @@ async fn list(
 }
 
 /// Anyone may read a public lobby; a private one needs membership or its invite code.
+#[utoipa::path(
+    operation_id = "read_lobby",
+    get, path = "/api/lobbies/{id}", tag = "lobbies",
+    description = "One lobby: a public one for anyone, a private one for its members or with its invite code. A started one shows its `match_id`.",
+    security((), ("session_bearer" = []), ("session_cookie" = [])),
+    params(
+        ("id" = String, Path, format = Uuid, description = "The lobby id"),
+        ("invite_code" = Option<String>, Query, description = "A private lobby's invite code"),
+    ),
+    responses(
+        (status = 200, description = "The lobby", body = LobbyStateDoc),
+        (status = 400, description = "`malformed`: a bad id or query", body = ErrorBodyDoc),
+        (status = 403, description = "`invite_required`: a private lobby without (or with a wrong) invite code", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+    ),
+)]
 async fn read(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
@@ -152,6 +198,22 @@ async fn act(
     }
 }
 
+#[utoipa::path(
+    operation_id = "join_lobby",
+    post, path = "/api/lobbies/{id}/join", tag = "lobbies",
+    description = "Sits down: by default on the first free seat with the first free colour. The body may be empty.",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The lobby id")),
+    request_body = JoinLobbyDoc,
+    responses(
+        (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
+        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        (status = 403, description = "`invite_required`", body = ErrorBodyDoc),
+        (status = 409, description = "`seat_taken`, `colour_taken`, `already_in_lobby`, `lobby_started`", body = ErrorBodyDoc),
+    ),
+)]
 async fn join(
     session: Session,
     State(shared): State<Arc<Shared>>,
@@ -166,6 +228,22 @@ async fn join(
     act(&shared, session, &id, Action::Join(req)).await
 }
 
+#[utoipa::path(
+    operation_id = "leave_lobby",
+    post, path = "/api/lobbies/{id}/leave", tag = "lobbies",
+    description = "Stands up; the host role passes to the next player by seat, and the last player closes the lobby.",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The lobby id")),
+    responses(
+        (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
+        (status = 204, description = "The lobby closed (the last player left)"),
+        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        (status = 403, description = "`not_in_lobby`", body = ErrorBodyDoc),
+        (status = 409, description = "`lobby_started`", body = ErrorBodyDoc),
+    ),
+)]
 async fn leave(
     session: Session,
     State(shared): State<Arc<Shared>>,
@@ -174,6 +252,22 @@ async fn leave(
     act(&shared, session, &id, Action::Leave).await
 }
 
+#[utoipa::path(
+    operation_id = "pick_colour",
+    post, path = "/api/lobbies/{id}/colour", tag = "lobbies",
+    description = "Picks a free colour.",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The lobby id")),
+    request_body = PickColourDoc,
+    responses(
+        (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
+        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        (status = 403, description = "`not_in_lobby`", body = ErrorBodyDoc),
+        (status = 409, description = "`colour_taken`, `lobby_started`", body = ErrorBodyDoc),
+    ),
+)]
 async fn colour(
     session: Session,
     State(shared): State<Arc<Shared>>,
@@ -184,6 +278,22 @@ async fn colour(
     act(&shared, session, &id, Action::Colour(req.colour)).await
 }
 
+#[utoipa::path(
+    operation_id = "set_ready",
+    post, path = "/api/lobbies/{id}/ready", tag = "lobbies",
+    description = "Marks the caller ready (or not).",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The lobby id")),
+    request_body = SetReadyDoc,
+    responses(
+        (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
+        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        (status = 403, description = "`not_in_lobby`", body = ErrorBodyDoc),
+        (status = 409, description = "`lobby_started`", body = ErrorBodyDoc),
+    ),
+)]
 async fn ready(
     session: Session,
     State(shared): State<Arc<Shared>>,
@@ -194,6 +304,22 @@ async fn ready(
     act(&shared, session, &id, Action::Ready(req.ready)).await
 }
 
+#[utoipa::path(
+    operation_id = "kick",
+    post, path = "/api/lobbies/{id}/kick", tag = "lobbies",
+    description = "Host only: empties a seat (a player or a bot).",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The lobby id")),
+    request_body = SeatChoiceDoc,
+    responses(
+        (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
+        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
+        (status = 409, description = "`lobby_started`", body = ErrorBodyDoc),
+    ),
+)]
 async fn kick(
     session: Session,
     State(shared): State<Arc<Shared>>,
@@ -204,6 +330,22 @@ async fn kick(
     act(&shared, session, &id, Action::Kick(req.seat)).await
 }
 
+#[utoipa::path(
+    operation_id = "add_bot",
+    post, path = "/api/lobbies/{id}/bot", tag = "lobbies",
+    description = "Host only: a bot (always ready) takes a free seat.",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The lobby id")),
+    request_body = SeatChoiceDoc,
+    responses(
+        (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
+        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
+        (status = 409, description = "`seat_taken`, `lobby_started`", body = ErrorBodyDoc),
+    ),
+)]
 async fn bot(
     session: Session,
     State(shared): State<Arc<Shared>>,
@@ -214,6 +356,22 @@ async fn bot(
     act(&shared, session, &id, Action::Bot(req.seat)).await
 }
 
+#[utoipa::path(
+    operation_id = "start_lobby_match",
+    post, path = "/api/lobbies/{id}/start", tag = "lobbies",
+    description = "Host only, every seat taken and ready: creates the match with the seats bound to the players' accounts.",
+    security(("session_bearer" = []), ("session_cookie" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The lobby id")),
+    responses(
+        (status = 201, description = "The match started", body = LobbyStartedDoc),
+        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
+        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
+        (status = 409, description = "`not_ready`, `lobby_started`", body = ErrorBodyDoc),
+        (status = 503, description = "`busy`, `unavailable`", body = ErrorBodyDoc),
+    ),
+)]
 async fn start(
     session: Session,
     State(shared): State<Arc<Shared>>,

@@ -2,6 +2,7 @@
 
 use super::MAX_BODY_BYTES;
 use super::error::ApiError;
+use super::openapi::{CreateMatchDoc, ErrorBodyDoc, MatchCreatedDoc};
 use crate::newmatch::{NewMatchError, Prepared, prepare};
 use crate::state::Shared;
 use axum::body::Bytes;
@@ -18,6 +19,18 @@ fn no_randomness(e: impl std::fmt::Display) -> ApiError {
     ApiError::internal("no randomness")
 }
 
+/// `POST /api/matches`.
+#[utoipa::path(
+    post, path = "/api/matches", tag = "matches",
+    description = "Creates a match and its seats; each seat's token is its secret (`auth` on the WebSocket).",
+    request_body = CreateMatchDoc,
+    responses(
+        (status = 201, description = "The match, its seats and their tokens", body = MatchCreatedDoc),
+        (status = 400, description = "`malformed`: not a match request, or an option out of range", body = ErrorBodyDoc),
+        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        (status = 500, description = "`internal`: the store failed", body = ErrorBodyDoc),
+    ),
+)]
 pub(super) async fn create_match(
     State(shared): State<Arc<Shared>>,
     body: Result<Bytes, BytesRejection>,

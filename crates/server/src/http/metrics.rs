@@ -4,6 +4,7 @@
 
 use super::admin::Admin;
 use super::error::ApiError;
+use super::openapi::ErrorBodyDoc;
 use crate::config::MetricsAccess;
 use crate::state::Shared;
 use axum::extract::State;
@@ -15,6 +16,16 @@ use std::sync::Arc;
 /// The content type of the Prometheus text format.
 const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
+#[utoipa::path(
+    get, path = "/metrics", tag = "server",
+    description = "The Prometheus text exposition. Who may read it is `--metrics-access`: the admin token (default), open, or off.",
+    security(("admin_token" = []), ()),
+    responses(
+        (status = 200, description = "Prometheus text format 0.0.4", body = String, content_type = "text/plain"),
+        (status = 401, description = "`bad_token`: the admin token is required and missing or wrong", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: metrics are off, or behind an admin token that is not configured", body = ErrorBodyDoc),
+    ),
+)]
 pub async fn metrics(
     State(shared): State<Arc<Shared>>,
     admin: Result<Admin, ApiError>,

@@ -7,6 +7,7 @@ pub mod error;
 pub mod lobbies;
 pub mod matches;
 pub mod metrics;
+pub mod openapi;
 
 pub use error::ApiError;
 
@@ -18,10 +19,11 @@ use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use openapi::{ErrorBodyDoc, Routes};
 use protocol::ErrorCode;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use utoipa_axum::routes;
 
 /// Largest request body (a match request is a few hundred bytes, with a test pile a few KiB).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -30,15 +32,8 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// carries the JSON error body.
 pub fn router(shared: Arc<Shared>) -> Router {
     let limited = Arc::clone(&shared);
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics::metrics))
-        .route("/api/matches", post(matches::create_match))
-        .nest("/api/admin", admin::router())
-        .merge(accounts::router())
-        .merge(lobbies::router())
-        .route("/ws", get(ws_upgrade))
-        .with_state(shared)
+    let (api, _) = api_routes().split();
+    api.with_state(shared)
         .merge(crate::web::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -73,6 +68,21 @@ async fn http_limits(
     next.run(req).await
 }
 
+/// Every route of the API, each with its documentation (see [`openapi`]); the browser's pages
+/// ([`crate::web::router`]) are the only routes outside it.
+pub fn api_routes() -> Routes {
+    Routes::new()
+        .routes(routes!(healthz))
+        .routes(routes!(metrics::metrics))
+        .routes(routes!(openapi::openapi_json))
+        .routes(routes!(crate::web::tiles))
+        .routes(routes!(matches::create_match))
+        .nest("/api/admin", admin::router())
+        .merge(accounts::router())
+        .merge(lobbies::router())
+        .routes(routes!(ws_upgrade))
+}
+
 async fn not_found(method: Method, uri: Uri) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
@@ -89,10 +99,27 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
     )
 }
 
+#[utoipa::path(
+    get, path = "/healthz", tag = "server",
+    responses((status = 200, description = "The server is up", body = String, content_type = "text/plain")),
+)]
 async fn healthz() -> &'static str {
     "ok"
 }
 
+/// The WebSocket: every frame is a `ClientMessage` or a `ServerMessage` (components here, and
+/// proto/client-message.schema.json, proto/server-message.schema.json).
+#[utoipa::path(
+    get, path = "/ws", tag = "websocket",
+    description = "Upgrades to the WebSocket on which matches are played. Every frame is one JSON message: the client sends `ClientMessage`s, the server `ServerMessage`s (proto/client-message.schema.json, proto/server-message.schema.json; proto/README.md describes the protocol). An account session (bearer or cookie) is optional: with one the server sends `identified` after `welcome`.",
+    security((), ("session_bearer" = []), ("session_cookie" = [])),
+    responses(
+        (status = 101, description = "Switching Protocols: the WebSocket is open"),
+        (status = 400, description = "`malformed`: not a WebSocket upgrade (also 405, 426)", body = ErrorBodyDoc),
+        (status = 401, description = "`unknown_session`: a bearer session token that is unknown or revoked (a stale cookie only makes the connection anonymous)", body = ErrorBodyDoc),
+        (status = 503, description = "`unavailable`: the server is shutting down", body = ErrorBodyDoc),
+    ),
+)]
 async fn ws_upgrade(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

@@ -245,6 +245,16 @@ impl SqliteStore {
         Ok(done.rows_affected() == 1)
     }
 
+    async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
+        let done =
+            sqlx::query("UPDATE accounts SET admin = ?1 WHERE id = ?2 AND kind = 'registered'")
+                .bind(i64::from(admin))
+                .bind(account.to_string())
+                .execute(&self.write)
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     async fn record_action(&self, a: &AdminActionRow) -> Result<i64, StoreError> {
         let row = sqlx::query(
             "INSERT INTO admin_actions (at, actor, action, match_id, detail, outcome) \
@@ -330,6 +340,16 @@ impl PgStore {
         Ok(done.rows_affected() == 1)
     }
 
+    async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
+        let done =
+            sqlx::query("UPDATE accounts SET admin = $1 WHERE id = $2 AND kind = 'registered'")
+                .bind(admin)
+                .bind(account)
+                .execute(&self.pool)
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     async fn record_action(&self, a: &AdminActionRow) -> Result<i64, StoreError> {
         let row = sqlx::query(
             "INSERT INTO admin_actions (at, actor, action, match_id, detail, outcome) \
@@ -400,6 +420,15 @@ impl Store {
         match self {
             Store::Sqlite(s) => s.set_away(id, seat, since).await,
             Store::Postgres(p) => p.set_away(id, seat, since).await,
+        }
+    }
+
+    /// Gives a registered account the admin role, or takes it away. False when there is no
+    /// such registered account (guests cannot be admins).
+    pub async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.set_admin(account, admin).await,
+            Store::Postgres(p) => p.set_admin(account, admin).await,
         }
     }
 

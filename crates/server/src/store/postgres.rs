@@ -1,5 +1,13 @@
 //! The Postgres dialect, used when a database URL is given. JSON columns are `jsonb`, read back
-//! as text. Postgres coalesces concurrent commits itself, so appends go straight to the pool.
+//! as text.
+//!
+//! Appends are group-committed like SQLite's: one transaction per match cost a round trip per
+//! statement and a commit per match, and fell behind SQLite under load. Writer tasks take every
+//! append queued at that moment and write them all in one transaction with one multi-row insert
+//! (`UNNEST` of arrays); [`WRITERS`] of them take turns, so the next group forms and is written
+//! while the previous commit flushes. A match's appends never overlap (its actor waits for each),
+//! so they stay in order. If a group fails, each of its appends is tried alone, so a bad one fails
+//! alone. Nothing is answered before its commit returned: "persist, then broadcast" holds.
 
 use super::{
     Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, clock_from_db,
@@ -9,14 +17,31 @@ use chrono::Utc;
 use sqlx::Row;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::{Mutex, mpsc, oneshot};
 use uuid::Uuid;
 
 static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
+/// Most appends committed in one group.
+const MAX_GROUP: usize = 256;
+/// Writer tasks taking turns: one forms its group while another's commit flushes.
+const WRITERS: usize = 2;
+
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pub(super) pool: PgPool,
+    writer: mpsc::Sender<WriteReq>,
+}
+
+/// One match's append, waiting for the group it is committed with.
+#[derive(Debug)]
+struct WriteReq {
+    id: Uuid,
+    records: Vec<CommandRow>,
+    status: Option<MatchStatus>,
+    reply: oneshot::Sender<Result<(), StoreError>>,
 }
 
 // Row mapping: one function per row type.
@@ -65,7 +90,12 @@ impl PgStore {
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options)
             .await?;
-        Ok(PgStore { pool })
+        let (writer, rx) = mpsc::channel(4096);
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..WRITERS {
+            tokio::spawn(pg_writer(pool.clone(), rx.clone()));
+        }
+        Ok(PgStore { pool, writer })
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {
@@ -79,33 +109,7 @@ impl PgStore {
 
     pub async fn create_match(&self, m: &MatchRow, seats: &[SeatRow]) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query(
-            "INSERT INTO matches \
-             (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms, \
-              clock_bank_ms, clock_increment_ms) \
-             VALUES ($1, $2::jsonb, $3, $4, $5, $5, $6, $7, $8)",
-        )
-        .bind(m.id)
-        .bind(&m.setup)
-        .bind(m.status.as_str())
-        .bind(&m.rules_version)
-        .bind(m.created_at)
-        .bind(timeout_to_db(m.decision_timeout_ms))
-        .bind(clock_to_db(m.clock).0)
-        .bind(clock_to_db(m.clock).1)
-        .execute(&mut *tx)
-        .await?;
-        for s in seats {
-            sqlx::query(
-                "INSERT INTO seats (match_id, seat, colour, token_hash) VALUES ($1, $2, $3, $4)",
-            )
-            .bind(m.id)
-            .bind(i16::from(s.seat))
-            .bind(&s.colour)
-            .bind(&s.token_hash)
-            .execute(&mut *tx)
-            .await?;
-        }
+        insert_match(&mut tx, m, seats).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -147,36 +151,21 @@ impl PgStore {
         .collect()
     }
 
+    /// Queues the append for a writer task and waits until its group is committed.
     pub async fn append(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
         let Append { records, status } = append;
-        let mut tx = self.pool.begin().await?;
-        for r in records {
-            sqlx::query(
-                "INSERT INTO commands \
-                 (match_id, seq, seat, command_id, command, events, patch, created_at) \
-                 VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8)",
-            )
-            .bind(id)
-            .bind(seq_to_db(r.seq))
-            .bind(i16::from(r.seat))
-            .bind(&r.command_id)
-            .bind(&r.command)
-            .bind(&r.events)
-            .bind(&r.patch)
-            .bind(r.created_at)
-            .execute(&mut *tx)
-            .await?;
-        }
-        if let Some(status) = status {
-            sqlx::query("UPDATE matches SET status = $1, updated_at = $2 WHERE id = $3")
-                .bind(status.as_str())
-                .bind(Utc::now())
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        let (reply, answer) = oneshot::channel();
+        let req = WriteReq {
+            id,
+            records: records.to_vec(),
+            status,
+            reply,
+        };
+        self.writer
+            .send(req)
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
     }
 
     pub async fn unfinished(&self) -> Result<Vec<Uuid>, StoreError> {
@@ -187,6 +176,143 @@ impl PgStore {
             .map(|r| Ok(r.try_get("id")?))
             .collect()
     }
+}
+
+/// A Postgres writer: waits for its turn at the queue, takes every append queued now, and writes
+/// them in one transaction while the next writer takes the next group.
+async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteReq>>>) {
+    loop {
+        let group = {
+            let mut rx = rx.lock().await;
+            let Some(first) = rx.recv().await else {
+                return;
+            };
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP {
+                match rx.try_recv() {
+                    Ok(r) => group.push(r),
+                    Err(_) => break,
+                }
+            }
+            group
+        };
+        match write_group(&pool, &group).await {
+            Ok(()) => {
+                for req in group {
+                    let _ = req.reply.send(Ok(()));
+                }
+            }
+            // Alone it can only fail by itself.
+            Err(e) if group.len() == 1 => {
+                if let Some(req) = group.into_iter().next() {
+                    let _ = req.reply.send(Err(e));
+                }
+            }
+            // Nothing of the group was stored: each append is tried alone, so a bad one (a seq
+            // already stored, say) fails without its neighbours.
+            Err(_) => {
+                for req in group {
+                    let result = append_one(&pool, &req).await;
+                    let _ = req.reply.send(result);
+                }
+            }
+        }
+    }
+}
+
+/// Every record of the group in one multi-row insert, the statuses in one update, one commit.
+async fn write_group(pool: &PgPool, group: &[WriteReq]) -> Result<(), StoreError> {
+    let n: usize = group.iter().map(|r| r.records.len()).sum();
+    let mut ids = Vec::with_capacity(n);
+    let mut seqs = Vec::with_capacity(n);
+    let mut seats = Vec::with_capacity(n);
+    let mut command_ids = Vec::with_capacity(n);
+    let mut commands = Vec::with_capacity(n);
+    let mut events = Vec::with_capacity(n);
+    let mut patches = Vec::with_capacity(n);
+    let mut times = Vec::with_capacity(n);
+    for req in group {
+        for r in &req.records {
+            ids.push(req.id);
+            seqs.push(seq_to_db(r.seq));
+            seats.push(i16::from(r.seat));
+            command_ids.push(r.command_id.as_str());
+            commands.push(r.command.as_str());
+            events.push(r.events.as_str());
+            patches.push(r.patch.as_deref());
+            times.push(r.created_at);
+        }
+    }
+    let (status_ids, statuses): (Vec<Uuid>, Vec<&str>) = group
+        .iter()
+        .filter_map(|r| r.status.map(|s| (r.id, s.as_str())))
+        .unzip();
+    let mut tx = pool.begin().await?;
+    if n > 0 {
+        sqlx::query(
+            "INSERT INTO commands \
+             (match_id, seq, seat, command_id, command, events, patch, created_at) \
+             SELECT m, s, st, ci, c::jsonb, e::jsonb, p::jsonb, t \
+             FROM UNNEST($1::uuid[], $2::bigint[], $3::smallint[], $4::text[], $5::text[], \
+                         $6::text[], $7::text[], $8::timestamptz[]) \
+                  AS u(m, s, st, ci, c, e, p, t)",
+        )
+        .bind(&ids)
+        .bind(&seqs)
+        .bind(&seats)
+        .bind(&command_ids)
+        .bind(&commands)
+        .bind(&events)
+        .bind(&patches)
+        .bind(&times)
+        .execute(&mut *tx)
+        .await?;
+    }
+    if !status_ids.is_empty() {
+        sqlx::query(
+            "UPDATE matches SET status = u.status, updated_at = $3 \
+             FROM UNNEST($1::uuid[], $2::text[]) AS u(id, status) WHERE matches.id = u.id",
+        )
+        .bind(&status_ids)
+        .bind(&statuses)
+        .bind(Utc::now())
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// One match's append in its own transaction (a failed group's appends, one by one).
+async fn append_one(pool: &PgPool, req: &WriteReq) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
+    for r in &req.records {
+        sqlx::query(
+            "INSERT INTO commands \
+             (match_id, seq, seat, command_id, command, events, patch, created_at) \
+             VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8)",
+        )
+        .bind(req.id)
+        .bind(seq_to_db(r.seq))
+        .bind(i16::from(r.seat))
+        .bind(&r.command_id)
+        .bind(&r.command)
+        .bind(&r.events)
+        .bind(&r.patch)
+        .bind(r.created_at)
+        .execute(&mut *tx)
+        .await?;
+    }
+    if let Some(status) = req.status {
+        sqlx::query("UPDATE matches SET status = $1, updated_at = $2 WHERE id = $3")
+            .bind(status.as_str())
+            .bind(Utc::now())
+            .bind(req.id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 // Accounts, sessions and lobbies (issue 12).
@@ -433,28 +559,7 @@ impl PgStore {
         lobby: &LobbyRow,
     ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query(
-            "INSERT INTO matches (id, setup, status, rules_version, created_at, updated_at) \
-             VALUES ($1, $2::jsonb, $3, $4, $5, $5)",
-        )
-        .bind(m.id)
-        .bind(&m.setup)
-        .bind(m.status.as_str())
-        .bind(&m.rules_version)
-        .bind(m.created_at)
-        .execute(&mut *tx)
-        .await?;
-        for s in seats {
-            sqlx::query(
-                "INSERT INTO seats (match_id, seat, colour, token_hash) VALUES ($1, $2, $3, $4)",
-            )
-            .bind(m.id)
-            .bind(i16::from(s.seat))
-            .bind(&s.colour)
-            .bind(&s.token_hash)
-            .execute(&mut *tx)
-            .await?;
-        }
+        insert_match(&mut tx, m, seats).await?;
         for (seat, account) in owners {
             sqlx::query(
                 "INSERT INTO seat_accounts (match_id, seat, account_id) VALUES ($1, $2, $3)",
@@ -469,4 +574,41 @@ impl PgStore {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// The match row and its seats, in the caller's transaction: a match created by `POST
+/// /api/matches` and one started by a lobby are stored alike.
+async fn insert_match(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    m: &MatchRow,
+    seats: &[SeatRow],
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO matches \
+         (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms, \
+          clock_bank_ms, clock_increment_ms) \
+         VALUES ($1, $2::jsonb, $3, $4, $5, $5, $6, $7, $8)",
+    )
+    .bind(m.id)
+    .bind(&m.setup)
+    .bind(m.status.as_str())
+    .bind(&m.rules_version)
+    .bind(m.created_at)
+    .bind(timeout_to_db(m.decision_timeout_ms))
+    .bind(clock_to_db(m.clock).0)
+    .bind(clock_to_db(m.clock).1)
+    .execute(&mut **tx)
+    .await?;
+    for s in seats {
+        sqlx::query(
+            "INSERT INTO seats (match_id, seat, colour, token_hash) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(m.id)
+        .bind(i16::from(s.seat))
+        .bind(&s.colour)
+        .bind(&s.token_hash)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }

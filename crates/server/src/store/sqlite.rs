@@ -127,33 +127,7 @@ impl SqliteStore {
 
     pub async fn create_match(&self, m: &MatchRow, seats: &[SeatRow]) -> Result<(), StoreError> {
         let mut tx = self.write.begin().await?;
-        sqlx::query(
-            "INSERT INTO matches \
-             (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms, \
-              clock_bank_ms, clock_increment_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)",
-        )
-        .bind(m.id.to_string())
-        .bind(&m.setup)
-        .bind(m.status.as_str())
-        .bind(&m.rules_version)
-        .bind(m.created_at)
-        .bind(timeout_to_db(m.decision_timeout_ms))
-        .bind(clock_to_db(m.clock).0)
-        .bind(clock_to_db(m.clock).1)
-        .execute(&mut *tx)
-        .await?;
-        for s in seats {
-            sqlx::query(
-                "INSERT INTO seats (match_id, seat, colour, token_hash) VALUES (?1, ?2, ?3, ?4)",
-            )
-            .bind(m.id.to_string())
-            .bind(i64::from(s.seat))
-            .bind(&s.colour)
-            .bind(&s.token_hash)
-            .execute(&mut *tx)
-            .await?;
-        }
+        insert_match(&mut tx, m, seats).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -558,28 +532,7 @@ impl SqliteStore {
         lobby: &LobbyRow,
     ) -> Result<(), StoreError> {
         let mut tx = self.write.begin().await?;
-        sqlx::query(
-            "INSERT INTO matches (id, setup, status, rules_version, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-        )
-        .bind(m.id.to_string())
-        .bind(&m.setup)
-        .bind(m.status.as_str())
-        .bind(&m.rules_version)
-        .bind(m.created_at)
-        .execute(&mut *tx)
-        .await?;
-        for s in seats {
-            sqlx::query(
-                "INSERT INTO seats (match_id, seat, colour, token_hash) VALUES (?1, ?2, ?3, ?4)",
-            )
-            .bind(m.id.to_string())
-            .bind(i64::from(s.seat))
-            .bind(&s.colour)
-            .bind(&s.token_hash)
-            .execute(&mut *tx)
-            .await?;
-        }
+        insert_match(&mut tx, m, seats).await?;
         for (seat, account) in owners {
             sqlx::query(
                 "INSERT INTO seat_accounts (match_id, seat, account_id) VALUES (?1, ?2, ?3)",
@@ -594,4 +547,41 @@ impl SqliteStore {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// The match row and its seats, in the caller's transaction: a match created by `POST
+/// /api/matches` and one started by a lobby are stored alike.
+async fn insert_match(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    m: &MatchRow,
+    seats: &[SeatRow],
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO matches \
+         (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms, \
+          clock_bank_ms, clock_increment_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)",
+    )
+    .bind(m.id.to_string())
+    .bind(&m.setup)
+    .bind(m.status.as_str())
+    .bind(&m.rules_version)
+    .bind(m.created_at)
+    .bind(timeout_to_db(m.decision_timeout_ms))
+    .bind(clock_to_db(m.clock).0)
+    .bind(clock_to_db(m.clock).1)
+    .execute(&mut **tx)
+    .await?;
+    for s in seats {
+        sqlx::query(
+            "INSERT INTO seats (match_id, seat, colour, token_hash) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .bind(m.id.to_string())
+        .bind(i64::from(s.seat))
+        .bind(&s.colour)
+        .bind(&s.token_hash)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }

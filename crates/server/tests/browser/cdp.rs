@@ -187,6 +187,18 @@ struct Cdp {
 
 impl Cdp {
     async fn call(&self, session: Option<&str>, method: &str, params: Value) -> Value {
+        self.try_call(session, method, params)
+            .await
+            .unwrap_or_else(|e| panic!("{method} failed: {e}"))
+    }
+
+    /// A call whose error is the caller's to judge (an evaluation while the page navigates).
+    async fn try_call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, Value> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.waiters.lock().await.insert(id, tx);
@@ -201,10 +213,10 @@ impl Cdp {
             .await
             .unwrap_or_else(|_| panic!("{method}: no answer"))
             .expect("DevTools answer");
-        if let Some(e) = reply.get("error") {
-            panic!("{method} failed: {e}");
+        match reply.get("error") {
+            Some(e) => Err(e.clone()),
+            None => Ok(reply["result"].clone()),
         }
-        reply["result"].clone()
     }
 }
 
@@ -253,12 +265,16 @@ impl Page {
     pub async fn wait(&self, js: &str, what: &str) {
         let start = Instant::now();
         loop {
+            // A page that reloads (the lobby moves by reloading) cannot answer for a moment.
             let v = self
-                .call(
+                .cdp
+                .try_call(
+                    Some(&self.session),
                     "Runtime.evaluate",
                     json!({"expression": format!("!!({js})"), "returnByValue": true}),
                 )
-                .await;
+                .await
+                .unwrap_or_default();
             if v["result"]["value"] == json!(true) {
                 return;
             }

@@ -21,6 +21,7 @@ on_both_stores!(
     list_filters_and_pages,
     log_state_secrets_and_scenario_of_a_whole_match,
     abort_and_away_are_audited_and_abort_survives_a_restart,
+    an_admin_account_opens_the_admin_api,
 );
 
 /// Every route of the admin API, with a body where it takes one.
@@ -40,6 +41,11 @@ fn routes(id: uuid::Uuid) -> Vec<(&'static str, String, &'static str)> {
         ),
         ("GET", "/api/admin/actions".into(), ""),
         ("GET", "/api/admin/stats".into(), ""),
+        (
+            "PUT",
+            format!("/api/admin/accounts/{id}/admin"),
+            r#"{"admin":true}"#,
+        ),
     ]
 }
 
@@ -609,5 +615,103 @@ async fn abort_and_away_are_audited_and_abort_survives_a_restart(db: &TestDb) {
     .await;
     assert_eq!(rest.actions.len(), 5);
     assert_eq!(rest.next_before, None);
+    server.stop().await;
+}
+
+/// An account, its session token, from `POST path` with `body`.
+async fn account(server: &TestServer, path: &str, body: &str) -> (uuid::Uuid, String) {
+    let (status, text) = http(
+        server,
+        "POST",
+        path,
+        &[("Content-Type", "application/json")],
+        body,
+    )
+    .await;
+    assert_eq!(status, 201, "{path}: {text}");
+    let v: Value = serde_json::from_str(&text).expect("json");
+    let id = serde_json::from_value(v["account"]["id"].clone()).expect("account id");
+    (id, v["token"].as_str().expect("token").to_string())
+}
+
+/// Issue 12 item 5: the admin role on an account. Granted by an admin (here the token), its
+/// sessions (bearer or cookie) open every admin route and are named in the audit trail; a
+/// guest cannot be made admin; taking the role away closes the API again.
+async fn an_admin_account_opens_the_admin_api(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let (ann, ann_token) = account(
+        &server,
+        "/api/accounts",
+        r#"{"name":"Ann","password":"correct horse"}"#,
+    )
+    .await;
+    let (guest, guest_token) = account(&server, "/api/accounts/guest", r#"{"name":"Bo"}"#).await;
+    let as_ann = format!("Bearer {ann_token}");
+    let cookie = format!("session={ann_token}");
+    let matches = "/api/admin/matches";
+    let (status, _) = http(&server, "GET", matches, &[("Authorization", &as_ann)], "").await;
+    assert_eq!(status, 401, "not an admin yet");
+
+    let role = |who: uuid::Uuid| format!("/api/admin/accounts/{who}/admin");
+    let (status, text) = admin(&server, "PUT", &role(guest), r#"{"admin":true}"#).await;
+    assert_eq!(status, 404, "a guest cannot be admin: {text}");
+    let (status, text) = admin(&server, "PUT", &role(ann), r#"{"admin":true}"#).await;
+    assert_eq!(status, 204, "{text}");
+
+    for header in [
+        ("Authorization", as_ann.as_str()),
+        ("Cookie", cookie.as_str()),
+    ] {
+        let (status, text) = http(&server, "GET", matches, &[header], "").await;
+        assert_eq!(status, 200, "{header:?}: {text}");
+        let list: AdminMatchList = serde_json::from_str(&text).expect("a match list");
+        assert!(list.matches.iter().any(|m| m.match_id == id));
+    }
+    let guest_auth = format!("Bearer {guest_token}");
+    let (status, _) = http(
+        &server,
+        "GET",
+        matches,
+        &[("Authorization", &guest_auth)],
+        "",
+    )
+    .await;
+    assert_eq!(status, 401, "a guest's session is no admin's");
+
+    // Ann acts; the audit trail names her account.
+    let (status, text) = http(
+        &server,
+        "POST",
+        &format!("/api/admin/matches/{id}/away"),
+        &[
+            ("Authorization", &as_ann),
+            ("Content-Type", "application/json"),
+        ],
+        r#"{"seat":1}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let a: AdminActionList = admin_ok(&server, "GET", "/api/admin/actions").await;
+    let actors: Vec<(&str, &str)> = a
+        .actions
+        .iter()
+        .map(|x| (x.action.as_str(), x.actor.as_str()))
+        .collect();
+    let ann_actor = format!("account:{ann}");
+    assert_eq!(
+        actors,
+        [
+            ("away", ann_actor.as_str()),
+            ("role", "admin_token"),
+            ("role", "admin_token"),
+        ]
+    );
+
+    let (status, _) = admin(&server, "PUT", &role(ann), r#"{"admin":false}"#).await;
+    assert_eq!(status, 204);
+    let (status, _) = http(&server, "GET", matches, &[("Authorization", &as_ann)], "").await;
+    assert_eq!(status, 401, "the role taken away");
     server.stop().await;
 }

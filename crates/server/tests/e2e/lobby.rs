@@ -331,6 +331,16 @@ async fn four_guests_play_a_lobby_match_to_its_end(db: &TestDb) {
     for f in seats.iter_mut() {
         f.sync_first().await;
     }
+    // The lobby's clock runs in its match: four banks of 5 min, only the first player's running.
+    let view = seats[0].mirror.view().cloned().expect("a view");
+    let clocks = view["clocks"]
+        .as_array()
+        .expect("clocks in the match's view");
+    assert_eq!(clocks.len(), 4, "{view}");
+    for (i, c) in clocks.iter().enumerate() {
+        assert!(c["remaining_ms"].as_u64() <= Some(300_000), "{c}");
+        assert_eq!(c["running_since"].is_u64(), i == 0, "{c}");
+    }
     let mut rng = Rng::new(12);
     let mut watchers = vec![spectator];
     let mut moves = 0;

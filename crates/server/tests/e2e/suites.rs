@@ -841,7 +841,7 @@ async fn store_batches_are_atomic(db: &TestDb) {
             .all(|m| *m != id)
     );
 
-    // Many matches appending at once (on SQLite: committed as groups): a bad append fails
+    // Many matches appending at once (committed as groups on both stores): a bad append fails
     // alone, the others are stored.
     let mut ids = Vec::new();
     for i in 0..20u8 {
