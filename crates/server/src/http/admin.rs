@@ -13,7 +13,9 @@ use super::openapi::{
 use crate::actor::ActorMsg;
 use crate::actor::replay::{LoadError, Replayed, replay};
 use crate::state::Shared;
-use crate::store::admin::{AdminActionRow, MatchListRow, MatchQuery, ModuleFilter, SeatInfo};
+use crate::store::admin::{
+    AdminActionRow, MatchListRow, MatchQuery, ModuleFilter, PlayerFilter, SeatInfo,
+};
 use crate::store::{CommandRow, MatchRow, MatchStatus};
 use crate::tokens::token_hash;
 use axum::Json;
@@ -321,6 +323,19 @@ struct ListQuery {
     to: Option<DateTime<Utc>>,
     limit: Option<u32>,
     cursor: Option<String>,
+    player: Option<String>,
+}
+
+/// The `player` filter: an account id, else a display name (matched case-insensitively, as
+/// names are keyed). A value that is neither is refused rather than matching nothing, so a typo
+/// in a tool's query shows.
+fn parse_player(raw: &str) -> Result<PlayerFilter, ApiError> {
+    if let Ok(id) = Uuid::parse_str(raw) {
+        return Ok(PlayerFilter::Account(id));
+    }
+    let (_, key) = crate::accounts::check_name(raw)
+        .map_err(|e| ApiError::malformed(format!("`player` is no account id or name: {e}")))?;
+    Ok(PlayerFilter::NameKey(key))
 }
 
 /// The keyset cursor of a page: `<created_at in ns since the epoch>_<match id>` of its last
@@ -340,7 +355,7 @@ fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
     ))
 }
 
-/// `GET /matches`: filters `status`, `module`, `from` (inclusive), `to` (exclusive); pages of
+/// `GET /matches`: filters `status`, `module`, `from` (inclusive), `to` (exclusive), `player`; pages of
 /// `limit` (default 50, at most 100), newest first; `cursor` from the previous page.
 #[utoipa::path(
     operation_id = "admin_list_matches",
@@ -354,6 +369,7 @@ fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
         ("to" = Option<String>, Query, format = DateTime, description = "Created before (RFC 3339)"),
         ("limit" = Option<u32>, Query, description = "Matches per page, 1 to 100 (default 50)"),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
+        ("player" = Option<String>, Query, description = "Matches where this player holds a seat: an account id, or a display name (case-insensitive)"),
     ),
     responses(
         (status = 200, description = "A page of matches; `next_cursor` asks for the next", body = AdminMatchListDoc),
@@ -390,6 +406,7 @@ async fn list_matches(
         from: q.from,
         to: q.to,
         before: q.cursor.as_deref().map(decode_cursor).transpose()?,
+        player: q.player.as_deref().map(parse_player).transpose()?,
         // One more than asked: whether there is a next page.
         limit: limit + 1,
     };

@@ -41,7 +41,34 @@ pub struct MatchQuery {
     /// Created before.
     pub to: Option<DateTime<Utc>>,
     pub before: Option<(DateTime<Utc>, Uuid)>,
+    /// Only matches where this player holds a seat.
+    pub player: Option<PlayerFilter>,
     pub limit: u32,
+}
+
+/// A player of the match list's filter: an account, or every account of a display name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlayerFilter {
+    Account(Uuid),
+    /// The lower-cased name (`accounts.name_key`): guests may share a name, so this may match
+    /// several accounts.
+    NameKey(String),
+}
+
+impl PlayerFilter {
+    fn account(&self) -> Option<Uuid> {
+        match self {
+            PlayerFilter::Account(id) => Some(*id),
+            PlayerFilter::NameKey(_) => None,
+        }
+    }
+
+    fn name_key(&self) -> Option<&str> {
+        match self {
+            PlayerFilter::Account(_) => None,
+            PlayerFilter::NameKey(k) => Some(k),
+        }
+    }
 }
 
 /// A match as the admin list shows it.
@@ -97,6 +124,10 @@ const SQLITE_LIST: &str = "SELECT m.id, m.setup, m.status, m.rules_version, m.cr
        AND (?4 IS NULL OR m.created_at >= ?4) \
        AND (?5 IS NULL OR m.created_at < ?5) \
        AND (?6 IS NULL OR m.created_at < ?6 OR (m.created_at = ?6 AND m.id < ?7)) \
+       AND (?9 IS NULL OR EXISTS (SELECT 1 FROM seat_accounts sa \
+            WHERE sa.match_id = m.id AND sa.account_id = ?9)) \
+       AND (?10 IS NULL OR EXISTS (SELECT 1 FROM seat_accounts sa \
+            JOIN accounts a ON a.id = sa.account_id WHERE sa.match_id = m.id AND a.name_key = ?10)) \
      ORDER BY m.created_at DESC, m.id DESC LIMIT ?8";
 
 const PG_LIST: &str = "SELECT m.id, m.setup::text AS setup, m.status, m.rules_version, m.created_at, \
@@ -116,6 +147,10 @@ const PG_LIST: &str = "SELECT m.id, m.setup::text AS setup, m.status, m.rules_ve
        AND ($5::timestamptz IS NULL OR m.created_at < $5) \
        AND ($6::timestamptz IS NULL OR m.created_at < $6 \
             OR (m.created_at = $6 AND m.id < $7::uuid)) \
+       AND ($9::uuid IS NULL OR EXISTS (SELECT 1 FROM seat_accounts sa \
+            WHERE sa.match_id = m.id AND sa.account_id = $9)) \
+       AND ($10::text IS NULL OR EXISTS (SELECT 1 FROM seat_accounts sa \
+            JOIN accounts a ON a.id = sa.account_id WHERE sa.match_id = m.id AND a.name_key = $10)) \
      ORDER BY m.created_at DESC, m.id DESC LIMIT $8";
 
 fn sqlite_list_row(r: &SqliteRow) -> Result<MatchListRow, StoreError> {
@@ -207,6 +242,13 @@ impl SqliteStore {
             .bind(q.before.map(|(t, _)| t))
             .bind(q.before.map(|(_, i)| i.to_string()))
             .bind(i64::from(q.limit))
+            .bind(
+                q.player
+                    .as_ref()
+                    .and_then(PlayerFilter::account)
+                    .map(|i| i.to_string()),
+            )
+            .bind(q.player.as_ref().and_then(PlayerFilter::name_key))
             .fetch_all(&self.read)
             .await?
             .iter()
@@ -304,6 +346,8 @@ impl PgStore {
             .bind(q.before.map(|(t, _)| t))
             .bind(q.before.map(|(_, i)| i))
             .bind(i64::from(q.limit))
+            .bind(q.player.as_ref().and_then(PlayerFilter::account))
+            .bind(q.player.as_ref().and_then(PlayerFilter::name_key))
             .fetch_all(&self.pool)
             .await?
             .iter()

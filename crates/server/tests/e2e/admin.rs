@@ -22,6 +22,7 @@ on_both_stores!(
     log_state_secrets_and_scenario_of_a_whole_match,
     abort_and_away_are_audited_and_abort_survives_a_restart,
     an_admin_account_opens_the_admin_api,
+    list_filters_by_player,
 );
 
 /// Every route of the admin API, with a body where it takes one.
@@ -713,5 +714,139 @@ async fn an_admin_account_opens_the_admin_api(db: &TestDb) {
     assert_eq!(status, 204);
     let (status, _) = http(&server, "GET", matches, &[("Authorization", &as_ann)], "").await;
     assert_eq!(status, 401, "the role taken away");
+    server.stop().await;
+}
+
+/// A match started from a lobby of `seats` seats: the guests of `tokens` take the first seats
+/// (the first is host), bots the rest. Its id.
+async fn lobby_match(server: &TestServer, tokens: &[&str], seats: u8) -> uuid::Uuid {
+    use crate::lobby::{call, join, lobby_of, ready};
+    use serde_json::json;
+    let host = tokens[0];
+    let (s, v) = call(
+        server,
+        "POST",
+        "/api/lobbies",
+        Some(host),
+        Some(json!({"name": "Filtered", "seats": seats})),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let id = lobby_of(v).id;
+    for t in &tokens[1..] {
+        let (s, v) = join(server, id, t, json!({})).await;
+        assert_eq!(s, 200, "{v}");
+    }
+    for seat in tokens.len()..usize::from(seats) {
+        let (s, v) = call(
+            server,
+            "POST",
+            &format!("/api/lobbies/{id}/bot"),
+            Some(host),
+            Some(json!({ "seat": seat })),
+        )
+        .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    for t in tokens {
+        ready(server, id, t).await;
+    }
+    let start = format!("/api/lobbies/{id}/start");
+    let (s, v) = call(server, "POST", &start, Some(host), None).await;
+    assert_eq!(s, 201, "{v}");
+    serde_json::from_value(v["match_id"].clone()).expect("match id")
+}
+
+/// `player`: by account id or by name (any case), with keyset pages; other players' matches and
+/// matches without accounts are not listed; an unknown player lists nothing; a value that is
+/// neither an id nor a name is refused.
+async fn list_filters_by_player(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let (ada, ada_token) = crate::lobby::guest(&server, "Ada").await;
+    let (bo, bo_token) = crate::lobby::guest(&server, "Bo").await;
+    let anonymous = create(&server, 2).await.match_id;
+    let ada_alone = lobby_match(&server, &[&ada_token], 2).await;
+    let bo_alone = lobby_match(&server, &[&bo_token], 2).await;
+    let both = lobby_match(&server, &[&bo_token, &ada_token], 3).await;
+
+    // Newest first, as the unfiltered list orders them.
+    let all = list_ids(&server, "").await;
+    let mut of_ada: Vec<_> = all
+        .iter()
+        .copied()
+        .filter(|m| [ada_alone, both].contains(m))
+        .collect();
+    assert_eq!(of_ada.len(), 2, "{all:?}");
+    assert!(all.contains(&anonymous) && all.contains(&bo_alone));
+    for player in [
+        ada.to_string(),
+        "Ada".into(),
+        "aDA".into(),
+        "%20ada%20".into(),
+    ] {
+        assert_eq!(
+            list_ids(&server, &format!("player={player}")).await,
+            of_ada,
+            "player={player}"
+        );
+    }
+    let mut of_bo: Vec<_> = all
+        .iter()
+        .copied()
+        .filter(|m| [bo_alone, both].contains(m))
+        .collect();
+    assert_eq!(list_ids(&server, &format!("player={bo}")).await, of_bo);
+    assert_eq!(list_ids(&server, "player=BO").await, of_bo);
+
+    // Pages of one: each filtered match once, in order, then no cursor.
+    for (player, want) in [(ada, &mut of_ada), (bo, &mut of_bo)] {
+        let mut got = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let page = list(&server, &format!("player={player}&limit=1{cursor}")).await;
+            assert!(page.matches.len() <= 1);
+            got.extend(page.matches.iter().map(|m| m.match_id));
+            match page.next_cursor {
+                Some(c) => cursor = format!("&cursor={c}"),
+                None => break,
+            }
+        }
+        assert_eq!(&got, want);
+    }
+    // With the other filters: Ada's three-seat match is the only one created after Bo's.
+    let from = list(&server, "")
+        .await
+        .matches
+        .iter()
+        .find(|m| m.match_id == both)
+        .map(|m| m.created_at.clone())
+        .expect("listed");
+    let from = from.replace('+', "%2B");
+    assert_eq!(
+        list_ids(&server, &format!("player=ada&from={from}")).await,
+        vec![both]
+    );
+
+    // Unknown players: nothing.
+    let nobody = uuid::Uuid::new_v4();
+    assert!(
+        list_ids(&server, &format!("player={nobody}"))
+            .await
+            .is_empty()
+    );
+    assert!(list_ids(&server, "player=Nobody").await.is_empty());
+
+    // Neither an account id nor a name.
+    let long = "x".repeat(25);
+    for bad in ["", "%20%20", "a%01b", long.as_str()] {
+        admin_refused(
+            &server,
+            "GET",
+            &format!("/api/admin/matches?player={bad}"),
+            400,
+            ErrorCode::Malformed,
+        )
+        .await;
+    }
     server.stop().await;
 }
