@@ -270,9 +270,13 @@ export type AdminLogEntry = {
 
 /** A seat of a match. */
 export type AdminSeat = {
+  /** The account that holds the seat (a match from a lobby); none for a seat token's seat. */
+  account?: string | null;
   /** Since when the player is marked away (by an admin, or when their game clock ran out). */
   away_since?: string | null;
   colour: Colour;
+  /** That account's display name. */
+  name?: string | null;
   seat: number;
 };
 

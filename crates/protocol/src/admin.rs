@@ -40,6 +40,12 @@ pub struct AdminSeat {
     /// Since when the player is marked away (by an admin, or when their game clock ran out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub away_since: Option<String>,
+    /// The account that holds the seat (a match from a lobby); none for a seat token's seat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<Uuid>,
+    /// That account's display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// `GET /api/admin/matches/{id}` and each item of the list.

@@ -242,14 +242,16 @@ fn summary_of(row: &MatchListRow, seats: &[&SeatInfo]) -> Result<AdminMatchSumma
         .players
         .iter()
         .enumerate()
-        .map(|(i, &colour)| AdminSeat {
-            seat: i as u8,
-            colour,
-            away_since: seats
-                .iter()
-                .find(|s| usize::from(s.seat) == i)
-                .and_then(|s| s.away_since)
-                .map(time),
+        .map(|(i, &colour)| {
+            let stored = seats.iter().find(|s| usize::from(s.seat) == i);
+            let account = stored.and_then(|s| s.account.clone());
+            AdminSeat {
+                seat: i as u8,
+                colour,
+                away_since: stored.and_then(|s| s.away_since).map(time),
+                account: account.as_ref().map(|(id, _)| *id),
+                name: account.map(|(_, name)| name),
+            }
         })
         .collect();
     let scores = row

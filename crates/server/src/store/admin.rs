@@ -94,6 +94,8 @@ pub struct SeatInfo {
     pub seat: u8,
     pub colour: String,
     pub away_since: Option<DateTime<Utc>>,
+    /// The account bound to the seat and its name, if any.
+    pub account: Option<(Uuid, String)>,
 }
 
 /// One entry of the audit trail.
@@ -186,7 +188,16 @@ fn uuid_text(r: &SqliteRow, column: &str) -> Result<Uuid, StoreError> {
 }
 
 fn sqlite_seat(r: &SqliteRow) -> Result<SeatInfo, StoreError> {
+    let account: Option<String> = r.try_get("account_id")?;
+    let account = match account {
+        Some(a) => Some((
+            Uuid::parse_str(&a).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            r.try_get("name")?,
+        )),
+        None => None,
+    };
     Ok(SeatInfo {
+        account,
         match_id: uuid_text(r, "match_id")?,
         seat: seat_from_db(r.try_get("seat")?)?,
         colour: r.try_get("colour")?,
@@ -196,7 +207,13 @@ fn sqlite_seat(r: &SqliteRow) -> Result<SeatInfo, StoreError> {
 
 fn pg_seat(r: &PgRow) -> Result<SeatInfo, StoreError> {
     let seat: i16 = r.try_get("seat")?;
+    let account: Option<Uuid> = r.try_get("account_id")?;
+    let account = match account {
+        Some(a) => Some((a, r.try_get("name")?)),
+        None => None,
+    };
     Ok(SeatInfo {
+        account,
         match_id: r.try_get("match_id")?,
         seat: seat_from_db(i64::from(seat))?,
         colour: r.try_get("colour")?,
@@ -260,8 +277,10 @@ impl SqliteStore {
         let ids: Vec<String> = ids.iter().map(Uuid::to_string).collect();
         let ids = serde_json::to_string(&ids).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         sqlx::query(
-            "SELECT match_id, seat, colour, away_since FROM seats \
-             WHERE match_id IN (SELECT value FROM json_each(?1)) ORDER BY match_id, seat",
+            "SELECT s.match_id, s.seat, s.colour, s.away_since, sa.account_id, a.name FROM seats s \
+             LEFT JOIN seat_accounts sa ON sa.match_id = s.match_id AND sa.seat = s.seat \
+             LEFT JOIN accounts a ON a.id = sa.account_id \
+             WHERE s.match_id IN (SELECT value FROM json_each(?1)) ORDER BY s.match_id, s.seat",
         )
         .bind(ids)
         .fetch_all(&self.read)
@@ -357,8 +376,10 @@ impl PgStore {
 
     async fn seats_of(&self, ids: &[Uuid]) -> Result<Vec<SeatInfo>, StoreError> {
         sqlx::query(
-            "SELECT match_id, seat, colour, away_since FROM seats \
-             WHERE match_id = ANY($1) ORDER BY match_id, seat",
+            "SELECT s.match_id, s.seat, s.colour, s.away_since, sa.account_id, a.name FROM seats s \
+             LEFT JOIN seat_accounts sa ON sa.match_id = s.match_id AND sa.seat = s.seat \
+             LEFT JOIN accounts a ON a.id = sa.account_id \
+             WHERE s.match_id = ANY($1) ORDER BY s.match_id, s.seat",
         )
         .bind(ids)
         .fetch_all(&self.pool)

@@ -759,7 +759,7 @@ async fn lobby_match(server: &TestServer, tokens: &[&str], seats: u8) -> uuid::U
 
 /// `player`: by account id or by name (any case), with keyset pages; other players' matches and
 /// matches without accounts are not listed; an unknown player lists nothing; a value that is
-/// neither an id nor a name is refused.
+/// neither an id nor a name is refused. Each seat of a summary names its account.
 async fn list_filters_by_player(db: &TestDb) {
     let server = TestServer::start(db.config());
     let (ada, ada_token) = crate::lobby::guest(&server, "Ada").await;
@@ -825,6 +825,31 @@ async fn list_filters_by_player(db: &TestDb) {
     assert_eq!(
         list_ids(&server, &format!("player=ada&from={from}")).await,
         vec![both]
+    );
+
+    // Each seat names its account: the lobby's players, not its bot nor a seat token's seat.
+    let accounts = |m: &AdminMatchSummary| -> Vec<(Option<uuid::Uuid>, Option<String>)> {
+        m.players
+            .iter()
+            .map(|p| (p.account, p.name.clone()))
+            .collect()
+    };
+    let listed = list(&server, "").await.matches;
+    let of = |id| listed.iter().find(|m| m.match_id == id).expect("listed");
+    assert_eq!(
+        accounts(of(both)),
+        [
+            (Some(bo), Some("Bo".to_string())),
+            (Some(ada), Some("Ada".to_string())),
+            (None, None)
+        ]
+    );
+    assert_eq!(accounts(of(anonymous)), [(None, None), (None, None)]);
+    let one: AdminMatchSummary =
+        admin_ok(&server, "GET", &format!("/api/admin/matches/{ada_alone}")).await;
+    assert_eq!(
+        accounts(&one),
+        [(Some(ada), Some("Ada".to_string())), (None, None)]
     );
 
     // Unknown players: nothing.
