@@ -979,44 +979,8 @@ async fn spectator_page_follows_a_whole_random_game_exactly() {
         .wait("window.carcassonne && window.carcassonne.view", "the view")
         .await;
 
-    let ws = format!("ws://{}/ws", server.addr);
-    let mut seats = Vec::new();
-    for st in &created.seats {
-        let mut c = Connection::connect(&ws).await.expect("connect");
-        c.auth(&st.token).await.expect("auth");
-        seats.push(c);
-    }
-    let mut follower = Connection::connect(&ws).await.expect("connect");
-    follower.subscribe(id, None).await.expect("subscribe");
-    let mut mirror = client::Mirror::new(id);
-    let mut rng = 7u64;
-    let mut seq = 0;
-    loop {
-        while mirror.seq() != Some(seq) {
-            let m = tokio::time::timeout(WAIT, follower.next_message())
-                .await
-                .expect("a message in time")
-                .expect("read")
-                .expect("open");
-            mirror.apply(&m).expect("mirror");
-        }
-        let view = mirror.view_typed().expect("view").expect("some");
-        if view.finished {
-            break;
-        }
-        let (player, command) =
-            rules::bot::random_move_from(&view.decisions, || rules::bot::splitmix64(&mut rng))
-                .expect("a move");
-        let out = seats[usize::from(player)]
-            .command(&format!("m{seq}"), command)
-            .await
-            .expect("command");
-        assert!(
-            matches!(out, client::CommandOutcome::Accepted { .. }),
-            "{out:?}"
-        );
-        seq += 1;
-    }
+    // The whole game, whoever must decide.
+    let seq = play_randomly(&server, &created, u64::MAX, 7).await;
     wait_seq(&watcher, seq).await;
     let (sseq, view) = server_view(&server, id).await;
     assert_eq!(sseq, seq);
