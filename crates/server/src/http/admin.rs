@@ -363,7 +363,7 @@ fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
     operation_id = "admin_list_matches",
     get, path = "/matches", tag = "admin",
     description = "The matches, newest first, filtered and paginated.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(
         ("status" = Option<String>, Query, description = "`active`, `finished`, `broken` or `aborted`"),
         ("module" = Option<String>, Query, description = "`tollkeepers`, `messages`, `map` or `chips`"),
@@ -376,8 +376,8 @@ fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
     responses(
         (status = 200, description = "A page of matches; `next_cursor` asks for the next", body = AdminMatchListDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
     ),
 )]
 async fn list_matches(
@@ -434,13 +434,13 @@ async fn list_matches(
     operation_id = "admin_summary",
     get, path = "/matches/{id}", tag = "admin",
     description = "A match's summary.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(("id" = String, Path, format = Uuid, description = "The match id")),
     responses(
         (status = 200, description = "The summary", body = AdminMatchSummaryDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
     ),
 )]
 async fn summary(
@@ -483,7 +483,7 @@ struct ChatQuery {
     operation_id = "admin_chat",
     get, path = "/matches/{id}/chat", tag = "admin",
     description = "The match's chat, both channels (table and spectators), in the order it was said.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(
         ("id" = String, Path, format = Uuid, description = "The match id"),
         ("after" = Option<i64>, Query, description = "The lines after this cursor (a `next_after`; default 0)"),
@@ -492,8 +492,8 @@ struct ChatQuery {
     responses(
         (status = 200, description = "A page of the chat; `next_after` asks for the next", body = AdminMatchChatDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
     ),
 )]
 /// `GET /matches/{id}/chat`: the match's chat lines (both channels) after the line `after`,
@@ -533,7 +533,7 @@ async fn chat(
     operation_id = "admin_log",
     get, path = "/matches/{id}/log", tag = "admin",
     description = "The match's commands (who sent each, when, and its events), in seq order.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(
         ("id" = String, Path, format = Uuid, description = "The match id"),
         ("after" = Option<u64>, Query, description = "The commands after this seq (default 0)"),
@@ -542,8 +542,8 @@ async fn chat(
     responses(
         (status = 200, description = "A page of the log; `next_after` asks for the next", body = AdminMatchLogDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
     ),
 )]
 async fn log(
@@ -616,7 +616,7 @@ struct StateQuery {
     operation_id = "admin_state_at",
     get, path = "/matches/{id}/state", tag = "admin",
     description = "The public view at a seq, replayed through the rules.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(
         ("id" = String, Path, format = Uuid, description = "The match id"),
         ("seq" = Option<u64>, Query, description = "The seq (default: the last)"),
@@ -624,8 +624,8 @@ struct StateQuery {
     responses(
         (status = 200, description = "The view at the seq", body = AdminMatchStateDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
         (status = 409, description = "`unavailable`: the match was played with other rules", body = ErrorBodyDoc),
     ),
 )]
@@ -670,13 +670,13 @@ fn is_over(status: MatchStatus) -> bool {
     operation_id = "admin_secrets",
     get, path = "/matches/{id}/secrets", tag = "admin",
     description = "Seed, pile order, face-down chips and dispatch stack, at the start and the end, of a finished or aborted match. Audited.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(("id" = String, Path, format = Uuid, description = "The match id")),
     responses(
         (status = 200, description = "The secrets", body = AdminMatchSecretsDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
         (status = 409, description = "`not_finished`: the match is still played", body = ErrorBodyDoc),
     ),
 )]
@@ -725,13 +725,13 @@ async fn secrets_of(shared: &Shared, id: Uuid) -> Result<AdminMatchSecrets, ApiE
     operation_id = "admin_scenario",
     get, path = "/matches/{id}/scenario", tag = "admin",
     description = "The match as a scenario file that the `scenario` binary replays to the same events and scores (with its secrets only once it is over). Audited.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(("id" = String, Path, format = Uuid, description = "The match id")),
     responses(
         (status = 200, description = "The scenario", body = ScenarioDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
         (status = 409, description = "`not_finished`: the export would need a secret of a match still played", body = ErrorBodyDoc),
     ),
 )]
@@ -795,7 +795,7 @@ struct ActionsQuery {
     operation_id = "admin_actions",
     get, path = "/actions", tag = "admin",
     description = "The audit trail, newest first.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(
         ("match_id" = Option<String>, Query, format = Uuid, description = "Only the actions on this match"),
         ("before" = Option<i64>, Query, description = "`next_before` of the previous page"),
@@ -804,8 +804,8 @@ struct ActionsQuery {
     responses(
         (status = 200, description = "A page of admin actions; `next_before` asks for the next", body = AdminActionListDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
     ),
 )]
 async fn actions(
@@ -849,12 +849,12 @@ async fn actions(
     operation_id = "admin_stats",
     get, path = "/stats", tag = "admin",
     description = "What is in memory: match actors and WebSocket connections.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     responses(
         (status = 200, description = "The figures", body = AdminStatsDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
     ),
 )]
 async fn stats(_: Admin, State(shared): State<Arc<Shared>>) -> Json<serde_json::Value> {
@@ -874,13 +874,13 @@ async fn stats(_: Admin, State(shared): State<Arc<Shared>>) -> Json<serde_json::
     operation_id = "admin_abort",
     post, path = "/matches/{id}/abort", tag = "admin",
     description = "Ends an active match for good (status `aborted`). Audited.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(("id" = String, Path, format = Uuid, description = "The match id")),
     responses(
         (status = 200, description = "The match's summary", body = AdminMatchSummaryDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
         (status = 409, description = "`not_active`: the match is no longer active", body = ErrorBodyDoc),
         (status = 503, description = "`unavailable`: the server is shutting down", body = ErrorBodyDoc),
     ),
@@ -954,14 +954,14 @@ async fn abort_match(shared: &Shared, id: Uuid) -> Result<Seq, ApiError> {
     operation_id = "admin_away",
     post, path = "/matches/{id}/away", tag = "admin",
     description = "Marks a seat's player away (or back). Audited.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(("id" = String, Path, format = Uuid, description = "The match id")),
     request_body = AwayRequestDoc,
     responses(
         (status = 200, description = "The match's summary", body = AdminMatchSummaryDoc),
         (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured)", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
+        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
         (status = 409, description = "`not_active`: the match is no longer active", body = ErrorBodyDoc),
     ),
 )]
@@ -1017,13 +1017,13 @@ async fn mark_away(shared: &Shared, id: Uuid, req: &AwayRequest) -> Result<(), A
     operation_id = "admin_set_role",
     put, path = "/accounts/{id}/admin", tag = "admin",
     description = "Gives a registered account the admin role, or takes it away. Audited.",
-    security(("admin_token" = [])),
+    security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(("id" = String, Path, format = Uuid, description = "The account id")),
     request_body = AdminRoleRequestDoc,
     responses(
         (status = 204, description = "Done"),
         (status = 400, description = "`malformed`: a bad id or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: no or a wrong admin token", body = ErrorBodyDoc),
+        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
         (status = 404, description = "`unknown_session`: no registered account has this id (guests cannot be admins); `unavailable`: the admin API is off", body = ErrorBodyDoc),
     ),
 )]
