@@ -1,6 +1,5 @@
 //! `POST /api/matches`: a new match, its seats and their tokens.
 
-use super::MAX_BODY_BYTES;
 use super::error::ApiError;
 use super::openapi::{CreateMatchDoc, ErrorBodyDoc, MatchCreatedDoc};
 use crate::newmatch::{NewMatchError, Prepared, prepare};
@@ -9,7 +8,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
-use protocol::{CreateMatch, ErrorCode, MatchCreated};
+use protocol::{CreateMatch, MatchCreated};
 use std::sync::Arc;
 use tracing::{error, info};
 
@@ -35,23 +34,7 @@ pub(super) async fn create_match(
     State(shared): State<Arc<Shared>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, axum::Json<MatchCreated>), ApiError> {
-    let body = body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::TooLarge,
-                format!("a match request has at most {MAX_BODY_BYTES} bytes"),
-            )
-        } else {
-            ApiError::new(
-                rejection.status(),
-                ErrorCode::Malformed,
-                rejection.body_text(),
-            )
-        }
-    })?;
-    let req: CreateMatch = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::malformed(format!("not a match request: {e}")))?;
+    let req: CreateMatch = super::accounts::json_body(body)?;
     let Prepared {
         row,
         seats,
