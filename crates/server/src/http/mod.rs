@@ -41,6 +41,19 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .layer(axum::middleware::from_fn_with_state(limited, http_limits))
 }
 
+/// Which rate limit an HTTP request counts against: the middleware and the OpenAPI document's
+/// 429 answers read this one list.
+pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::Kind> {
+    use crate::limits::Kind;
+    match (method, path) {
+        (&Method::POST, "/api/accounts" | "/api/accounts/guest" | "/api/sessions") => {
+            Some(Kind::Account)
+        }
+        (&Method::POST, p) if p.starts_with("/api/lobbies") => Some(Kind::Lobby),
+        _ => None,
+    }
+}
+
 /// The per-address rate limits of the REST side (issue 12 item 8): account creation and log-in,
 /// and every lobby action (a `POST` under `/api/lobbies`). Reads cost nothing.
 async fn http_limits(
@@ -48,14 +61,7 @@ async fn http_limits(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    use crate::limits::Kind;
-    let kind = match (req.method(), req.uri().path()) {
-        (&Method::POST, "/api/accounts" | "/api/accounts/guest" | "/api/sessions") => {
-            Some(Kind::Account)
-        }
-        (&Method::POST, p) if p.starts_with("/api/lobbies") => Some(Kind::Lobby),
-        _ => None,
-    };
+    let kind = limit_kind(req.method(), req.uri().path());
     let peer = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

@@ -284,7 +284,43 @@ fn complete(openapi: utoipa::openapi::OpenApi) -> Value {
         }
         components.insert("schemas".into(), Value::Object(schemas));
     }
+    rate_limited_answers(&mut doc);
     doc
+}
+
+/// The routes the HTTP rate limits cover ([`super::limit_kind`]) answer 429 as well.
+fn rate_limited_answers(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item.iter_mut() {
+            let Ok(m) = axum::http::Method::from_bytes(method.to_uppercase().as_bytes()) else {
+                continue;
+            };
+            if super::limit_kind(&m, path).is_none() {
+                continue;
+            }
+            if let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) {
+                responses.insert(
+                    "429".into(),
+                    json!({
+                        "description": "`rate_limited`: too many requests from this address; retry after `Retry-After` seconds (`retry_after_ms` in the body)",
+                        "headers": {"Retry-After": {
+                            "description": "Seconds to wait before trying again",
+                            "schema": {"type": "integer", "minimum": 0}
+                        }},
+                        "content": {"application/json": {
+                            "schema": {"$ref": "#/components/schemas/ErrorBody"}
+                        }}
+                    }),
+                );
+            }
+        }
+    }
 }
 
 /// The document as served and checked in: pretty JSON with a final newline.
