@@ -66,6 +66,9 @@ enum Ctrl {
 }
 
 /// Counts live connections so that shutdown can wait for them.
+/// Most mutes one connection keeps (more would let a client grow the server's memory).
+pub const MAX_MUTES: usize = 256;
+
 struct LiveGuard(Arc<Shared>);
 
 impl Drop for LiveGuard {
@@ -902,10 +905,18 @@ impl Connection {
             }
         };
         if let Ok(mut mutes) = self.mutes.write() {
-            if on {
+            if !on {
+                mutes.remove(&key);
+            } else if mutes.len() < MAX_MUTES || mutes.contains(&key) {
                 mutes.insert(key);
             } else {
-                mutes.remove(&key);
+                // Bounded: a client cannot grow the connection's memory with mutes.
+                drop(mutes);
+                self.reply(error_frame(
+                    ErrorCode::BadChat,
+                    None,
+                    format!("at most {MAX_MUTES} mutes per connection: unmute someone first"),
+                ));
             }
         }
     }

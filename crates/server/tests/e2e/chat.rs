@@ -303,6 +303,17 @@ async fn bad_chat_is_refused_and_the_connection_goes_on(db: &TestDb) {
     assert_eq!(next_error(&mut ca).await, ErrorCode::BadChat);
     // Exactly the limit (in characters, not bytes) is fine.
     say_and_echo(&mut ca, match_id, &"é".repeat(protocol::MAX_CHAT_CHARS)).await;
+    // Mutes are bounded per connection: one past the cap is refused, the connection goes on.
+    for _ in 0..=server::conn::MAX_MUTES {
+        ca.send(&ClientMessage::Mute(MuteTarget {
+            account_id: Some(uuid::Uuid::new_v4()),
+            match_id: None,
+            seat: None,
+        }))
+        .await
+        .expect("send");
+    }
+    assert_eq!(next_error(&mut ca).await, ErrorCode::BadChat);
 
     // An anonymous spectator may read but not speak; a stranger cannot speak at the table.
     let mut anon = Connection::connect(&server.ws()).await.expect("connect");
