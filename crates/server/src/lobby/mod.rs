@@ -110,7 +110,7 @@ impl Lobbies {
         max_open_lobbies: usize,
     ) -> Result<Lobbies, crate::store::StoreError> {
         let mut open = HashMap::new();
-        let mut started = HashMap::new();
+        let mut started = Started::default();
         for row in store.live_lobbies().await? {
             let lobby: LobbyState = match serde_json::from_str(&row.state) {
                 Ok(l) => l,
@@ -286,6 +286,47 @@ struct Follower {
     conn: ConnHandle,
 }
 
+/// Most started lobbies kept in memory: enough for late clients of recent starts, bounded so
+/// that a long uptime does not grow the lobby actor without end.
+const MAX_STARTED: usize = 4096;
+
+/// The started lobbies, read-only, the oldest dropped beyond [`MAX_STARTED`] (a lobby dropped
+/// here is then unknown: its match has long been listed and joined).
+struct Started<T = LobbyState> {
+    lobbies: HashMap<Uuid, T>,
+    order: std::collections::VecDeque<Uuid>,
+}
+
+impl<T> Default for Started<T> {
+    fn default() -> Self {
+        Started {
+            lobbies: HashMap::new(),
+            order: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+impl<T> Started<T> {
+    fn insert(&mut self, id: Uuid, lobby: T) {
+        if self.lobbies.insert(id, lobby).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > MAX_STARTED {
+            if let Some(old) = self.order.pop_front() {
+                self.lobbies.remove(&old);
+            }
+        }
+    }
+
+    fn get(&self, id: &Uuid) -> Option<&T> {
+        self.lobbies.get(id)
+    }
+
+    fn contains_key(&self, id: &Uuid) -> bool {
+        self.lobbies.contains_key(id)
+    }
+}
+
 struct Actor {
     store: Store,
     registry: Arc<Registry>,
@@ -296,7 +337,7 @@ struct Actor {
     open: HashMap<Uuid, LobbyState>,
     /// Lobbies whose match started (since this run, or still running at its start): read-only,
     /// so that a late client finds the match and an action gets `lobby_started`.
-    started: HashMap<Uuid, LobbyState>,
+    started: Started,
     /// Who follows each lobby: the connection and its account, if any.
     followers: HashMap<Uuid, Vec<Follower>>,
 }
@@ -573,5 +614,27 @@ impl Actor {
                 c.conn.push(f.clone())
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Started lobbies are bounded: beyond the cap the oldest goes, the newest stay.
+    #[test]
+    fn started_lobbies_keep_only_the_newest() {
+        let mut started: Started<u32> = Started::default();
+        let ids: Vec<Uuid> = (0..=MAX_STARTED).map(|_| Uuid::new_v4()).collect();
+        for (i, id) in ids.iter().enumerate() {
+            started.insert(*id, i as u32);
+        }
+        // Inserting a kept one again changes nothing.
+        started.insert(ids[MAX_STARTED], 0);
+        assert!(!started.contains_key(&ids[0]));
+        assert_eq!(started.get(&ids[1]), Some(&1));
+        assert_eq!(started.get(&ids[MAX_STARTED]), Some(&0));
+        assert_eq!(started.lobbies.len(), MAX_STARTED);
+        assert_eq!(started.order.len(), MAX_STARTED);
     }
 }
