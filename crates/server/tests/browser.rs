@@ -334,13 +334,20 @@ fn free_addr() -> SocketAddr {
     l.local_addr().expect("addr")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_players_play_a_whole_game_by_clicking() {
-    let Some(b) = Browser::launch().await else {
-        return;
-    };
+/// Chromium and a server on the embedded store in a fresh data directory; `None` (after the
+/// notice) when Chromium is missing outside CI.
+async fn browser_and_server() -> Option<(Browser, tempfile::TempDir, Server)> {
+    let b = Browser::launch().await?;
     let data = tempfile::tempdir().expect("tmp");
     let server = Server::start(free_addr(), data.path());
+    Some((b, data, server))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_players_play_a_whole_game_by_clicking() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
     let s = scenario("b-b11-scoring-order-roads-cities-monasteries");
     let created = create(&server, &s).await;
     let red = seat_page(&b, &server, &created.seats[0].token).await;
@@ -395,11 +402,9 @@ async fn two_players_play_a_whole_game_by_clicking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tollkeepers_toll_is_paid_and_shown() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     // The seed's worked examples (T6, T9): tolls paid, a tollhouse turned by travellers.
     let s = scenario("t-t6-t9-seed-examples");
     let created = create(&server, &s).await;
@@ -457,11 +462,9 @@ async fn tollkeepers_toll_is_paid_and_shown() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_mid_game_resumes_the_exact_state() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let s = scenario("b-b6-b7-monastery-complete-9-and-incomplete");
     let created = create(&server, &s).await;
     let red = seat_page(&b, &server, &created.seats[0].token).await;
@@ -491,11 +494,9 @@ async fn reload_mid_game_resumes_the_exact_state() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_restart_shows_reconnecting_and_resumes() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let addr = server.addr;
     let s = scenario("b-b6-b7-monastery-complete-9-and-incomplete");
     let created = create(&server, &s).await;
@@ -536,11 +537,9 @@ async fn server_restart_shows_reconnecting_and_resumes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spectator_follows_a_game_live() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let s = scenario("b-b6-b7-coats-of-arms-complete-and-incomplete");
     let created = create(&server, &s).await;
     let watcher = b.page(1280, 720).await;
@@ -613,11 +612,9 @@ async fn wait_chat(p: &Page, text: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_players_chat_at_the_table() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let s = scenario("b-b6-b7-coats-of-arms-complete-and-incomplete");
     let created = create(&server, &s).await;
     let red = seat_page(&b, &server, &created.seats[0].token).await;
@@ -649,11 +646,9 @@ async fn two_players_chat_at_the_table() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_command_shows_the_servers_error_in_words() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let s = scenario("b-b6-b7-coats-of-arms-complete-and-incomplete");
     let created = create(&server, &s).await;
     let red = seat_page(&b, &server, &created.seats[0].token).await;
@@ -704,11 +699,9 @@ async fn refused_command_shows_the_servers_error_in_words() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keyboard_play_on_a_phone_viewport() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let s = scenario("b-b6-b7-coats-of-arms-complete-and-incomplete");
     let created = create(&server, &s).await;
     let red = b.page(390, 844).await;
@@ -786,11 +779,9 @@ async fn keyboard_play_on_a_phone_viewport() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gap_in_diffs_is_refilled_and_an_unanswered_command_is_resent() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let s = scenario("b-b6-b7-monastery-complete-9-and-incomplete");
     let steps = canonical_steps(&s);
     let created = create(&server, &s).await;
@@ -858,11 +849,9 @@ async fn gap_in_diffs_is_refilled_and_an_unanswered_command_is_resent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tile_gallery_draws_every_tile_of_the_catalogue() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let p = b.page(1280, 720).await;
     p.goto(&format!("{}/#tiles", server.http())).await;
     p.wait(
@@ -919,11 +908,9 @@ async fn tile_gallery_draws_every_tile_of_the_catalogue() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_page_creates_a_test_match_and_links_its_seats() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let p = b.page(1280, 720).await;
     let href = create_from_start_page(&p, &server, "#create-tollkeepers").await;
     p.screenshot("start-page").await;
@@ -950,11 +937,9 @@ async fn start_page_creates_a_test_match_and_links_its_seats() {
 /// exactly the server's view, and draws the whole board.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spectator_page_follows_a_whole_random_game_exactly() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let req = CreateMatch {
         players: vec![
             rules::Colour::Red,
@@ -1095,11 +1080,9 @@ async fn sell_by_clicking(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn france_map_chip_taken_and_wine_sold_by_clicking() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let created = create_france(&server).await;
     let red = seat_page(&b, &server, &created.seats[0].token).await;
     let blue = seat_page(&b, &server, &created.seats[1].token).await;
@@ -1225,11 +1208,9 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
 /// refuses and the page says why in words (P1, P4), and nothing changes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn france_map_refused_placements_show_the_reason_in_words() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let created = create_france(&server).await;
     let red = seat_page(&b, &server, &created.seats[0].token).await;
     let blue = seat_page(&b, &server, &created.seats[1].token).await;
@@ -1292,11 +1273,9 @@ async fn france_map_refused_placements_show_the_reason_in_words() {
 /// The start page offers a test match on the France map with its chips; its seat shows the map.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_page_creates_a_match_on_the_france_map() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let p = b.page(1280, 720).await;
     let href = create_from_start_page(&p, &server, "#create-map").await;
     let seat = b.page(1280, 720).await;
@@ -1699,11 +1678,9 @@ async fn messages_dispatches_resolved_by_clicking() {
 /// of arms) and sells the wine abroad for 5; the page's scores are the server's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn france_map_wine_sold_abroad_by_clicking() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     // The random start tile on Le Mans is drawn first; then Red's base/U, Blue's, Red's base/J.
     let req: CreateMatch = serde_json::from_value(json!({
         "players": ["red", "blue"],
@@ -1766,11 +1743,9 @@ async fn france_map_wine_sold_abroad_by_clicking() {
 /// pawns of both players on space 0 and a full stack.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_page_creates_a_messages_match() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let p = b.page(1280, 720).await;
     let href = create_from_start_page(&p, &server, "#create-messages").await;
     let seat = b.page(1280, 720).await;
@@ -1945,11 +1920,9 @@ async fn click_timeline(p: &Page, seq: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admin_console_lists_steps_and_reveals_a_played_match() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     // A finished match (The Tollkeepers: tolls paid, a tollhouse turned), and one still being
     // played.
     let s = scenario("t-t6-t9-seed-examples");
@@ -2119,11 +2092,9 @@ async fn admin_console_lists_steps_and_reveals_a_played_match() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admin_console_says_a_wrong_token_in_words() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     // Eleven matches: two pages of ten.
     let s = scenario("b-b6-b7-monastery-complete-9-and-incomplete");
     let mut ids = Vec::new();
@@ -2216,11 +2187,9 @@ async fn admin_console_says_a_wrong_token_in_words() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admin_console_aborts_and_marks_away_after_confirmation() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let s = scenario("b-b6-b7-monastery-complete-9-and-incomplete");
     let steps = canonical_steps(&s);
     let created = create(&server, &s).await;
@@ -2348,11 +2317,9 @@ async fn play_randomly(server: &Server, created: &MatchCreated, moves: u64, mut 
 /// meeples and face-down chips.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admin_console_steps_a_messages_match_on_the_france_map() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let req: CreateMatch = serde_json::from_value(json!({
         "players": ["red", "blue"],
         "modules": { "messages": true, "map": { "map": "france", "chips": true } },
@@ -2410,11 +2377,9 @@ async fn admin_console_steps_a_messages_match_on_the_france_map() {
 /// who has the increment of the turn played for them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clocks_count_down_and_an_away_player_comes_back() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let req = CreateMatch {
         players: vec![rules::Colour::Red, rules::Colour::Blue],
         modules: Default::default(),
@@ -2610,11 +2575,9 @@ async fn click_first_legal(p: &Page) {
 /// match from the list.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lobby_guests_meet_start_and_play_and_a_spectator_watches() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let ann = guest_page(&b, &server, "Ann", 1280, 720).await;
     let lobby = create_lobby(&ann, "Friday game", false).await;
     // The host puts a bot on the free seat and takes it off again.
@@ -2698,11 +2661,9 @@ async fn lobby_guests_meet_start_and_play_and_a_spectator_watches() {
 /// A private lobby is not listed; its invite link seats a guest; a wrong code is refused in words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lobby_private_needs_its_invite_code() {
-    let Some(b) = Browser::launch().await else {
+    let Some((b, _data, server)) = browser_and_server().await else {
         return;
     };
-    let data = tempfile::tempdir().expect("tmp");
-    let server = Server::start(free_addr(), data.path());
     let ann = guest_page(&b, &server, "Ann", 1280, 720).await;
     let lobby = create_lobby(&ann, "Club night", true).await;
     let link = text_of(&ann, "document.getElementById('room-link').value").await;
