@@ -194,7 +194,14 @@ function play() {
     },
     status: (s) => {
       document.body.dataset.status = s;
-      $('status').textContent = s === 'live' ? 'connected' : s === 'reconnecting' ? 'reconnecting…' : 'connecting…';
+      $('status').textContent =
+        s === 'live'
+          ? 'connected'
+          : s === 'reconnecting'
+            ? 'reconnecting…'
+            : s === 'signed_out'
+              ? 'signed out: this session was revoked; log in again in the lobby'
+              : 'connecting…';
     },
   });
   // For tests and the curious: the exact state the page shows.

@@ -12,7 +12,7 @@ import { applyPatch } from './patch.js';
  * @typedef {import('./proto').MatchView} View
  * @typedef {import('./proto').Event} Event
  * @typedef {import('./proto').ErrorBody} ErrorBody
- * @typedef {'connecting'|'live'|'reconnecting'} Status
+ * @typedef {'connecting'|'live'|'reconnecting'|'signed_out'} Status
  * @typedef {{
  *   state: () => void,
  *   events: (events: Event[], seq: number) => void,
@@ -24,6 +24,8 @@ import { applyPatch } from './patch.js';
 
 /** How long a command may stay unanswered on a live connection before it is sent again. */
 const RESEND_MS = 4000;
+/** The close code of a connection whose account session was revoked (`protocol::close`). */
+const SESSION_REVOKED = 4002;
 
 export class MatchClient {
   /**
@@ -78,9 +80,14 @@ export class MatchClient {
       }
       this.handle(msg);
     };
-    ws.onclose = () => {
+    ws.onclose = (e) => {
       if (this.ws !== ws) return;
       this.ws = null;
+      if (e.code === SESSION_REVOKED) {
+        // Logged out (here or on another device): reconnecting would only be refused.
+        this.setStatus('signed_out');
+        return;
+      }
       this.setStatus('reconnecting');
       const delay = Math.min(2000, 150 * 2 ** this.attempt++);
       setTimeout(() => this.open(), delay);

@@ -318,8 +318,13 @@ async function showRoom(me, id, code) {
         api('GET', `/api/lobbies/${id}${q}`).then(render, showError);
       }
     };
-    sock.onclose = () => {
+    sock.onclose = (e) => {
       if (ws !== sock) return;
+      // The session was revoked (logged out elsewhere): start again at the log-in.
+      if (e.code === 4002) {
+        location.reload();
+        return;
+      }
       setTimeout(follow, Math.min(2000, 150 * 2 ** attempt_++));
     };
   };

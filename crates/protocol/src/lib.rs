@@ -987,6 +987,9 @@ pub mod close {
     pub const HEARTBEAT_TIMEOUT: u16 = 4000;
     /// The client did not read its messages fast enough; reconnect and subscribe with `since`.
     pub const TOO_SLOW: u16 = 4001;
+    /// The account session the connection was opened with was revoked (log out, "log out
+    /// everywhere", or revoked from another device): log in again and reconnect.
+    pub const SESSION_REVOKED: u16 = 4002;
 }
 
 #[cfg(test)]

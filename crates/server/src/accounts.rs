@@ -8,6 +8,9 @@ use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use chrono::Utc;
 use protocol::{Account, AccountKind, ErrorCode};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 /// Longest display name, in characters, after trimming.
@@ -221,12 +224,87 @@ pub async fn login(
     Ok((account_of(&row), session.id, token))
 }
 
-/// A WebSocket's account session: the account, and the token's hash to check at `take_seat`
-/// that the session was not revoked since the upgrade.
+/// A WebSocket's account session: the account, the session (whose revocation closes the
+/// connection, see [`LiveSessions`]), and the token's hash to check at `take_seat` that the
+/// session was not revoked since the upgrade.
 #[derive(Debug, Clone)]
 pub struct WsSession {
     pub account: Account,
+    pub session: Uuid,
     pub token_hash: String,
+}
+
+/// The WebSocket connections open with each account session, so that revoking a session closes
+/// them (4002): a revoked device keeps neither its seat nor its chat.
+#[derive(Debug, Default)]
+pub struct LiveSessions {
+    /// Account → its connections: (session, connection id, the connection's signal).
+    inner: std::sync::Mutex<HashMap<Uuid, Vec<OpenConn>>>,
+}
+
+/// A connection of an account: its session, its id, and its revocation signal.
+type OpenConn = (Uuid, u64, Arc<Notify>);
+
+/// A connection's entry in [`LiveSessions`], removed when dropped (the connection ended).
+#[derive(Debug)]
+pub struct LiveSession<'a> {
+    live: &'a LiveSessions,
+    account: Uuid,
+    conn: u64,
+    /// Notified (with a stored permit) when the session is revoked.
+    pub revoked: Arc<Notify>,
+}
+
+impl LiveSessions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, Vec<OpenConn>>> {
+        // Only pushes and removals happen under it: a panic cannot leave it inconsistent.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers connection `conn`, opened with `session`.
+    pub fn open(&self, session: &WsSession, conn: u64) -> LiveSession<'_> {
+        let revoked = Arc::new(Notify::new());
+        self.lock().entry(session.account.id).or_default().push((
+            session.session,
+            conn,
+            Arc::clone(&revoked),
+        ));
+        LiveSession {
+            live: self,
+            account: session.account.id,
+            conn,
+            revoked,
+        }
+    }
+
+    /// Signals the connections of the account's revoked session (`None`: of all its sessions).
+    /// How many were signalled.
+    pub fn revoke(&self, account: Uuid, session: Option<Uuid>) -> usize {
+        let inner = self.lock();
+        let Some(conns) = inner.get(&account) else {
+            return 0;
+        };
+        let mut n = 0;
+        for (s, _, revoked) in conns {
+            if session.is_none_or(|target| target == *s) {
+                revoked.notify_one();
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+impl Drop for LiveSession<'_> {
+    fn drop(&mut self) {
+        let mut inner = self.live.lock();
+        if let Some(conns) = inner.get_mut(&self.account) {
+            conns.retain(|(_, c, _)| *c != self.conn);
+            if conns.is_empty() {
+                inner.remove(&self.account);
+            }
+        }
+    }
 }
 
 /// Whether a session (by its token's hash) still exists.
@@ -248,6 +326,35 @@ pub async fn resolve(store: &Store, token: &str) -> Result<(Uuid, Account), Acco
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Revoking one session signals only its connections; revoking all signals every one of
+    /// the account's; a connection that ended is forgotten.
+    #[test]
+    fn revoking_signals_the_connections_of_the_revoked_sessions() {
+        let live = LiveSessions::default();
+        let account = Account {
+            id: Uuid::new_v4(),
+            name: "Ada".into(),
+            kind: AccountKind::Registered,
+            admin: false,
+        };
+        let ws = |session| WsSession {
+            account: account.clone(),
+            session,
+            token_hash: String::new(),
+        };
+        let (s1, s2) = (Uuid::new_v4(), Uuid::new_v4());
+        let a = live.open(&ws(s1), 1);
+        let b = live.open(&ws(s2), 2);
+        assert_eq!(live.revoke(account.id, Some(s2)), 1);
+        assert_eq!(live.revoke(Uuid::new_v4(), None), 0, "another account");
+        drop(b);
+        assert_eq!(live.revoke(account.id, Some(s2)), 0, "an ended connection");
+        let c = live.open(&ws(s2), 3);
+        assert_eq!(live.revoke(account.id, None), 2);
+        drop((a, c));
+        assert!(live.lock().is_empty());
+    }
 
     #[test]
     fn names_are_trimmed_bounded_and_free_of_control_characters() {

@@ -154,6 +154,18 @@ pub(crate) async fn run<W, R>(
         }));
     }
 
+    // Revoking the session closes the connection (4002).
+    let live_session = conn
+        .session
+        .as_ref()
+        .map(|s| shared.live_sessions.open(s, id));
+    let revoked = async {
+        match &live_session {
+            Some(l) => l.revoked.notified().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(revoked);
     let mut lifecycle = shared.lifecycle.clone();
     let mut ping = tokio::time::interval_at(
         Instant::now() + config.conn.heartbeat_interval,
@@ -186,6 +198,9 @@ pub(crate) async fn run<W, R>(
                 let _ = ctrl_tx.try_send(Ctrl::Ping);
             }
             () = too_slow.wait() => {}
+            () = &mut revoked => {
+                break Some((close::SESSION_REVOKED, "the session was revoked: log in again", false));
+            }
             res = lifecycle.changed() => {
                 let closing = res.is_err() || *lifecycle.borrow_and_update() == Lifecycle::Closing;
                 if closing {
@@ -1004,6 +1019,7 @@ mod tests {
                 chat: Default::default(),
                 limits: Arc::new(crate::limits::AddrLimits::new(&Config::default().limits)),
                 metrics,
+                live_sessions: Default::default(),
             });
             Harness {
                 shared,

@@ -60,7 +60,7 @@ const RESUME_KINDS: [(ResumeKind, &str); 4] = [
 
 /// The close codes the server sends, and `none` for a connection that ended without one (the
 /// client closed, or the socket failed).
-const CLOSE_CODES: [(Option<u16>, &str); 7] = [
+const CLOSE_CODES: [(Option<u16>, &str); 8] = [
     (None, "none"),
     (Some(1001), "1001"),
     (Some(1002), "1002"),
@@ -68,6 +68,7 @@ const CLOSE_CODES: [(Option<u16>, &str); 7] = [
     (Some(1009), "1009"),
     (Some(close::HEARTBEAT_TIMEOUT), "4000"),
     (Some(close::TOO_SLOW), "4001"),
+    (Some(close::SESSION_REVOKED), "4002"),
 ];
 
 /// The server's metrics: the recorder's handle (to render) and one handle per series.

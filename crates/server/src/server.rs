@@ -63,6 +63,7 @@ pub async fn run(
         chat: Default::default(),
         limits: Arc::new(crate::limits::AddrLimits::new(&config.limits)),
         metrics: Arc::clone(&metrics),
+        live_sessions: Default::default(),
     });
     shared.limits.spawn_cleanup();
     let upkeep = tokio::spawn(async move {

@@ -36,4 +36,6 @@ pub struct Shared {
     pub chat: crate::chat::ChatHub,
     /// The per-address rate limits (issue 12 item 8).
     pub limits: Arc<crate::limits::AddrLimits>,
+    /// The WebSocket connections of each account session, closed when it is revoked.
+    pub live_sessions: crate::accounts::LiveSessions,
 }

@@ -2656,6 +2656,30 @@ async fn lobby_guests_meet_start_and_play_and_a_spectator_watches() {
     assert_eq!(eve.eval("window.carcassonne.seat").await, json!(null));
     assert_eq!(page_view(&eve).await, page_view(&ann).await);
     eve.screenshot("lobby-spectator").await;
+
+    // Bob logs out everywhere (as from another tab): the server closes his table's connection
+    // (4002), and the page says so instead of reconnecting to a seat it no longer holds.
+    assert_eq!(
+        bob.eval("document.body.dataset.status").await,
+        json!("live")
+    );
+    bob.eval("fetch('/api/sessions', { method: 'DELETE' }).then((r) => r.status)")
+        .await;
+    bob.wait(
+        "document.body.dataset.status === 'signed_out'",
+        "the page signed out",
+    )
+    .await;
+    assert!(
+        text_of(&bob, "document.getElementById('status').textContent")
+            .await
+            .contains("signed out")
+    );
+    // Ann's table goes on.
+    click_first_legal(&ann).await;
+    let next = page_seq(&ann).await.expect("seq");
+    assert!(next > seq);
+    wait_seq(&eve, next).await;
 }
 
 /// A private lobby is not listed; its invite link seats a guest; a wrong code is refused in words.

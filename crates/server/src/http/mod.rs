@@ -150,8 +150,9 @@ async fn ws_upgrade(
     // cookie only makes the connection anonymous (the browser would otherwise be locked out).
     let account = match accounts::token_of(&headers) {
         Some((token, bearer)) => match crate::accounts::resolve(&shared.store, &token).await {
-            Ok((_, account)) => Some(crate::accounts::WsSession {
+            Ok((session, account)) => Some(crate::accounts::WsSession {
                 account,
+                session,
                 token_hash: crate::tokens::token_hash(&token),
             }),
             Err(e) if bearer => return Err(accounts::refusal(e)),

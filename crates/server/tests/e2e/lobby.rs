@@ -7,7 +7,7 @@
 use crate::common::*;
 use client::{ClientError, CommandOutcome, Connection};
 use protocol::{
-    ErrorCode, LobbyList, LobbyState, LobbyStatus, Occupant, ServerMessage, SessionCreated,
+    ErrorCode, LobbyList, LobbyState, LobbyStatus, Occupant, ServerMessage, SessionCreated, close,
 };
 use rules::Command;
 use serde_json::{Value, json};
@@ -500,21 +500,32 @@ async fn a_registered_account_takes_its_seat_from_a_second_device(db: &TestDb) {
     conn.subscribe(match_id, None).await.expect("subscribe");
     let me = Follower::from_conn(conn, match_id, Some(0));
 
-    // The first device's session is revoked from the second: it opens nothing any more, not
-    // even a seat on a connection it opened before.
+    // The first device's session is revoked from the second: it opens nothing any more, and
+    // the connections it opened before are closed with 4002, the one holding a seat too.
     let mut old_device = ws_as(&server, &first.token).await;
+    let mut old_seat = ws_as(&server, &first.token).await;
+    let other_match = create(&server, 2).await;
+    old_seat
+        .auth(&other_match.seats[1].token)
+        .await
+        .expect("the old device holds a seat");
     let path = format!("/api/sessions/{}", first.session_id);
     let (s, _) = call(&server, "DELETE", &path, Some(&second_token), None).await;
     assert_eq!(s, 204);
+    for (what, conn) in [("idle", &mut old_device), ("seated", &mut old_seat)] {
+        // Read to the end: what was queued before the close, then the close.
+        while let Ok(Some(_)) = conn.next_message().await {}
+        assert_eq!(
+            conn.close_frame().map(|c| c.code),
+            Some(close::SESSION_REVOKED),
+            "the {what} connection of a revoked session"
+        );
+    }
     refused(
         call(&server, "GET", "/api/me", Some(&first.token), None).await,
         401,
         "unknown_session",
     );
-    match old_device.take_seat(match_id).await {
-        Err(ClientError::Refused(b)) => assert_eq!(b.code, ErrorCode::UnknownSession),
-        other => panic!("a revoked session took a seat: {other:?}"),
-    }
     refused(
         call(&server, "DELETE", &path, Some(&second_token), None).await,
         404,
