@@ -184,9 +184,23 @@ function play() {
       const who = line.from.name ?? (seat !== undefined && seat !== null ? cap(colours[seat] ?? `seat ${seat}`) : 'someone');
       const li = document.createElement('li');
       li.dataset.channel = line.channel;
+      const key = speakerKey(line);
+      li.dataset.speaker = key;
       const b = document.createElement('b');
       b.textContent = line.channel === 'spectators' ? `${who} (watching): ` : `${who}: `;
       li.append(b, line.text); // text, never HTML
+      // Anyone but oneself can be muted (for this page only; the server stops sending their lines).
+      const mine = seat !== undefined && seat !== null && seat === client.seat;
+      if (!mine && key) {
+        const m = document.createElement('button');
+        m.type = 'button';
+        m.className = 'mute';
+        // Labelled, not worded: the line's text stays what was said (the word is drawn by CSS).
+        m.setAttribute('aria-label', `Mute ${who}`);
+        m.title = `Mute ${who}`;
+        m.addEventListener('click', () => muteSpeaker(line, who, true));
+        li.append(m);
+      }
       const list = $('chat-log');
       list.append(li);
       while (list.children.length > 200) list.firstElementChild?.remove();
@@ -220,6 +234,43 @@ function play() {
   let backId = null;
   /** Clicked "I'm back": the view lists the player as away until their next accepted command. */
   let cameBack = false;
+
+  /**
+   * Who said a line, as a mute key: their account, else their seat.
+   * @param {import('./proto').ChatLine} line
+   */
+  function speakerKey(line) {
+    if (line.from.account_id) return `a:${line.from.account_id}`;
+    if (line.from.seat !== undefined && line.from.seat !== null && line.match_id) return `s:${line.match_id}:${line.from.seat}`;
+    return '';
+  }
+
+  /**
+   * Mutes or unmutes a speaker: the server stops sending their lines to this page, the lines
+   * shown go, and the muted list offers to unmute.
+   * @param {import('./proto').ChatLine} line
+   * @param {string} who
+   * @param {boolean} on
+   */
+  function muteSpeaker(line, who, on) {
+    const key = speakerKey(line);
+    const target = line.from.account_id
+      ? { account_id: line.from.account_id }
+      : { match_id: line.match_id ?? undefined, seat: line.from.seat ?? undefined };
+    client.mute(key, target, on);
+    const muted = $('chat-muted');
+    muted.querySelector(`[data-speaker="${CSS.escape(key)}"]`)?.remove();
+    if (on) {
+      for (const li of $('chat-log').querySelectorAll(`li[data-speaker="${CSS.escape(key)}"]`)) li.remove();
+      const u = document.createElement('button');
+      u.type = 'button';
+      u.dataset.speaker = key;
+      u.textContent = `unmute ${who}`;
+      u.addEventListener('click', () => muteSpeaker(line, who, false));
+      muted.append(u);
+    }
+    muted.hidden = muted.children.length === 0;
+  }
 
   $('chat-form').addEventListener('submit', (e) => {
     e.preventDefault();

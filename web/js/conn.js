@@ -58,6 +58,8 @@ export class MatchClient {
     // Ids must be unique per seat, and two tabs may hold the same seat.
     this.prefix = Math.random().toString(36).slice(2, 10);
     this.attempt = 0;
+    /** @type {Map<string, {account_id?: string, match_id?: string, seat?: number}>} muted speakers, by key; sent again on every connection (a mute lasts as long as it) */
+    this.mutes = new Map();
     /** @type {ReturnType<typeof setInterval>|null} */
     this.timer = null;
   }
@@ -112,6 +114,23 @@ export class MatchClient {
     return true;
   }
 
+  /**
+   * Stops (or restarts) this page's chat from a speaker: an account, or a seat of the match.
+   * @param {string} key the speaker's key (see `speakerKey` in app.js)
+   * @param {{account_id?: string, match_id?: string, seat?: number}} target
+   * @param {boolean} on
+   */
+  mute(key, target, on) {
+    if (on) this.mutes.set(key, target);
+    else this.mutes.delete(key);
+    this.send({ type: on ? 'mute' : 'unmute', ...target });
+  }
+
+  /** After a (re)connection: the server forgot this connection's mutes. */
+  sendMutes() {
+    for (const target of this.mutes.values()) this.send({ type: 'mute', ...target });
+  }
+
   /** @param {ClientMessage} msg */
   send(msg) {
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
@@ -164,6 +183,7 @@ export class MatchClient {
         else if (this.takeSeat && this.matchId) this.send({ type: 'take_seat', match_id: this.matchId });
         else {
           this.setStatus('live');
+          this.sendMutes();
           this.subscribe();
         }
         break;
@@ -171,6 +191,7 @@ export class MatchClient {
         this.seat = msg.seat;
         this.matchId = msg.match_id;
         this.setStatus('live');
+        this.sendMutes();
         this.subscribe();
         this.resendAll();
         break;

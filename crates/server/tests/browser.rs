@@ -642,6 +642,46 @@ async fn two_players_chat_at_the_table() {
     // Chat is not a move: the match did not advance.
     assert_eq!(page_seq(&red).await, Some(0));
     blue.screenshot("chat").await;
+
+    // Blue mutes Red from Red's line: the line goes, and Red's next one never reaches Blue
+    // (Blue's own line, said after Red's was delivered, shows alone).
+    assert_eq!(
+        red.eval("document.querySelectorAll('#chat-log li[data-speaker] button.mute').length")
+            .await,
+        json!(1),
+        "only the other player's line offers a mute"
+    );
+    blue.click("#chat-log li button.mute").await;
+    blue.wait(
+        "!document.getElementById('chat-muted').hidden",
+        "the muted list",
+    )
+    .await;
+    assert_eq!(
+        text_of(&blue, "document.getElementById('chat-muted').textContent").await,
+        "unmute Red"
+    );
+    say(&red, "are you there?").await;
+    wait_chat(&red, "are you there?").await;
+    say(&blue, "anyone?").await;
+    wait_chat(&blue, "anyone?").await;
+    wait_chat(&red, "anyone?").await;
+    assert_eq!(
+        blue.eval("[...document.querySelectorAll('#chat-log li')].map((li) => li.textContent)")
+            .await,
+        json!(["Blue: you too", "Blue: anyone?"]),
+        "Red's lines are gone from Blue's page"
+    );
+    blue.screenshot("chat-muted").await;
+    // Unmuted, Red is heard again.
+    blue.click("#chat-muted button").await;
+    say(&red, "back").await;
+    wait_chat(&blue, "back").await;
+    assert!(
+        blue.eval("document.getElementById('chat-muted').hidden")
+            .await
+            == json!(true)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
