@@ -265,7 +265,7 @@ async function loadPage(i) {
 function matchRow(m) {
   const tr = h('tr', { 'data-match': m.match_id });
   const link = h('a', { href: `#match=${m.match_id}`, title: m.match_id }, [short(m.match_id)]);
-  const players = h('td', {}, m.players.flatMap((p) => [swatch(p.colour), p.away_since ? ' away ' : ' ']));
+  const players = h('td', {}, m.players.flatMap((p) => [swatch(p.colour), `${p.name ? ` ${p.name}` : ''}${p.away_since ? ' away ' : ' '}`]));
   tr.append(
     h('td', {}, [link]),
     h('td', {}, [when(m.created_at)]),
@@ -411,7 +411,7 @@ function renderSummary() {
     /** @type {HTMLButtonElement} */ (b).disabled = !active;
     b.addEventListener('click', () => markAway(p.seat, !away));
     return h('li', { 'data-seat': String(p.seat) }, [
-      swatch(p.colour), ` ${cap(p.colour)} (seat ${p.seat}) `,
+      swatch(p.colour), ` ${cap(p.colour)} (seat ${p.seat})${p.name ? `: ${p.name}` : ''} `,
       away ? `away since ${when(p.away_since ?? '')} ` : 'present ', b,
     ]);
   }));

@@ -2720,6 +2720,28 @@ async fn lobby_guests_meet_start_and_play_and_a_spectator_watches() {
     let next = page_seq(&ann).await.expect("seq");
     assert!(next > seq);
     wait_seq(&eve, next).await;
+
+    // The admin console names the accounts that hold the seats, in the list and the match.
+    let match_id = ann.eval("window.carcassonne.matchId").await;
+    let match_id = match_id.as_str().expect("the match id");
+    let admin = admin_page(&b, &server, ADMIN_TOKEN, "").await;
+    let row = format!("document.querySelector('#matches tr[data-match=\"{match_id}\"]')");
+    admin.wait(&row, "the match listed").await;
+    let listed = text_of(&admin, &format!("{row}.textContent")).await;
+    assert!(listed.contains("Ann") && listed.contains("Bob"), "{listed}");
+    admin
+        .goto(&format!("{}/admin#match={match_id}", server.http()))
+        .await;
+    admin
+        .wait(
+            "document.querySelectorAll('#seats li').length === 2",
+            "the seats",
+        )
+        .await;
+    assert_eq!(
+        admin.eval("[...document.querySelectorAll('#seats li')].map((li) => li.textContent.split(')')[1].split('away')[0].split('present')[0].trim())").await,
+        json!([": Ann", ": Bob"])
+    );
 }
 
 /// A private lobby is not listed; its invite link seats a guest; a wrong code is refused in words.
