@@ -1041,19 +1041,21 @@ impl Game {
                 },
             );
         }
-        // A few meeples at most: rebuilt.
-        view.meeples.clear();
-        for &(player, seg) in &self.on_board {
-            let pos = self.board.pos(self.features.tile_of(seg));
-            let target = self.features.target_of(&self.board, seg);
-            view.meeples.insert(
-                format!("{pos} {target}"),
-                MeepleView {
-                    player,
-                    pos,
-                    target,
-                },
-            );
+        // A few meeples at most, and most moves move none: rebuilt only when one differs (a
+        // meeple's value decides its key, so equal values mean equal entries).
+        let meeples = self.on_board.iter().map(|&(player, seg)| MeepleView {
+            player,
+            pos: self.board.pos(self.features.tile_of(seg)),
+            target: self.features.target_of(&self.board, seg),
+        });
+        let same = view.meeples.len() == self.on_board.len()
+            && meeples.clone().all(|m| view.meeples.values().any(|v| *v == m))
+            && view.meeples.values().all(|v| meeples.clone().any(|m| *v == m));
+        if !same {
+            view.meeples.clear();
+            for m in meeples {
+                view.meeples.insert(format!("{} {}", m.pos, m.target), m);
+            }
         }
         view.pile.values_mut().for_each(|n| *n = 0);
         for &t in &self.pile {
