@@ -1049,8 +1049,13 @@ impl Game {
             target: self.features.target_of(&self.board, seg),
         });
         let same = view.meeples.len() == self.on_board.len()
-            && meeples.clone().all(|m| view.meeples.values().any(|v| *v == m))
-            && view.meeples.values().all(|v| meeples.clone().any(|m| *v == m));
+            && meeples
+                .clone()
+                .all(|m| view.meeples.values().any(|v| *v == m))
+            && view
+                .meeples
+                .values()
+                .all(|v| meeples.clone().any(|m| *v == m));
         if !same {
             view.meeples.clear();
             for m in meeples {
