@@ -1012,6 +1012,99 @@ impl Game {
         }
     }
 
+    /// Brings `view`, an earlier [`Game::view`] of this game, up to date in place: the same
+    /// value as `self.view()`, reusing its allocations. Placed tiles are only ever appended, so
+    /// only the new ones are keyed and inserted; the pile is recounted without allocating; the
+    /// printed map is kept. A long-lived view (the server's, per move) costs a fraction of a new
+    /// one. A view that is not an earlier one of this game (more tiles placed) is rebuilt.
+    pub fn refresh_view(&self, view: &mut View) {
+        if view.board.len() > self.board.placed.len()
+            || view.players.len() != self.players.len()
+            || view.modules != self.setup.modules
+        {
+            *view = self.view();
+            return;
+        }
+        let players = self.players.iter().zip(&self.setup.players).enumerate();
+        for (v, (i, (p, colour))) in view.players.iter_mut().zip(players) {
+            v.colour = *colour;
+            v.score = p.score;
+            v.meeples = p.supply;
+            v.tollhouse = self.modules.tollhouse_view(i as PlayerId, &self.board);
+        }
+        for p in &self.board.placed[view.board.len()..] {
+            view.board.insert(
+                p.pos.key(),
+                TileView {
+                    tile: self.cat.get(p.tile).id.clone(),
+                    rotation: p.rot,
+                },
+            );
+        }
+        // A few meeples at most, and most moves move none: rebuilt only when one differs (a
+        // meeple's value decides its key, so equal values mean equal entries).
+        let meeples = self.on_board.iter().map(|&(player, seg)| MeepleView {
+            player,
+            pos: self.board.pos(self.features.tile_of(seg)),
+            target: self.features.target_of(&self.board, seg),
+        });
+        let same = view.meeples.len() == self.on_board.len()
+            && meeples
+                .clone()
+                .all(|m| view.meeples.values().any(|v| *v == m))
+            && view
+                .meeples
+                .values()
+                .all(|v| meeples.clone().any(|m| *v == m));
+        if !same {
+            view.meeples.clear();
+            for m in meeples {
+                view.meeples.insert(format!("{} {}", m.pos, m.target), m);
+            }
+        }
+        view.pile.values_mut().for_each(|n| *n = 0);
+        for &t in &self.pile {
+            let id = &self.cat.get(t).id;
+            match view.pile.get_mut(id.as_str()) {
+                Some(n) => *n += 1,
+                None => {
+                    view.pile.insert(id.clone(), 1);
+                }
+            }
+        }
+        view.pile.retain(|_, n| *n > 0);
+        view.pile_size = self.pile.len() as u32;
+        let discarded = self.discarded.iter().map(|&t| &self.cat.get(t).id);
+        if !view.discarded.iter().eq(discarded.clone()) {
+            view.discarded = discarded.cloned().collect();
+        }
+        view.turn = self.turn;
+        view.active = self.active;
+        let drawn = self.tile_ask().map(|t| &self.cat.get(t).id);
+        if view.drawn.as_ref() != drawn {
+            view.drawn = drawn.cloned();
+        }
+        view.decisions = self.decisions();
+        view.finished = self.over;
+        view.messages = self.modules.messages_view();
+        match (&mut view.map, self.board.map()) {
+            // The printed map never changes: only the chips are brought up to date.
+            (Some(v), Some(_)) => {
+                let chips = self.modules.chips.as_ref();
+                v.chips.clear();
+                if let Some(c) = chips {
+                    v.chips.extend(c.lying());
+                }
+                v.hands.clear();
+                if let Some(c) = chips {
+                    v.hands
+                        .extend((0..self.players.len()).map(|p| c.hand(p as PlayerId).to_vec()));
+                }
+            }
+            _ => view.map = self.map_view(),
+        }
+    }
+
     /// The map's part of the view (P1–P10).
     fn map_view(&self) -> Option<Box<crate::view::MapView>> {
         let map = self.board.map()?;

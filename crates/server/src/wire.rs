@@ -1,8 +1,10 @@
 //! Encoding server messages into frames, once for any number of receivers.
 
 use bytes::Bytes;
-use protocol::{ErrorBody, ErrorCode, ServerMessage};
+use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage};
+use std::io::Write as _;
 use tracing::error;
+use uuid::Uuid;
 
 /// One encoded server message: UTF-8 JSON text, cheap to clone (shared bytes). The connection's
 /// writer turns it into a WebSocket text message; match actors never see the socket's types.
@@ -16,7 +18,7 @@ impl Frame {
 
     /// The frame's text.
     pub fn as_str(&self) -> &str {
-        // Built only from `String`s and `&str`s, so always UTF-8.
+        // Built only from `String`s, `&str`s and JSON written by serde_json, so always UTF-8.
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
 
@@ -49,4 +51,107 @@ pub fn error_frame(code: ErrorCode, id: Option<String>, message: impl Into<Strin
     let mut body = ErrorBody::new(code, message);
     body.id = id;
     frame(&ServerMessage::Error(body))
+}
+
+/// The `diff` frame from its parts already serialized for the record (`events`, `patch`: JSON
+/// arrays): the bytes of `frame(&ServerMessage::Diff { .. })` without serializing the events and
+/// the patch a second time.
+pub fn diff_frame(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> Frame {
+    let mut out = Vec::with_capacity(96 + events.len() + patch.len());
+    out.extend_from_slice(br#"{"type":"diff","match_id":""#);
+    push_uuid(&mut out, match_id);
+    let _ = write!(out, r#"","seq":{seq},"events":"#);
+    out.extend_from_slice(events.as_bytes());
+    out.extend_from_slice(br#","patch":"#);
+    out.extend_from_slice(patch.as_bytes());
+    out.push(b'}');
+    Frame(Bytes::from(out))
+}
+
+/// The `ack` frame, written directly: the bytes of `frame(&ServerMessage::Ack { .. })`.
+pub fn ack_frame(id: &str, match_id: Uuid, seq: Seq) -> Frame {
+    let mut out = Vec::with_capacity(80 + id.len());
+    out.extend_from_slice(br#"{"type":"ack","id":"#);
+    // Into a `Vec` serde_json cannot fail on a `&str`; it escapes exactly as `frame` would.
+    let _ = serde_json::to_writer(&mut out, id);
+    out.extend_from_slice(br#","match_id":""#);
+    push_uuid(&mut out, match_id);
+    let _ = write!(out, r#"","seq":{seq}}}"#);
+    Frame(Bytes::from(out))
+}
+
+/// A uuid as serde writes it: lower-case, hyphenated.
+fn push_uuid(out: &mut Vec<u8>, id: Uuid) {
+    let mut buf = Uuid::encode_buffer();
+    out.extend_from_slice(id.hyphenated().encode_lower(&mut buf).as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::MatchView;
+    use rules::{Colour, Game, MapSetup, Modules, Setup, bot};
+
+    /// The frames written directly are byte for byte the serde ones, over random games with and
+    /// without every module (every kind of event and patch), and for ids that need escapes.
+    #[test]
+    fn direct_frames_are_the_serde_frames() -> Result<(), Box<dyn std::error::Error>> {
+        let match_id = Uuid::from_u128(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210);
+        for seed in 0..6u64 {
+            let mut modules = Modules::default();
+            if seed % 2 == 1 {
+                modules.tollkeepers = true;
+                modules.messages = true;
+                modules.map = Some(Box::new(MapSetup {
+                    map: "france".into(),
+                    starts: None,
+                    chips: true,
+                    chip_layout: None,
+                }));
+            }
+            let setup =
+                Setup::new(Colour::ALL[..2 + seed as usize % 3].to_vec(), seed).modules(modules);
+            let (mut game, _) = Game::start(setup)?;
+            let view = |g: &Game| MatchView {
+                view: g.view(),
+                deadlines: Vec::new(),
+                clocks: Vec::new(),
+                away: Vec::new(),
+            };
+            let mut before = view(&game);
+            let mut rng = seed;
+            let mut seq = 0;
+            while let Some((player, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
+                let events = game.apply(player, cmd)?;
+                seq += 1;
+                let after = view(&game);
+                let patch = protocol::diff::match_view_patch(&before, &after)?;
+                let direct = diff_frame(
+                    match_id,
+                    seq,
+                    &serde_json::to_string(&events)?,
+                    &serde_json::to_string(&patch)?,
+                );
+                let serde = frame(&ServerMessage::Diff {
+                    match_id,
+                    seq,
+                    events,
+                    patch,
+                });
+                assert_eq!(direct.as_str(), serde.as_str());
+                before = after;
+            }
+        }
+        for id in ["c1", "", "a\"b\\c\n\u{1}é/😀", &"x".repeat(300)] {
+            for seq in [0, 1, 145, u64::MAX] {
+                let serde = frame(&ServerMessage::Ack {
+                    id: id.to_owned(),
+                    match_id,
+                    seq,
+                });
+                assert_eq!(ack_frame(id, match_id, seq).as_str(), serde.as_str());
+            }
+        }
+        Ok(())
+    }
 }

@@ -7,7 +7,7 @@ use super::timers::{Origin, Why, now_millis};
 use super::{Actor, ActorMsg, State};
 use crate::outbox::ConnHandle;
 use crate::store::{CommandRow, MatchStatus};
-use crate::wire::{Frame, error_frame, frame};
+use crate::wire::{Frame, ack_frame, diff_frame, error_frame, frame};
 use chrono::Utc;
 use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
 use rules::{Command, DecisionId, Event};
@@ -50,11 +50,7 @@ impl Dedupe {
         pending: &HashMap<(u8, String), Seq>,
     ) -> Option<Frame> {
         if let Some(&seq) = self.accepted.get(key).or_else(|| pending.get(key)) {
-            return Some(frame(&ServerMessage::Ack {
-                id: key.1.clone(),
-                match_id,
-                seq,
-            }));
+            return Some(ack_frame(&key.1, match_id, seq));
         }
         self.rejected
             .get(key)
@@ -98,19 +94,14 @@ impl Encoded {
         patch: Result<Vec<PatchOp>, serde_json::Error>,
         events: Vec<Event>,
     ) -> Result<Encoded, serde_json::Error> {
-        let patch = patch?;
-        let events_json = serde_json::to_string(&events)?;
-        let patch_json = serde_json::to_string(&patch)?;
-        let diff = serde_json::to_string(&ServerMessage::Diff {
-            match_id,
-            seq,
+        let patch = serde_json::to_string(&patch?)?;
+        let events = serde_json::to_string(&events)?;
+        // Serialized once: the frame is written around the record's text.
+        let diff = diff_frame(match_id, seq, &events, &patch);
+        Ok(Encoded {
             events,
             patch,
-        })?;
-        Ok(Encoded {
-            events: events_json,
-            patch: patch_json,
-            diff: Frame::from(diff),
+            diff,
         })
     }
 }
@@ -296,7 +287,7 @@ impl Actor {
                     created_at.timestamp_millis(),
                     Origin::of(seat, &key.1),
                 );
-                let view = l.match_view();
+                let view = l.next_view();
                 let patch = protocol::diff::match_view_patch(&l.view, &view);
                 let encoded = match Encoded::new(self.id, seq, patch, events) {
                     Ok(e) => e,
@@ -310,7 +301,7 @@ impl Actor {
                         return Outcome::NotApplied;
                     }
                 };
-                l.view = view;
+                l.spare = Some(std::mem::replace(&mut l.view, view));
                 l.seq = seq;
                 l.snapshot = None;
                 batch.records.push(CommandRow {
@@ -466,11 +457,7 @@ impl Actor {
                 } => {
                     metrics.accepted();
                     if let Some(conn) = conn {
-                        conn.push(frame(&ServerMessage::Ack {
-                            id,
-                            match_id: self.id,
-                            seq,
-                        }));
+                        conn.push(ack_frame(&id, self.id, seq));
                         metrics.ack_latency.record(arrived.elapsed().as_secs_f64());
                     }
                     // Slow subscribers are dropped (and told to resync), never waited for.

@@ -107,6 +107,9 @@ struct Loaded {
     seq: Seq,
     /// The public view at `seq`: the left side of the next diff (typed, see `protocol::diff`).
     view: MatchView,
+    /// The view before `view`, kept for its allocations: the next move's view is this one
+    /// brought up to date in place (`Game::refresh_view`), not built anew. Dropped when idle.
+    spare: Option<MatchView>,
     /// The snapshot frame at `seq`, built on first demand.
     snapshot: Option<Frame>,
     /// The last diffs, oldest first: `(seq, frame)`.
@@ -133,6 +136,7 @@ impl Loaded {
             game: r.game,
             seq: r.seq,
             view: placeholder,
+            spare: None,
             snapshot: None,
             window: VecDeque::new(),
             dedupe: Dedupe::new(r.accepted),
@@ -140,6 +144,18 @@ impl Loaded {
         };
         l.view = l.match_view();
         Ok(l)
+    }
+
+    /// The view now, for the next diff from `view`: the spare brought up to date, or built.
+    fn next_view(&mut self) -> MatchView {
+        let Some(mut v) = self.spare.take() else {
+            return self.match_view();
+        };
+        self.game.refresh_view(&mut v.view);
+        v.deadlines = self.deadlines.wire();
+        v.clocks = self.deadlines.clocks_wire();
+        v.away = self.deadlines.away_wire();
+        v
     }
 
     /// What clients are sent: the rules' view, the deadlines, the clocks and who is away.

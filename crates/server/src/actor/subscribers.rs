@@ -302,6 +302,7 @@ impl Actor {
         {
             l.window = VecDeque::new();
             l.snapshot = None;
+            l.spare = None;
         }
     }
 }
