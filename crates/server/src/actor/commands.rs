@@ -6,7 +6,7 @@ use super::replay::guarded;
 use super::timers::{Origin, Why, now_millis};
 use super::{Actor, ActorMsg, State};
 use crate::outbox::ConnHandle;
-use crate::store::{CommandRow, MatchStatus};
+use crate::store::{Append, CommandRow, MatchStatus};
 use crate::wire::{Frame, error_frame, frame};
 use chrono::Utc;
 use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
@@ -420,8 +420,21 @@ impl Actor {
         let metrics = &self.registry.metrics;
         if !batch.records.is_empty() {
             let status = batch.finished.then_some(MatchStatus::Finished);
+            // The wake time after the batch, in the same transaction when it changed.
+            let wake = match &self.state {
+                State::Ready(l) => {
+                    let due = l.deadlines.next_due();
+                    (due != l.stored_wake).then_some(due)
+                }
+                State::Failed { .. } => None,
+            };
             let started = Instant::now();
-            let written = self.store.append(self.id, &batch.records, status).await;
+            let append = Append {
+                records: &batch.records,
+                status,
+                wake,
+            };
+            let written = self.store.write(self.id, append).await;
             metrics.store_commit.record(started.elapsed().as_secs_f64());
             metrics.store_batch.record(batch.records.len() as f64);
             if let Err(e) = written {
@@ -446,6 +459,9 @@ impl Actor {
             }
             if batch.finished {
                 info!(seq = batch.records.last().map(|r| r.seq), "match finished");
+            }
+            if let (Some(due), State::Ready(l)) = (wake, &mut self.state) {
+                l.stored_wake = due;
             }
         }
         let State::Ready(l) = &mut self.state else {

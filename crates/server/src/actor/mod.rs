@@ -115,6 +115,8 @@ struct Loaded {
     dedupe: Dedupe,
     /// When the open decisions opened, and their deadlines.
     deadlines: Deadlines,
+    /// The wake time as stored (`matches.wake_at`): kept equal to `deadlines.next_due()`.
+    stored_wake: Option<timers::Millis>,
 }
 
 impl Loaded {
@@ -137,6 +139,7 @@ impl Loaded {
             window: VecDeque::new(),
             dedupe: Dedupe::new(r.accepted),
             deadlines: r.deadlines,
+            stored_wake: r.stored_wake,
         };
         l.view = l.match_view();
         Ok(l)
@@ -196,6 +199,7 @@ impl Actor {
             return;
         }
 
+        self.sync_wake().await;
         let idle = self.config.matches.match_idle;
         loop {
             let due = self.next_deadline();
@@ -239,6 +243,7 @@ impl Actor {
                 Wake::Deadline => self.fire_deadlines().await,
                 Wake::Msgs(msgs) => self.handle_all(msgs).await,
             }
+            self.sync_wake().await;
             if matches!(self.state, State::Failed { .. }) {
                 // A reload after a failed write failed too: leave, so that the next lookup
                 // tries the store afresh. Subscribers are told to resync (close 4001), since no

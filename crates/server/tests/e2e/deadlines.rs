@@ -360,6 +360,60 @@ async fn a_deadline_passed_while_down_fires_on_start(db: &TestDb) {
     assert_eq!(server_commands(&log).len(), 1, "{log}");
 }
 
+/// How many rows of `matches` have the id and a `wake_at` meeting `cond` (0 or 1), through a
+/// no-op update (the harness runs statements, not queries).
+async fn wake_is(db: &TestDb, id: uuid::Uuid, cond: &str) -> u64 {
+    db.execute(&format!(
+        "UPDATE matches SET wake_at = wake_at WHERE id = '{id}' AND wake_at {cond}"
+    ))
+    .await
+}
+
+/// Lazy recovery (issue 14 item 4): the stored wake time is the pending deadline, written with
+/// the command that opened it. After a restart without warm-up, the background recovery loads
+/// that match (and no other) by it, and the deadline fires with no client touching the match;
+/// the append of the server's command clears the wake time.
+async fn a_pending_deadline_fires_after_a_restart_untouched(db: &TestDb) {
+    const TIMEOUT: u64 = 1_500;
+    let mut c = config(db, TIMEOUT);
+    c.matches.warm_up = 0;
+    let server = TestServer::start(c.clone());
+    let created = create_messages_match(&server).await;
+    let id = created.match_id;
+    let other = create(&server, 2).await;
+    assert_eq!(wake_is(db, other.match_id, "IS NULL").await, 1);
+    let mut seats = join_seats(&server, &created).await;
+    let (seq, _, _) = open_blues_choice(&mut seats, &mut []).await;
+    let found = deadlines(seats[0].mirror.view().expect("view"));
+    let [(1, at)] = found[..] else {
+        panic!("one deadline, blue's: {found:?}");
+    };
+    assert_eq!(wake_is(db, id, &format!("= {at}")).await, 1, "wake_at = {at}");
+    server.kill().await;
+
+    let server = TestServer::start(c);
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    let deadline = now_ms() + TIMEOUT + 15_000;
+    let log = loop {
+        let log = admin_log(&server, id).await;
+        if !server_commands(&log).is_empty() {
+            break log;
+        }
+        assert!(now_ms() < deadline, "the deadline did not fire: {log}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let by_server = server_commands(&log);
+    assert_eq!(by_server.len(), 1, "{log}");
+    assert_eq!(by_server[0]["seq"], seq + 1);
+    assert!(stored_at(&by_server[0]) >= at, "{log}");
+    assert_eq!(wake_is(db, id, "IS NULL").await, 1, "cleared with the append");
+    let (status, stats) = http(&server, "GET", "/api/admin/stats", &[("Authorization", &auth)], "").await;
+    assert_eq!(status, 200, "{stats}");
+    let stats: Value = serde_json::from_str(&stats).expect("stats JSON");
+    assert_eq!(stats["matches_in_memory"], 1, "only the match with a deadline: {stats}");
+    server.stop().await;
+}
+
 /// M3: setting the preference one already has is refused (`unchanged`) and stores nothing; a
 /// client's command id may not start with the server's prefix.
 async fn unchanged_preference_and_server_ids_are_refused(db: &TestDb) {
@@ -408,5 +462,6 @@ on_both_stores!(
     answer_in_time_cancels_the_deadline,
     restart_keeps_a_pending_deadline,
     a_deadline_passed_while_down_fires_on_start,
+    a_pending_deadline_fires_after_a_restart_untouched,
     unchanged_preference_and_server_ids_are_refused
 );
