@@ -8,10 +8,14 @@
 //! of the view: a closed loop, one command in flight per match. Latencies are measured from the
 //! moment the sender sends: `own diff` until the sender reads the diff of its command, `others
 //! diff` until each other seat reads it. A finished match is replaced by a new one.
+//!
+//! `--fill K` instead creates `--matches` matches, plays K moves in each and hangs up, leaving
+//! them unfinished: with `--server-pid` it prints the server's resident memory per match held in
+//! memory, and the filled store is the starting point for timing a restart.
 
 use clap::Parser;
 use client::{ClientError, Connection, Mirror};
-use protocol::{CreateMatch, MatchCreated, Seq, ServerMessage};
+use protocol::{CreateMatch, ErrorCode, MatchCreated, Seq, ServerMessage};
 use rules::{Colour, Decision, MapSetup, Modules};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,6 +24,10 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use uuid::Uuid;
+
+/// Printed when the server's rate limits, not its speed, held the load back.
+const RATE_HINT: &str = "hint: the server's rate limits refused commands; start it with \
+     --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s to measure its speed";
 
 /// How long a seat waits for any frame while a command of its match is in flight.
 const READ_LIMIT: Duration = Duration::from_secs(30);
@@ -51,6 +59,15 @@ struct Args {
     /// Worker threads of the load generator's own runtime.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Fill mode instead of a timed run: create `--matches` matches, play this many moves in
+    /// each (fewer if it ends first), leave them unfinished and disconnect. With
+    /// `--server-pid`, prints the server's resident memory per match held in memory. For
+    /// sizing memory and for timing a restart with many unfinished matches.
+    #[arg(long)]
+    fill: Option<u64>,
+    /// Fill mode: matches filled at once.
+    #[arg(long, default_value_t = 64)]
+    fill_parallel: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -85,6 +102,8 @@ struct Stats {
     /// Acks read before the end of the measurement.
     moves: u64,
     rejected: u64,
+    /// Of the rejected: refused by the server's rate limits, not by the rules.
+    rate_limited: u64,
     errors: Vec<String>,
     matches_finished: u64,
 }
@@ -95,6 +114,7 @@ impl Stats {
         self.others.extend(o.others);
         self.moves += o.moves;
         self.rejected += o.rejected;
+        self.rate_limited += o.rate_limited;
         self.errors.extend(o.errors);
         self.matches_finished += o.matches_finished;
     }
@@ -102,7 +122,39 @@ impl Stats {
 
 /// The last commands sent in a match: the seq each should get and when it was sent (a few, since
 /// a seat may send the next command before the others have read the previous diff).
-type InFlight = Arc<Mutex<VecDeque<(Seq, Instant)>>>;
+type InFlight = Arc<MatchShared>;
+
+/// What the seats of one match share.
+#[derive(Debug, Default)]
+struct MatchShared {
+    /// The match's recently sent commands: (the seq they will get, when they were sent).
+    sent: Mutex<VecDeque<(Seq, Instant)>>,
+    /// Fill mode: moves the match may still be sent; the seat that finds none left says so.
+    budget: Option<AtomicU64>,
+    /// Woken when the budget is spent.
+    spent: tokio::sync::Notify,
+}
+
+impl MatchShared {
+    /// Whether one more move may be sent (and takes it from the budget).
+    fn take_move(&self) -> bool {
+        let Some(b) = &self.budget else { return true };
+        let took = b
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok();
+        if !took {
+            self.spent.notify_one();
+        }
+        took
+    }
+
+    /// Gives back a move the server refused before playing it (rate limited).
+    fn refund_move(&self) {
+        if let Some(b) = &self.budget {
+            b.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
 
 /// How many sent commands of a match [`InFlight`] remembers.
 const IN_FLIGHT_KEPT: usize = 8;
@@ -125,7 +177,10 @@ fn main() -> Result<(), LoadError> {
         .worker_threads(args.threads.max(1))
         .enable_all()
         .build()?;
-    runtime.block_on(run(args))
+    match args.fill {
+        Some(moves) => runtime.block_on(fill(args, moves)),
+        None => runtime.block_on(run(args)),
+    }
 }
 
 fn modules(names: &[ModuleName]) -> Modules {
@@ -145,7 +200,7 @@ fn modules(names: &[ModuleName]) -> Modules {
     }
 }
 
-async fn run(args: Args) -> Result<(), LoadError> {
+fn context(args: &Args) -> Arc<Ctx> {
     const COLOURS: [Colour; 6] = [
         Colour::Red,
         Colour::Blue,
@@ -160,7 +215,7 @@ async fn run(args: Args) -> Result<(), LoadError> {
         http.replacen("https://", "wss://", 1)
             .replacen("http://", "ws://", 1)
     );
-    let ctx = Arc::new(Ctx {
+    Arc::new(Ctx {
         http,
         ws,
         request: CreateMatch {
@@ -171,7 +226,11 @@ async fn run(args: Args) -> Result<(), LoadError> {
             clock: None,
         },
         seeds: AtomicU64::new(args.seed),
-    });
+    })
+}
+
+async fn run(args: Args) -> Result<(), LoadError> {
+    let ctx = context(&args);
     let (ready_tx, mut ready_rx) = mpsc::channel::<()>(args.matches.max(1));
     let (go_tx, go_rx) = watch::channel::<Option<Instant>>(None);
     let setup_started = Instant::now();
@@ -232,13 +291,17 @@ fn report(args: &Args, s: &Stats, elapsed: f64, server_cpu: Option<(u64, u64)>, 
         elapsed
     );
     println!(
-        "moves {} ({:.0} moves/s), matches finished {}, rejected {}, errors {}",
+        "moves {} ({:.0} moves/s), matches finished {}, rejected {} ({} rate limited), errors {}",
         s.moves,
         moves_per_s,
         s.matches_finished,
         s.rejected,
+        s.rate_limited,
         s.errors.len()
     );
+    if s.rate_limited > 0 {
+        println!("{RATE_HINT}");
+    }
     println!(
         "own diff    ms: p50 {:.2}  p99 {:.2}  p99.9 {:.2}  ({} samples)",
         p(&s.own, 50.0),
@@ -344,7 +407,7 @@ async fn slot(
                 continue;
             }
         };
-        let in_flight: InFlight = Arc::new(Mutex::new(VecDeque::new()));
+        let in_flight: InFlight = Arc::default();
         let seats: Vec<_> = conns
             .into_iter()
             .enumerate()
@@ -376,6 +439,131 @@ async fn slot(
         stats.matches_finished += u64::from(finished);
     }
     stats
+}
+
+/// Fill mode: creates `args.matches` matches, `args.fill_parallel` at a time, plays `moves` moves
+/// in each and disconnects, leaving them unfinished (those that end sooner are counted). Prints
+/// how long it took and, with `--server-pid`, the server's resident memory before and after,
+/// per match.
+async fn fill(args: Args, moves: u64) -> Result<(), LoadError> {
+    let ctx = context(&args);
+    let rss_before = args.server_pid.map(rss_bytes).transpose()?;
+    let started = Instant::now();
+    let next = Arc::new(AtomicU64::new(0));
+    let total = args.matches as u64;
+    let workers: Vec<_> = (0..args.fill_parallel.max(1))
+        .map(|_| {
+            let (ctx, next) = (ctx.clone(), next.clone());
+            tokio::spawn(async move {
+                let mut stats = Stats::default();
+                while next.fetch_add(1, Ordering::Relaxed) < total {
+                    match fill_one(&ctx, moves).await {
+                        Ok(s) => stats.merge(s),
+                        Err(e) => stats.errors.push(format!("filling a match: {e}")),
+                    }
+                }
+                stats
+            })
+        })
+        .collect();
+    let mut stats = Stats::default();
+    for w in workers {
+        match w.await {
+            Ok(s) => stats.merge(s),
+            Err(e) => stats.errors.push(format!("task: {e}")),
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    println!(
+        "filled {} matches ({} moves each, {} finished first; {} refused, {} of them rate limited) in {:.1} s, errors {}",
+        total,
+        moves,
+        stats.matches_finished,
+        stats.rejected,
+        stats.rate_limited,
+        elapsed,
+        stats.errors.len()
+    );
+    if stats.rate_limited > 0 {
+        println!("{RATE_HINT}");
+    }
+    if let (Some(before), Some(pid)) = (rss_before, args.server_pid) {
+        // The connections are closed: what stays is the matches (until `--match-idle`).
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let after = rss_bytes(pid)?;
+        println!(
+            "server resident memory {:.1} MB -> {:.1} MB: {:.1} KB per match",
+            before as f64 / 1e6,
+            after as f64 / 1e6,
+            after.saturating_sub(before) as f64 / 1e3 / total.max(1) as f64
+        );
+    }
+    for e in stats.errors.iter().take(5) {
+        println!("error: {e}");
+    }
+    Ok(())
+}
+
+/// Plays `moves` moves in a new match; what its seats counted.
+async fn fill_one(ctx: &Ctx, moves: u64) -> Result<Stats, LoadError> {
+    let (created, conns) = open_match(ctx).await?;
+    let shared = Arc::new(MatchShared {
+        budget: Some(AtomicU64::new(moves)),
+        ..MatchShared::default()
+    });
+    let far = Instant::now() + Duration::from_secs(24 * 3600);
+    let mut set = tokio::task::JoinSet::new();
+    for (i, conn) in conns.into_iter().enumerate() {
+        let seed = ctx.seeds.fetch_add(1, Ordering::Relaxed);
+        set.spawn(play_seat(
+            conn,
+            created.match_id,
+            i as u8,
+            shared.clone(),
+            far,
+            seed,
+        ));
+    }
+    let spent = shared.spent.notified();
+    tokio::pin!(spent);
+    let mut stats = Stats::default();
+    let mut hung_up = false;
+    loop {
+        tokio::select! {
+            () = &mut spent, if !hung_up => {
+                // Let the last move's ack and diffs arrive, then hang up on every seat.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                set.abort_all();
+                hung_up = true;
+            }
+            done = set.join_next() => match done {
+                None => break,
+                Some(Ok(st)) => stats.merge(st),
+                Some(Err(e)) if e.is_cancelled() => {}
+                Some(Err(e)) => stats.errors.push(format!("seat task: {e}")),
+            }
+        }
+    }
+    if let Some(e) = stats.errors.first() {
+        return Err(LoadError::Args(e.clone()));
+    }
+    stats.matches_finished = u64::from(stats.matches_finished > 0);
+    Ok(stats)
+}
+
+/// Resident set size of a process (`VmRSS` of `/proc/<pid>/status`), in bytes.
+fn rss_bytes(pid: u32) -> Result<u64, LoadError> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    parse_rss(&status).ok_or_else(|| LoadError::Args(format!("no VmRSS for pid {pid}")))
+}
+
+/// `VmRSS` of a `/proc/<pid>/status` text, in bytes.
+fn parse_rss(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
 }
 
 /// Creates a match, connects and authenticates one connection per seat, and subscribes each.
@@ -451,11 +639,14 @@ async fn seat_loop(
                         rules::bot::splitmix64(&mut rng)
                     })
                 {
+                    if !in_flight.take_move() {
+                        return Ok(());
+                    }
                     n += 1;
                     let id = format!("s{seat}c{n}");
                     let seq = mirror.seq().unwrap_or(0) + 1;
                     let sent = Instant::now();
-                    if let Ok(mut f) = in_flight.lock() {
+                    if let Ok(mut f) = in_flight.sent.lock() {
                         if f.len() >= IN_FLIGHT_KEPT {
                             f.pop_front();
                         }
@@ -502,6 +693,13 @@ async fn seat_loop(
                     && body.id.as_deref() == Some(m.id.as_str())
                 {
                     stats.rejected += 1;
+                    if body.code == ErrorCode::RateLimited {
+                        // Not a move: the server's limits (raise `--command-rate-*` on it).
+                        stats.rate_limited += 1;
+                        in_flight.refund_move();
+                        let wait = body.retry_after_ms.unwrap_or(10);
+                        tokio::time::sleep(Duration::from_millis(wait)).await;
+                    }
                     mine = None;
                     fresh = true;
                 } else {
@@ -517,7 +715,7 @@ async fn seat_loop(
                         stats.own.push(at - m.sent);
                     }
                     mine = None;
-                } else if let Ok(f) = in_flight.lock()
+                } else if let Ok(f) = in_flight.sent.lock()
                     && let Some(&(_, sent)) = f.iter().rev().find(|(s, _)| s == seq)
                     && sent < end
                 {
@@ -541,6 +739,29 @@ mod tests {
         let line = "4242 (my server) S 1 2 3 4 5 6 7 8 9 10 250 31 0 0 20 0";
         assert_eq!(parse_stat(line)?, 281);
         Ok(())
+    }
+
+    #[test]
+    fn resident_memory_is_read_in_bytes() {
+        let status = "Name:\tserver\nVmPeak:\t  9000 kB\nVmRSS:\t  1234 kB\nThreads:\t3\n";
+        assert_eq!(parse_rss(status), Some(1234 * 1024));
+        assert_eq!(parse_rss("Name:\tserver\n"), None);
+    }
+
+    /// A fill budget runs out after its moves; a refused move is given back; without a budget
+    /// (a timed run) moves never run out.
+    #[test]
+    fn the_fill_budget_counts_moves_and_refunds() {
+        let m = MatchShared {
+            budget: Some(AtomicU64::new(2)),
+            ..MatchShared::default()
+        };
+        assert!(m.take_move() && m.take_move());
+        assert!(!m.take_move());
+        m.refund_move();
+        assert!(m.take_move() && !m.take_move());
+        let timed = MatchShared::default();
+        assert!((0..1000).all(|_| timed.take_move()));
     }
 
     #[test]
