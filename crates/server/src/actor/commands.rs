@@ -351,9 +351,18 @@ impl Actor {
         Some(self.deadline_backoff.map_or(when, |b| when.max(b)))
     }
 
-    /// Whether a deadline is pending (the match must stay in memory for it).
-    pub(super) fn deadline_pending(&self) -> bool {
-        matches!(&self.state, State::Ready(l) if l.deadlines.is_pending())
+    /// Whether an idle match may leave memory: nothing pending, or a deadline more than `idle`
+    /// away, which the registry's waker then reloads it for (a near one keeps it: cheaper than
+    /// a reload).
+    pub(super) fn may_leave(&self, idle: Duration) -> bool {
+        let State::Ready(l) = &self.state else {
+            return true;
+        };
+        let Some(at) = l.deadlines.next_due() else {
+            return true;
+        };
+        let far = now_millis().saturating_add(i64::try_from(idle.as_millis()).unwrap_or(i64::MAX));
+        at > far && self.registry.wake_later(self.id, at)
     }
 
     /// Applies the default of every decision that is due, as commands of the server (seat: the

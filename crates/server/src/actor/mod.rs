@@ -28,8 +28,9 @@
 //! player's decisions are played at once (`server:away:<seq>`) until a command comes from their
 //! seat. Same sleep, same pipeline (see `timers`).
 //!
-//! Memory: a match nobody follows or holds for `--match-idle`, with no deadline pending, drops
-//! its window and leaves the registry; the next lookup replays it from the store.
+//! Memory: a match nobody follows or holds for `--match-idle` drops its window and leaves the
+//! registry; the next lookup replays it from the store. One with a deadline pending leaves only
+//! when the deadline is more than `--match-idle` away: the registry's waker reloads it then.
 
 mod commands;
 mod registry;
@@ -230,9 +231,8 @@ impl Actor {
                 Wake::Closed => break,
                 Wake::Idle => {
                     self.shrink();
-                    // A pending deadline keeps the match in memory: it must fire on time.
                     if self.subscribers.is_empty()
-                        && !self.deadline_pending()
+                        && self.may_leave(idle)
                         && self.registry.retire(self.id, self.generation, &rx)
                     {
                         debug!("idle: leaving memory");

@@ -388,29 +388,90 @@ async fn a_pending_deadline_fires_after_a_restart_untouched(db: &TestDb) {
     let [(1, at)] = found[..] else {
         panic!("one deadline, blue's: {found:?}");
     };
-    assert_eq!(wake_is(db, id, &format!("= {at}")).await, 1, "wake_at = {at}");
+    assert_eq!(
+        wake_is(db, id, &format!("= {at}")).await,
+        1,
+        "wake_at = {at}"
+    );
     server.kill().await;
 
     let server = TestServer::start(c);
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let deadline = now_ms() + TIMEOUT + 15_000;
-    let log = loop {
-        let log = admin_log(&server, id).await;
-        if !server_commands(&log).is_empty() {
-            break log;
-        }
-        assert!(now_ms() < deadline, "the deadline did not fire: {log}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let log = wait_server_command(&server, id, now_ms() + TIMEOUT + 15_000).await;
     let by_server = server_commands(&log);
     assert_eq!(by_server.len(), 1, "{log}");
     assert_eq!(by_server[0]["seq"], seq + 1);
     assert!(stored_at(&by_server[0]) >= at, "{log}");
-    assert_eq!(wake_is(db, id, "IS NULL").await, 1, "cleared with the append");
-    let (status, stats) = http(&server, "GET", "/api/admin/stats", &[("Authorization", &auth)], "").await;
-    assert_eq!(status, 200, "{stats}");
-    let stats: Value = serde_json::from_str(&stats).expect("stats JSON");
-    assert_eq!(stats["matches_in_memory"], 1, "only the match with a deadline: {stats}");
+    assert_eq!(
+        wake_is(db, id, "IS NULL").await,
+        1,
+        "cleared with the append"
+    );
+    assert_eq!(
+        in_memory(&server).await,
+        1,
+        "only the match with a deadline"
+    );
+    server.stop().await;
+}
+
+/// The admin stats' `matches_in_memory`.
+async fn in_memory(server: &TestServer) -> Value {
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    let (status, body) = http(
+        server,
+        "GET",
+        "/api/admin/stats",
+        &[("Authorization", &auth)],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let stats: Value = serde_json::from_str(&body).expect("stats JSON");
+    stats["matches_in_memory"].clone()
+}
+
+/// Polls the admin log until the server has applied a command of its own.
+async fn wait_server_command(server: &TestServer, id: uuid::Uuid, until: u64) -> Value {
+    loop {
+        let log = admin_log(server, id).await;
+        if !server_commands(&log).is_empty() {
+            return log;
+        }
+        assert!(now_ms() < until, "the deadline did not fire: {log}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// An idle match whose deadline is more than `--match-idle` away leaves memory; the registry's
+/// waker loads it at the deadline, which fires with no client touching the match.
+async fn a_far_deadline_leaves_memory_and_still_fires(db: &TestDb) {
+    const TIMEOUT: u64 = 4_000;
+    let mut c = config(db, TIMEOUT);
+    c.matches.match_idle = Duration::from_millis(300);
+    let server = TestServer::start(c);
+    let created = create_messages_match(&server).await;
+    let id = created.match_id;
+    let mut seats = join_seats(&server, &created).await;
+    let (seq, _, _) = open_blues_choice(&mut seats, &mut []).await;
+    let found = deadlines(seats[0].mirror.view().expect("view"));
+    let [(1, at)] = found[..] else {
+        panic!("one deadline, blue's: {found:?}");
+    };
+    for f in seats.iter_mut() {
+        f.conn.close().await.expect("close");
+    }
+    while in_memory(&server).await != 0 {
+        assert!(
+            now_ms() < at,
+            "the idle match stayed in memory until its deadline"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = wait_server_command(&server, id, at + 15_000).await;
+    let by_server = server_commands(&log);
+    assert_eq!(by_server.len(), 1, "{log}");
+    assert_eq!(by_server[0]["seq"], seq + 1);
+    assert!(stored_at(&by_server[0]) >= at, "{log}");
     server.stop().await;
 }
 
@@ -463,5 +524,6 @@ on_both_stores!(
     restart_keeps_a_pending_deadline,
     a_deadline_passed_while_down_fires_on_start,
     a_pending_deadline_fires_after_a_restart_untouched,
+    a_far_deadline_leaves_memory_and_still_fires,
     unchanged_preference_and_server_ids_are_refused
 );

@@ -757,7 +757,11 @@ async fn restart_loads_lazily_with_a_bounded_warm_up(db: &TestDb) {
     let server = TestServer::start(config.clone());
     let (status, body) = http(&server, "GET", "/healthz", &[], "").await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(stats(&server).await["matches_in_memory"], 0, "loaded at start");
+    assert_eq!(
+        stats(&server).await["matches_in_memory"],
+        0,
+        "loaded at start"
+    );
     // The first touch replays the match, which plays on.
     let (m, seats) = &mut matches[0];
     for (i, f) in seats.iter_mut().enumerate() {
@@ -765,7 +769,11 @@ async fn restart_loads_lazily_with_a_bounded_warm_up(db: &TestDb) {
     }
     assert_eq!(play(seats, &mut [], &mut Rng::new(50), 2).await, 2);
     assert_eq!(seats[0].seq(), Some(5));
-    assert_eq!(stats(&server).await["matches_in_memory"], 1, "only the touched match");
+    assert_eq!(
+        stats(&server).await["matches_in_memory"],
+        1,
+        "only the touched match"
+    );
     for f in seats.iter_mut() {
         f.conn.close().await.expect("close");
     }
@@ -779,10 +787,18 @@ async fn restart_loads_lazily_with_a_bounded_warm_up(db: &TestDb) {
     for id in warm {
         server_view(&server, id).await;
     }
-    assert_eq!(stats(&server).await["matches_in_memory"], 2, "{warm:?} were warm");
+    assert_eq!(
+        stats(&server).await["matches_in_memory"],
+        2,
+        "{warm:?} were warm"
+    );
     let (seq, _) = server_view(&server, matches[1].0.match_id).await;
     assert_eq!(seq, 3);
-    assert_eq!(stats(&server).await["matches_in_memory"], 3, "loaded on touch");
+    assert_eq!(
+        stats(&server).await["matches_in_memory"],
+        3,
+        "loaded on touch"
+    );
     server.stop().await;
 }
 
