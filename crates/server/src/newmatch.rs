@@ -126,3 +126,39 @@ fn first_wake(
     let flag = clock.map(|c| after(c.bank_ms));
     deadline.into_iter().chain(flag).min()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::{ClockSettings, CreateMatch};
+    use rules::Colour;
+    use std::time::Duration;
+
+    fn request(clock: Option<ClockSettings>) -> CreateMatch {
+        CreateMatch {
+            players: vec![Colour::Red, Colour::Blue],
+            modules: Default::default(),
+            meeples: None,
+            draw_order: None,
+            clock,
+        }
+    }
+
+    /// A new match stores when it first needs the server: with a clock, when the first
+    /// player's bank runs out; without one (only the active player decides), never.
+    #[test]
+    fn a_new_match_stores_its_first_wake() {
+        let timeout = Duration::from_secs(30);
+        let plain = prepare(&request(None), false, timeout).expect("prepare");
+        assert_eq!(plain.row.wake_at, None);
+        let clock = ClockSettings {
+            bank_ms: 60_000,
+            increment_ms: 5_000,
+        };
+        let timed = prepare(&request(Some(clock)), false, timeout).expect("prepare");
+        assert_eq!(
+            timed.row.wake_at,
+            Some(timed.row.created_at.timestamp_millis() + 60_000)
+        );
+    }
+}
