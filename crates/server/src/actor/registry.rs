@@ -135,7 +135,7 @@ impl Registry {
         Ok(handle)
     }
 
-    /// Loads a match now and reports how it went (used at start to resume unfinished matches).
+    /// Loads a match now and reports how it went (the start's background recovery).
     pub async fn load(self: &Arc<Self>, id: Uuid) -> LoadOutcome {
         let stopped = || LoadOutcome::Failed {
             code: ErrorCode::Unavailable,
