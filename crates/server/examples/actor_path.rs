@@ -107,6 +107,8 @@ async fn play(games: Vec<(Setup, Vec<(PlayerId, Command)>)>) -> Result<usize, Er
             created_at: chrono::Utc::now(),
             decision_timeout_ms: Some(30_000),
             clock: None,
+            // No deadline at the start of a base game without a clock.
+            wake_at: None,
         };
         let seats: Vec<_> = (0..2u8)
             .map(|seat| SeatRow {

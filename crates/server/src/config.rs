@@ -138,6 +138,18 @@ pub struct MatchConfig {
     #[arg(long, env = "DECISION_TIMEOUT", default_value = "30s", value_parser = positive_duration)]
     pub decision_timeout: Duration,
 
+    /// Unfinished matches with nothing pending that a start replays in the background, the
+    /// most recently played first; the others are replayed on first touch. Matches with a
+    /// deadline pending are always loaded (first, soonest first).
+    #[arg(long, env = "WARM_UP", default_value = "1000",
+          value_parser = RangedU64ValueParser::<usize>::new().range(0..=10_000_000))]
+    pub warm_up: usize,
+
+    /// Matches the start's background recovery replays at once.
+    #[arg(long, env = "RECOVERY_PARALLEL", default_value = "4",
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    pub recovery_parallel: usize,
+
     /// Accept `draw_order` in `POST /api/matches` (tests only: it reveals the pile).
     #[arg(long, env = "ALLOW_TEST_SETUPS")]
     pub allow_test_setups: bool,

@@ -1040,6 +1040,7 @@ mod tests {
                 created_at: chrono::Utc::now(),
                 decision_timeout_ms: None,
                 clock: None,
+                wake_at: None,
             };
             let seats = [SeatRow {
                 seat: 0,

@@ -54,9 +54,14 @@ pub fn prepare(
     setup.draw_order = req.draw_order.clone();
     // A pile that is empty from the start (a test setup) ends the match at once: it is stored as
     // finished, so that no restart resumes it.
-    let status = match Game::start(setup.clone()) {
-        Ok((game, _)) if game.is_finished() => MatchStatus::Finished,
-        Ok(_) => MatchStatus::Active,
+    let created_at = Utc::now();
+    let timeout_ms = u64::try_from(decision_timeout.as_millis()).unwrap_or(u64::MAX);
+    let (status, wake_at) = match Game::start(setup.clone()) {
+        Ok((game, _)) if game.is_finished() => (MatchStatus::Finished, None),
+        Ok((game, _)) => (
+            MatchStatus::Active,
+            first_wake(&game, created_at.timestamp_millis(), timeout_ms, req.clock),
+        ),
         Err(e) => return Err(NewMatchError::Invalid(e.to_string())),
     };
     let setup_json =
@@ -87,9 +92,10 @@ pub fn prepare(
         setup: setup_json,
         status,
         rules_version: REPLAY_VERSION.to_string(),
-        created_at: Utc::now(),
-        decision_timeout_ms: Some(u64::try_from(decision_timeout.as_millis()).unwrap_or(u64::MAX)),
+        created_at,
+        decision_timeout_ms: Some(timeout_ms),
         clock: req.clock,
+        wake_at,
     };
     Ok(Prepared {
         row,
@@ -99,4 +105,60 @@ pub fn prepare(
             seats: tokens,
         },
     })
+}
+
+/// When a new match first needs the server (its stored `wake_at`): a non-active player's decision
+/// open from the start falls due after the timeout, the active player's clock after the bank.
+/// Never later than the actor's own deadline (which it writes on its first load), so a restart
+/// before anyone touched the match still fires it on time.
+fn first_wake(
+    game: &Game,
+    created_ms: i64,
+    timeout_ms: u64,
+    clock: Option<protocol::ClockSettings>,
+) -> Option<i64> {
+    let after = |ms: u64| created_ms.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
+    let active = game.active();
+    let deadline = game
+        .open_asks()
+        .any(|(_, player)| player != active)
+        .then(|| after(timeout_ms));
+    let flag = clock.map(|c| after(c.bank_ms));
+    deadline.into_iter().chain(flag).min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::{ClockSettings, CreateMatch};
+    use rules::Colour;
+    use std::time::Duration;
+
+    fn request(clock: Option<ClockSettings>) -> CreateMatch {
+        CreateMatch {
+            players: vec![Colour::Red, Colour::Blue],
+            modules: Default::default(),
+            meeples: None,
+            draw_order: None,
+            clock,
+        }
+    }
+
+    /// A new match stores when it first needs the server: with a clock, when the first
+    /// player's bank runs out; without one (only the active player decides), never.
+    #[test]
+    fn a_new_match_stores_its_first_wake() {
+        let timeout = Duration::from_secs(30);
+        let plain = prepare(&request(None), false, timeout).expect("prepare");
+        assert_eq!(plain.row.wake_at, None);
+        let clock = ClockSettings {
+            bank_ms: 60_000,
+            increment_ms: 5_000,
+        };
+        let timed = prepare(&request(Some(clock)), false, timeout).expect("prepare");
+        assert_eq!(
+            timed.row.wake_at,
+            Some(timed.row.created_at.timestamp_millis() + 60_000)
+        );
+    }
 }

@@ -1,4 +1,5 @@
-//! Running a server: open the store, recover unfinished matches, serve, shut down gracefully.
+//! Running a server: open the store, serve at once while unfinished matches load in the
+//! background (the others on first touch), shut down gracefully.
 
 use crate::actor::{LoadOutcome, Registry};
 use crate::config::Config;
@@ -17,6 +18,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio::time::timeout;
 use tracing::{error, info, warn};
+use uuid::Uuid;
 
 /// How often recorded histogram samples are folded into their buckets between scrapes.
 const METRICS_UPKEEP: std::time::Duration = std::time::Duration::from_secs(5);
@@ -29,7 +31,7 @@ pub enum ServerError {
     Io(#[from] std::io::Error),
 }
 
-/// Opens the store, resumes unfinished matches, serves until `shutdown` completes, then shuts
+/// Opens the store, serves at once (recovery runs in the background), serves until `shutdown` completes, then shuts
 /// down gracefully: stop accepting, refuse new commands, let every match finish what is queued,
 /// close sockets with 1001, close the store.
 pub async fn run(
@@ -41,7 +43,6 @@ pub async fn run(
     let store = Store::open(config.store.url(), &config.store.data_dir).await?;
     let metrics = Arc::new(Metrics::new(store.kind()));
     let registry = Registry::new(store.clone(), Arc::clone(&config), Arc::clone(&metrics));
-    recover(&store, &registry).await?;
     let lobbies = Lobbies::start(
         store.clone(),
         Arc::clone(&registry),
@@ -73,6 +74,13 @@ pub async fn run(
             metrics.upkeep();
         }
     });
+    // Matches load in the background (and on first touch): the listener serves at once.
+    let recovery = tokio::spawn(recover(
+        store.clone(),
+        Arc::clone(&registry),
+        config.matches.warm_up,
+        config.matches.recovery_parallel,
+    ));
     let app = http::router(Arc::clone(&shared));
     let addr = listener.local_addr()?;
     let (stop_accepting, stop_rx) = oneshot::channel::<()>();
@@ -108,6 +116,7 @@ pub async fn run(
         }
     }
     info!("shutting down");
+    recovery.abort();
     let grace = config.shutdown_grace;
     let _ = stop_accepting.send(());
     lifecycle_tx.send_replace(Lifecycle::Draining);
@@ -128,31 +137,60 @@ pub async fn run(
     Ok(())
 }
 
-/// Replays every unfinished match through the rules, a few at a time, and keeps the good ones
-/// running. A match whose replay diverges is marked broken (logged) and not served.
-async fn recover(store: &Store, registry: &Arc<Registry>) -> Result<(), StoreError> {
-    let ids = store.unfinished().await?;
-    if ids.is_empty() {
-        return Ok(());
-    }
-    let total = ids.len();
-    let outcomes: Vec<_> = futures_util::stream::iter(ids)
+/// The start's recovery, in the background while the server serves: first every unfinished
+/// match with a deadline pending (by the indexed `wake_at`, soonest first), so that it fires on
+/// time, a deadline passed while the server was down at once; then a warm-up of at most
+/// `warm_up` other unfinished matches, the most recently played first. Any other match is
+/// replayed on its first touch. A match whose replay diverges is marked broken when it loads.
+async fn recover(store: Store, registry: Arc<Registry>, warm_up: usize, parallel: usize) {
+    let started = std::time::Instant::now();
+    let waking = match store.waking().await {
+        Ok(ids) => ids,
+        Err(e) => {
+            error!(error = %e, "cannot list the matches with a deadline");
+            Vec::new()
+        }
+    };
+    let (due, failed) = load_all(&registry, waking, parallel).await;
+    info!(
+        loaded = due,
+        failed,
+        ms = started.elapsed().as_millis() as u64,
+        "recovery: matches with a deadline loaded"
+    );
+    let recent = match store.recently_played(warm_up).await {
+        Ok(ids) => ids,
+        Err(e) => {
+            error!(error = %e, "cannot list the matches to warm up");
+            Vec::new()
+        }
+    };
+    let (warm, failed) = load_all(&registry, recent, parallel).await;
+    info!(
+        loaded = warm,
+        failed,
+        ms = started.elapsed().as_millis() as u64,
+        "recovery: warm-up finished"
+    );
+}
+
+/// Loads the matches, `parallel` at a time: (loaded, failed).
+async fn load_all(registry: &Arc<Registry>, ids: Vec<Uuid>, parallel: usize) -> (usize, usize) {
+    let mut outcomes = futures_util::stream::iter(ids)
         .map(|id| async move { (id, registry.load(id).await) })
-        .buffer_unordered(4)
-        .collect()
-        .await;
-    let mut resumed = 0;
-    for (id, outcome) in outcomes {
+        .buffer_unordered(parallel.max(1));
+    let (mut loaded, mut failed) = (0, 0);
+    while let Some((id, outcome)) = outcomes.next().await {
         match outcome {
             LoadOutcome::Ready { seq, .. } => {
-                resumed += 1;
+                loaded += 1;
                 tracing::debug!(match_id = %id, seq, "resumed");
             }
             LoadOutcome::Failed { code, message } => {
+                failed += 1;
                 error!(match_id = %id, ?code, %message, "match not resumed");
             }
         }
     }
-    info!(resumed, total, "recovered unfinished matches");
-    Ok(())
+    (loaded, failed)
 }

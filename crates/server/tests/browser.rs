@@ -1348,6 +1348,7 @@ async fn store_scenario(data: &Path, s: &Scenario) -> (uuid::Uuid, Vec<String>) 
         // The server's own setting applies.
         decision_timeout_ms: None,
         clock: None,
+        wake_at: None,
     };
     let tokens: Vec<String> = (0..s.setup.players.len())
         .map(|i| format!("seat-{i}-{}", uuid::Uuid::new_v4().simple()))

@@ -6,7 +6,7 @@ use super::replay::guarded;
 use super::timers::{Origin, Why, now_millis};
 use super::{Actor, ActorMsg, State};
 use crate::outbox::ConnHandle;
-use crate::store::{CommandRow, MatchStatus};
+use crate::store::{Append, CommandRow, MatchStatus};
 use crate::wire::{Frame, ack_frame, diff_frame, error_frame, frame};
 use chrono::Utc;
 use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
@@ -342,9 +342,18 @@ impl Actor {
         Some(self.deadline_backoff.map_or(when, |b| when.max(b)))
     }
 
-    /// Whether a deadline is pending (the match must stay in memory for it).
-    pub(super) fn deadline_pending(&self) -> bool {
-        matches!(&self.state, State::Ready(l) if l.deadlines.is_pending())
+    /// Whether an idle match may leave memory: nothing pending, or a deadline more than `idle`
+    /// away, which the registry's waker then reloads it for (a near one keeps it: cheaper than
+    /// a reload).
+    pub(super) fn may_leave(&self, idle: Duration) -> bool {
+        let State::Ready(l) = &self.state else {
+            return true;
+        };
+        let Some(at) = l.deadlines.next_due() else {
+            return true;
+        };
+        let far = now_millis().saturating_add(i64::try_from(idle.as_millis()).unwrap_or(i64::MAX));
+        at > far && self.registry.wake_later(self.id, at)
     }
 
     /// Applies the default of every decision that is due, as commands of the server (seat: the
@@ -411,8 +420,21 @@ impl Actor {
         let metrics = &self.registry.metrics;
         if !batch.records.is_empty() {
             let status = batch.finished.then_some(MatchStatus::Finished);
+            // The wake time after the batch, in the same transaction when it changed.
+            let wake = match &self.state {
+                State::Ready(l) => {
+                    let due = l.deadlines.next_due();
+                    (due != l.stored_wake).then_some(due)
+                }
+                State::Failed { .. } => None,
+            };
             let started = Instant::now();
-            let written = self.store.append(self.id, &batch.records, status).await;
+            let append = Append {
+                records: &batch.records,
+                status,
+                wake,
+            };
+            let written = self.store.write(self.id, append).await;
             metrics.store_commit.record(started.elapsed().as_secs_f64());
             metrics.store_batch.record(batch.records.len() as f64);
             if let Err(e) = written {
@@ -437,6 +459,9 @@ impl Actor {
             }
             if batch.finished {
                 info!(seq = batch.records.last().map(|r| r.seq), "match finished");
+            }
+            if let (Some(due), State::Ready(l)) = (wake, &mut self.state) {
+                l.stored_wake = due;
             }
         }
         let State::Ready(l) = &mut self.state else {

@@ -28,8 +28,9 @@
 //! player's decisions are played at once (`server:away:<seq>`) until a command comes from their
 //! seat. Same sleep, same pipeline (see `timers`).
 //!
-//! Memory: a match nobody follows or holds for `--match-idle`, with no deadline pending, drops
-//! its window and leaves the registry; the next lookup replays it from the store.
+//! Memory: a match nobody follows or holds for `--match-idle` drops its window and leaves the
+//! registry; the next lookup replays it from the store. One with a deadline pending leaves only
+//! when the deadline is more than `--match-idle` away: the registry's waker reloads it then.
 
 mod commands;
 mod registry;
@@ -118,6 +119,8 @@ struct Loaded {
     dedupe: Dedupe,
     /// When the open decisions opened, and their deadlines.
     deadlines: Deadlines,
+    /// The wake time as stored (`matches.wake_at`): kept equal to `deadlines.next_due()`.
+    stored_wake: Option<timers::Millis>,
 }
 
 impl Loaded {
@@ -141,6 +144,7 @@ impl Loaded {
             window: VecDeque::new(),
             dedupe: Dedupe::new(r.accepted),
             deadlines: r.deadlines,
+            stored_wake: r.stored_wake,
         };
         l.view = l.match_view();
         Ok(l)
@@ -212,6 +216,7 @@ impl Actor {
             return;
         }
 
+        self.sync_wake().await;
         let idle = self.config.matches.match_idle;
         loop {
             let due = self.next_deadline();
@@ -242,9 +247,8 @@ impl Actor {
                 Wake::Closed => break,
                 Wake::Idle => {
                     self.shrink();
-                    // A pending deadline keeps the match in memory: it must fire on time.
                     if self.subscribers.is_empty()
-                        && !self.deadline_pending()
+                        && self.may_leave(idle)
                         && self.registry.retire(self.id, self.generation, &rx)
                     {
                         debug!("idle: leaving memory");
@@ -255,6 +259,7 @@ impl Actor {
                 Wake::Deadline => self.fire_deadlines().await,
                 Wake::Msgs(msgs) => self.handle_all(msgs).await,
             }
+            self.sync_wake().await;
             if matches!(self.state, State::Failed { .. }) {
                 // A reload after a failed write failed too: leave, so that the next lookup
                 // tries the store afresh. Subscribers are told to resync (close 4001), since no

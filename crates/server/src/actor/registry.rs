@@ -1,12 +1,15 @@
 //! Match id → actor: spawning (and loading), idle retirement, shutdown, the resume slots.
 
+use super::timers::{Millis, now_millis};
 use super::{Actor, ActorMsg, State};
 use crate::config::Config;
 use crate::meters::Metrics;
 use crate::store::Store;
 use protocol::{ErrorCode, Seq};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tracing::{Instrument, info_span};
 use uuid::Uuid;
@@ -29,7 +32,13 @@ pub struct Registry {
     store: Store,
     config: Arc<Config>,
     pub(crate) metrics: Arc<Metrics>,
+    /// To the waker task: (when, match) of a match that left memory with a deadline pending.
+    waker: mpsc::Sender<(Millis, Uuid)>,
 }
+
+/// Matches waiting in the waker's queue before an idle match with a far deadline must stay in
+/// memory instead of leaving.
+const WAKER_QUEUE: usize = 4_096;
 
 #[derive(Debug)]
 struct RegistryInner {
@@ -59,7 +68,8 @@ impl Registry {
 
     pub fn new(store: Store, config: Arc<Config>, metrics: Arc<Metrics>) -> Arc<Self> {
         let (alive, alive_rx) = mpsc::channel(1);
-        Arc::new(Registry {
+        let (waker, wake_rx) = mpsc::channel(WAKER_QUEUE);
+        let registry = Arc::new(Registry {
             resume_slots: Arc::new(Semaphore::new(config.matches.store_resume_slots)),
             inner: Mutex::new(RegistryInner {
                 map: HashMap::new(),
@@ -70,7 +80,16 @@ impl Registry {
             store,
             config,
             metrics,
-        })
+            waker,
+        });
+        tokio::spawn(wake_matches(Arc::downgrade(&registry), wake_rx));
+        registry
+    }
+
+    /// Asks the waker to load the match at `at` (its next deadline), so that it may leave memory
+    /// now. False when the waker's queue is full: the match stays.
+    pub(super) fn wake_later(&self, id: Uuid, at: Millis) -> bool {
+        self.waker.try_send((at, id)).is_ok()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, RegistryInner> {
@@ -116,7 +135,7 @@ impl Registry {
         Ok(handle)
     }
 
-    /// Loads a match now and reports how it went (used at start to resume unfinished matches).
+    /// Loads a match now and reports how it went (the start's background recovery).
     pub async fn load(self: &Arc<Self>, id: Uuid) -> LoadOutcome {
         let stopped = || LoadOutcome::Failed {
             code: ErrorCode::Unavailable,
@@ -198,5 +217,40 @@ impl Registry {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The waker: one task for every match that left memory with a deadline pending, a min-heap of
+/// (when, match); at each time it loads the match, whose actor then fires what is due. An entry
+/// made stale by a later load costs one lookup (the match is running, or loads and leaves
+/// again). Ends when the registry is gone or closed.
+async fn wake_matches(registry: Weak<Registry>, mut rx: mpsc::Receiver<(Millis, Uuid)>) {
+    let mut heap: BinaryHeap<Reverse<(Millis, Uuid)>> = BinaryHeap::new();
+    loop {
+        let next = heap.peek().map(|Reverse((at, _))| *at);
+        let wait = next.map_or(Duration::ZERO, |at| {
+            Duration::from_millis(u64::try_from(at.saturating_sub(now_millis())).unwrap_or(0))
+        });
+        tokio::select! {
+            msg = rx.recv() => match msg {
+                Some(entry) => heap.push(Reverse(entry)),
+                None => return,
+            },
+            () = tokio::time::sleep(wait), if next.is_some() => {
+                let now = now_millis();
+                while let Some(&Reverse((at, id))) = heap.peek() {
+                    if at > now {
+                        break;
+                    }
+                    heap.pop();
+                    let Some(registry) = registry.upgrade() else {
+                        return;
+                    };
+                    if registry.get_or_load(id).is_err() {
+                        return; // shutting down
+                    }
+                }
+            }
+        }
     }
 }

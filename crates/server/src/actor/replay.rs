@@ -53,6 +53,8 @@ pub struct Replayed {
     pub deadlines: Deadlines,
     /// The match's own decision timeout, if it stored one.
     pub decision_timeout_ms: Option<u64>,
+    /// The match's stored wake time (`matches.wake_at`), set by [`load`].
+    pub stored_wake: Option<i64>,
 }
 
 /// Reads a match and replays its commands up to `upto` (all of them when `None`). A broken
@@ -75,6 +77,7 @@ pub async fn load(store: &Store, id: Uuid, upto: Option<Seq>) -> Result<Replayed
         records,
     )?;
     r.decision_timeout_ms = row.decision_timeout_ms;
+    r.stored_wake = row.wake_at;
     for seat in store.seats_of(&[id]).await? {
         r.deadlines.set_away(seat.seat, seat.away_since.is_some());
     }
@@ -143,5 +146,6 @@ pub fn replay(
         accepted,
         deadlines,
         decision_timeout_ms: None,
+        stored_wake: None,
     })
 }

@@ -990,7 +990,9 @@ async fn mark_away(shared: &Shared, id: Uuid, req: &AwayRequest) -> Result<(), A
     match shared.store.set_away(id, req.seat, since).await {
         Ok(true) => {
             // A match in memory follows the stored mark (one not in memory reads it on load).
-            if shared.registry.is_running(id)
+            // A new mark loads the match: an away player's decisions are played at once, and a
+            // match not in memory would not play them before its next touch.
+            if (req.away || shared.registry.is_running(id))
                 && let Ok(handle) = shared.registry.get_or_load(id)
             {
                 let msg = ActorMsg::Away {

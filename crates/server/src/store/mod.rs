@@ -86,6 +86,9 @@ pub struct MatchRow {
     pub decision_timeout_ms: Option<u64>,
     /// The match's game clock; `None`: no clock.
     pub clock: Option<protocol::ClockSettings>,
+    /// When the match next needs the server (a deadline), in milliseconds since the Unix epoch;
+    /// `None`: nothing pending. A restart loads these matches at once, the others on first touch.
+    pub wake_at: Option<i64>,
 }
 
 /// One seat of a new match: only the token's hash is stored.
@@ -116,11 +119,13 @@ pub struct Seqs {
     pub upto: u64,
 }
 
-/// What one append writes: the records, and the match's new status if it changed.
-#[derive(Debug, Clone, Copy)]
+/// What one append writes: the records, the match's new status if it changed, and its new wake
+/// time if it changed (`Some(None)`: nothing pending any more).
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Append<'a> {
     pub records: &'a [CommandRow],
     pub status: Option<MatchStatus>,
+    pub wake: Option<Option<i64>>,
 }
 
 #[derive(Debug, Clone)]
@@ -176,6 +181,15 @@ fn clock_from_db(
 
 pub(crate) fn seat_from_db(seat: i64) -> Result<u8, StoreError> {
     u8::try_from(seat).map_err(|_| StoreError::Corrupt(format!("seat {seat} out of range")))
+}
+
+macro_rules! dispatch {
+    ($self:ident . $method:ident ( $($arg:expr),* )) => {
+        match $self {
+            Store::Sqlite(s) => s.$method($($arg),*).await,
+            Store::Postgres(p) => p.$method($($arg),*).await,
+        }
+    };
 }
 
 impl Store {
@@ -270,9 +284,23 @@ impl Store {
         records: &[CommandRow],
         status: Option<MatchStatus>,
     ) -> Result<(), StoreError> {
+        self.write(
+            id,
+            Append {
+                records,
+                status,
+                wake: None,
+            },
+        )
+        .await
+    }
+
+    /// [`Store::append`] with the match's new wake time, in the same transaction (and the same
+    /// group commit): the stored wake time never lags the log it is computed from.
+    pub async fn write(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
         match self {
-            Store::Sqlite(s) => s.append(id, Append { records, status }).await,
-            Store::Postgres(p) => p.append(id, Append { records, status }).await,
+            Store::Sqlite(s) => s.append(id, append).await,
+            Store::Postgres(p) => p.append(id, append).await,
         }
     }
 
@@ -286,6 +314,18 @@ impl Store {
             Store::Sqlite(s) => s.unfinished().await,
             Store::Postgres(p) => p.unfinished().await,
         }
+    }
+
+    /// The unfinished matches with a wake time, soonest first (an indexed query): what a
+    /// restart loads before anything else, so that their deadlines fire on time.
+    pub async fn waking(&self) -> Result<Vec<Uuid>, StoreError> {
+        dispatch!(self.waking())
+    }
+
+    /// At most `limit` unfinished matches with no wake time, the most recently played first:
+    /// the restart's warm-up.
+    pub async fn recently_played(&self, limit: usize) -> Result<Vec<Uuid>, StoreError> {
+        dispatch!(self.recently_played(i64::try_from(limit).unwrap_or(i64::MAX)))
     }
 }
 
@@ -339,15 +379,6 @@ impl StoreError {
             _ => false,
         }
     }
-}
-
-macro_rules! dispatch {
-    ($self:ident . $method:ident ( $($arg:expr),* )) => {
-        match $self {
-            Store::Sqlite(s) => s.$method($($arg),*).await,
-            Store::Postgres(p) => p.$method($($arg),*).await,
-        }
-    };
 }
 
 impl Store {

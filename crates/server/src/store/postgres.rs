@@ -41,6 +41,7 @@ struct WriteReq {
     id: Uuid,
     records: Vec<CommandRow>,
     status: Option<MatchStatus>,
+    wake: Option<Option<i64>>,
     reply: oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -58,6 +59,7 @@ fn match_row(id: Uuid, r: &PgRow) -> Result<MatchRow, StoreError> {
             r.try_get("clock_bank_ms")?,
             r.try_get("clock_increment_ms")?,
         )?,
+        wake_at: r.try_get("wake_at")?,
     })
 }
 
@@ -126,7 +128,8 @@ impl PgStore {
     pub async fn load_match(&self, id: Uuid) -> Result<Option<MatchRow>, StoreError> {
         sqlx::query(
             "SELECT setup::text AS setup, status, rules_version, created_at, \
-             decision_timeout_ms, clock_bank_ms, clock_increment_ms FROM matches WHERE id = $1",
+             decision_timeout_ms, clock_bank_ms, clock_increment_ms, wake_at FROM matches \
+             WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)
@@ -153,12 +156,17 @@ impl PgStore {
 
     /// Queues the append for a writer task and waits until its group is committed.
     pub async fn append(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
-        let Append { records, status } = append;
+        let Append {
+            records,
+            status,
+            wake,
+        } = append;
         let (reply, answer) = oneshot::channel();
         let req = WriteReq {
             id,
             records: records.to_vec(),
             status,
+            wake,
             reply,
         };
         self.writer
@@ -175,6 +183,33 @@ impl PgStore {
             .iter()
             .map(|r| Ok(r.try_get("id")?))
             .collect()
+    }
+
+    pub async fn waking(&self) -> Result<Vec<Uuid>, StoreError> {
+        sqlx::query(
+            "SELECT id FROM matches WHERE status = 'active' AND wake_at IS NOT NULL \
+             ORDER BY wake_at",
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| Ok(r.try_get("id")?))
+        .collect()
+    }
+
+    pub async fn recently_played(&self, limit: i64) -> Result<Vec<Uuid>, StoreError> {
+        sqlx::query(
+            "SELECT m.id AS id FROM matches m WHERE m.status = 'active' AND m.wake_at IS NULL \
+             ORDER BY COALESCE((SELECT c.created_at FROM commands c WHERE c.match_id = m.id \
+                                ORDER BY c.seq DESC LIMIT 1), m.created_at) DESC \
+             LIMIT $1",
+        )
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| Ok(r.try_get("id")?))
+        .collect()
     }
 }
 
@@ -247,6 +282,10 @@ async fn write_group(pool: &PgPool, group: &[WriteReq]) -> Result<(), StoreError
         .iter()
         .filter_map(|r| r.status.map(|s| (r.id, s.as_str())))
         .unzip();
+    let (wake_ids, wakes): (Vec<Uuid>, Vec<Option<i64>>) = group
+        .iter()
+        .filter_map(|r| r.wake.map(|w| (r.id, w)))
+        .unzip();
     let mut tx = pool.begin().await?;
     if n > 0 {
         sqlx::query(
@@ -279,6 +318,16 @@ async fn write_group(pool: &PgPool, group: &[WriteReq]) -> Result<(), StoreError
         .execute(&mut *tx)
         .await?;
     }
+    if !wake_ids.is_empty() {
+        sqlx::query(
+            "UPDATE matches SET wake_at = u.wake_at \
+             FROM UNNEST($1::uuid[], $2::bigint[]) AS u(id, wake_at) WHERE matches.id = u.id",
+        )
+        .bind(&wake_ids)
+        .bind(&wakes)
+        .execute(&mut *tx)
+        .await?;
+    }
     tx.commit().await?;
     Ok(())
 }
@@ -307,6 +356,13 @@ async fn append_one(pool: &PgPool, req: &WriteReq) -> Result<(), StoreError> {
         sqlx::query("UPDATE matches SET status = $1, updated_at = $2 WHERE id = $3")
             .bind(status.as_str())
             .bind(Utc::now())
+            .bind(req.id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    if let Some(wake) = req.wake {
+        sqlx::query("UPDATE matches SET wake_at = $1 WHERE id = $2")
+            .bind(wake)
             .bind(req.id)
             .execute(&mut *tx)
             .await?;
@@ -586,8 +642,8 @@ async fn insert_match(
     sqlx::query(
         "INSERT INTO matches \
          (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms, \
-          clock_bank_ms, clock_increment_ms) \
-         VALUES ($1, $2::jsonb, $3, $4, $5, $5, $6, $7, $8)",
+          clock_bank_ms, clock_increment_ms, wake_at) \
+         VALUES ($1, $2::jsonb, $3, $4, $5, $5, $6, $7, $8, $9)",
     )
     .bind(m.id)
     .bind(&m.setup)
@@ -597,6 +653,7 @@ async fn insert_match(
     .bind(timeout_to_db(m.decision_timeout_ms))
     .bind(clock_to_db(m.clock).0)
     .bind(clock_to_db(m.clock).1)
+    .bind(m.wake_at)
     .execute(&mut **tx)
     .await?;
     for s in seats {

@@ -40,6 +40,7 @@ struct WriteReq {
     id: Uuid,
     records: Vec<CommandRow>,
     status: Option<MatchStatus>,
+    wake: Option<Option<i64>>,
     reply: oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -62,6 +63,7 @@ fn match_row(id: Uuid, r: &SqliteRow) -> Result<MatchRow, StoreError> {
             r.try_get("clock_bank_ms")?,
             r.try_get("clock_increment_ms")?,
         )?,
+        wake_at: r.try_get("wake_at")?,
     })
 }
 
@@ -144,7 +146,7 @@ impl SqliteStore {
     pub async fn load_match(&self, id: Uuid) -> Result<Option<MatchRow>, StoreError> {
         sqlx::query(
             "SELECT setup, status, rules_version, created_at, decision_timeout_ms, \
-             clock_bank_ms, clock_increment_ms FROM matches WHERE id = ?1",
+             clock_bank_ms, clock_increment_ms, wake_at FROM matches WHERE id = ?1",
         )
         .bind(id.to_string())
         .fetch_optional(&self.read)
@@ -170,12 +172,17 @@ impl SqliteStore {
 
     /// Queues the append for the writer task and waits until its group is committed.
     pub async fn append(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
-        let Append { records, status } = append;
+        let Append {
+            records,
+            status,
+            wake,
+        } = append;
         let (reply, answer) = oneshot::channel();
         let req = WriteReq {
             id,
             records: records.to_vec(),
             status,
+            wake,
             reply,
         };
         self.writer
@@ -192,6 +199,33 @@ impl SqliteStore {
             .iter()
             .map(|r| match_id(r, "id"))
             .collect()
+    }
+
+    pub async fn waking(&self) -> Result<Vec<Uuid>, StoreError> {
+        sqlx::query(
+            "SELECT id FROM matches WHERE status = 'active' AND wake_at IS NOT NULL \
+             ORDER BY wake_at",
+        )
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(|r| match_id(r, "id"))
+        .collect()
+    }
+
+    pub async fn recently_played(&self, limit: i64) -> Result<Vec<Uuid>, StoreError> {
+        sqlx::query(
+            "SELECT m.id AS id FROM matches m WHERE m.status = 'active' AND m.wake_at IS NULL \
+             ORDER BY COALESCE((SELECT c.created_at FROM commands c WHERE c.match_id = m.id \
+                                ORDER BY c.seq DESC LIMIT 1), m.created_at) DESC \
+             LIMIT ?1",
+        )
+        .bind(limit)
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(|r| match_id(r, "id"))
+        .collect()
     }
 }
 
@@ -274,6 +308,13 @@ async fn sqlite_append(
         sqlx::query("UPDATE matches SET status = ?1, updated_at = ?2 WHERE id = ?3")
             .bind(status.as_str())
             .bind(now)
+            .bind(req.id.to_string())
+            .execute(&mut **tx)
+            .await?;
+    }
+    if let Some(wake) = req.wake {
+        sqlx::query("UPDATE matches SET wake_at = ?1 WHERE id = ?2")
+            .bind(wake)
             .bind(req.id.to_string())
             .execute(&mut **tx)
             .await?;
@@ -559,8 +600,8 @@ async fn insert_match(
     sqlx::query(
         "INSERT INTO matches \
          (id, setup, status, rules_version, created_at, updated_at, decision_timeout_ms, \
-          clock_bank_ms, clock_increment_ms) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)",
+          clock_bank_ms, clock_increment_ms, wake_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9)",
     )
     .bind(m.id.to_string())
     .bind(&m.setup)
@@ -570,6 +611,7 @@ async fn insert_match(
     .bind(timeout_to_db(m.decision_timeout_ms))
     .bind(clock_to_db(m.clock).0)
     .bind(clock_to_db(m.clock).1)
+    .bind(m.wake_at)
     .execute(&mut **tx)
     .await?;
     for s in seats {

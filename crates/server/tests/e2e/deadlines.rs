@@ -360,6 +360,121 @@ async fn a_deadline_passed_while_down_fires_on_start(db: &TestDb) {
     assert_eq!(server_commands(&log).len(), 1, "{log}");
 }
 
+/// How many rows of `matches` have the id and a `wake_at` meeting `cond` (0 or 1), through a
+/// no-op update (the harness runs statements, not queries).
+async fn wake_is(db: &TestDb, id: uuid::Uuid, cond: &str) -> u64 {
+    db.execute(&format!(
+        "UPDATE matches SET wake_at = wake_at WHERE id = '{id}' AND wake_at {cond}"
+    ))
+    .await
+}
+
+/// Lazy recovery (issue 14 item 4): the stored wake time is the pending deadline, written with
+/// the command that opened it. After a restart without warm-up, the background recovery loads
+/// that match (and no other) by it, and the deadline fires with no client touching the match;
+/// the append of the server's command clears the wake time.
+async fn a_pending_deadline_fires_after_a_restart_untouched(db: &TestDb) {
+    const TIMEOUT: u64 = 1_500;
+    let mut c = config(db, TIMEOUT);
+    c.matches.warm_up = 0;
+    let server = TestServer::start(c.clone());
+    let created = create_messages_match(&server).await;
+    let id = created.match_id;
+    let other = create(&server, 2).await;
+    assert_eq!(wake_is(db, other.match_id, "IS NULL").await, 1);
+    let mut seats = join_seats(&server, &created).await;
+    let (seq, _, _) = open_blues_choice(&mut seats, &mut []).await;
+    let found = deadlines(seats[0].mirror.view().expect("view"));
+    let [(1, at)] = found[..] else {
+        panic!("one deadline, blue's: {found:?}");
+    };
+    assert_eq!(
+        wake_is(db, id, &format!("= {at}")).await,
+        1,
+        "wake_at = {at}"
+    );
+    server.kill().await;
+
+    let server = TestServer::start(c);
+    let log = wait_server_command(&server, id, now_ms() + TIMEOUT + 15_000).await;
+    let by_server = server_commands(&log);
+    assert_eq!(by_server.len(), 1, "{log}");
+    assert_eq!(by_server[0]["seq"], seq + 1);
+    assert!(stored_at(&by_server[0]) >= at, "{log}");
+    assert_eq!(
+        wake_is(db, id, "IS NULL").await,
+        1,
+        "cleared with the append"
+    );
+    assert_eq!(
+        in_memory(&server).await,
+        1,
+        "only the match with a deadline"
+    );
+    server.stop().await;
+}
+
+/// The admin stats' `matches_in_memory`.
+async fn in_memory(server: &TestServer) -> Value {
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    let (status, body) = http(
+        server,
+        "GET",
+        "/api/admin/stats",
+        &[("Authorization", &auth)],
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let stats: Value = serde_json::from_str(&body).expect("stats JSON");
+    stats["matches_in_memory"].clone()
+}
+
+/// Polls the admin log until the server has applied a command of its own.
+async fn wait_server_command(server: &TestServer, id: uuid::Uuid, until: u64) -> Value {
+    loop {
+        let log = admin_log(server, id).await;
+        if !server_commands(&log).is_empty() {
+            return log;
+        }
+        assert!(now_ms() < until, "the deadline did not fire: {log}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// An idle match whose deadline is more than `--match-idle` away leaves memory; the registry's
+/// waker loads it at the deadline, which fires with no client touching the match.
+async fn a_far_deadline_leaves_memory_and_still_fires(db: &TestDb) {
+    const TIMEOUT: u64 = 4_000;
+    let mut c = config(db, TIMEOUT);
+    c.matches.match_idle = Duration::from_millis(300);
+    let server = TestServer::start(c);
+    let created = create_messages_match(&server).await;
+    let id = created.match_id;
+    let mut seats = join_seats(&server, &created).await;
+    let (seq, _, _) = open_blues_choice(&mut seats, &mut []).await;
+    let found = deadlines(seats[0].mirror.view().expect("view"));
+    let [(1, at)] = found[..] else {
+        panic!("one deadline, blue's: {found:?}");
+    };
+    for f in seats.iter_mut() {
+        f.conn.close().await.expect("close");
+    }
+    while in_memory(&server).await != 0 {
+        assert!(
+            now_ms() < at,
+            "the idle match stayed in memory until its deadline"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = wait_server_command(&server, id, at + 15_000).await;
+    let by_server = server_commands(&log);
+    assert_eq!(by_server.len(), 1, "{log}");
+    assert_eq!(by_server[0]["seq"], seq + 1);
+    assert!(stored_at(&by_server[0]) >= at, "{log}");
+    server.stop().await;
+}
+
 /// M3: setting the preference one already has is refused (`unchanged`) and stores nothing; a
 /// client's command id may not start with the server's prefix.
 async fn unchanged_preference_and_server_ids_are_refused(db: &TestDb) {
@@ -408,5 +523,7 @@ on_both_stores!(
     answer_in_time_cancels_the_deadline,
     restart_keeps_a_pending_deadline,
     a_deadline_passed_while_down_fires_on_start,
+    a_pending_deadline_fires_after_a_restart_untouched,
+    a_far_deadline_leaves_memory_and_still_fires,
     unchanged_preference_and_server_ids_are_refused
 );

@@ -17,6 +17,7 @@ on_both_stores!(
     http_api,
     pipelined_commands_are_answered_in_order,
     idle_match_leaves_memory_and_comes_back,
+    restart_loads_lazily_with_a_bounded_warm_up,
     diverging_replay_marks_the_match_broken,
     store_batches_are_atomic,
     a_failed_write_acknowledges_nothing,
@@ -724,6 +725,83 @@ async fn idle_match_leaves_memory_and_comes_back(db: &TestDb) {
     server.stop().await;
 }
 
+/// Waits until `n` matches are in memory.
+async fn wait_in_memory(server: &TestServer, n: u64, why: &str) {
+    let deadline = Instant::now() + READ_TIMEOUT;
+    while stats(server).await["matches_in_memory"] != n {
+        assert!(Instant::now() < deadline, "{why}: {}", stats(server).await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Lazy recovery (issue 14 item 4): a restart serves before loading the unfinished matches that
+/// have no deadline; each loads on its first touch and plays on. The warm-up loads at most
+/// `--warm-up` of them, the most recently played first.
+async fn restart_loads_lazily_with_a_bounded_warm_up(db: &TestDb) {
+    let mut config = db.config();
+    config.matches.warm_up = 0;
+    let server = TestServer::start(config.clone());
+    let mut matches = Vec::new();
+    for i in 0..4u64 {
+        let m = create(&server, 2).await;
+        let mut seats = vec![
+            Follower::join(&server, m.match_id, Some(&m.seats[0].token), None).await,
+            Follower::join(&server, m.match_id, Some(&m.seats[1].token), None).await,
+        ];
+        assert_eq!(play(&mut seats, &mut [], &mut Rng::new(40 + i), 3).await, 3);
+        matches.push((m, seats));
+    }
+    server.stop().await;
+
+    // No warm-up: the server answers with no match in memory.
+    let server = TestServer::start(config.clone());
+    let (status, body) = http(&server, "GET", "/healthz", &[], "").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        stats(&server).await["matches_in_memory"],
+        0,
+        "loaded at start"
+    );
+    // The first touch replays the match, which plays on.
+    let (m, seats) = &mut matches[0];
+    for (i, f) in seats.iter_mut().enumerate() {
+        f.reconnect(&server, Some(&m.seats[i].token)).await;
+    }
+    assert_eq!(play(seats, &mut [], &mut Rng::new(50), 2).await, 2);
+    assert_eq!(seats[0].seq(), Some(5));
+    assert_eq!(
+        stats(&server).await["matches_in_memory"],
+        1,
+        "only the touched match"
+    );
+    for f in seats.iter_mut() {
+        f.conn.close().await.expect("close");
+    }
+    server.stop().await;
+
+    // A warm-up of two: the two most recently played (the first match, then the last).
+    config.matches.warm_up = 2;
+    let server = TestServer::start(config);
+    wait_in_memory(&server, 2, "the warm-up loads two matches").await;
+    let warm = [matches[0].0.match_id, matches[3].0.match_id];
+    for id in warm {
+        server_view(&server, id).await;
+    }
+    assert_eq!(
+        stats(&server).await["matches_in_memory"],
+        2,
+        "{warm:?} were warm"
+    );
+    let (seq, _) = server_view(&server, matches[1].0.match_id).await;
+    assert_eq!(seq, 3);
+    assert_eq!(
+        stats(&server).await["matches_in_memory"],
+        3,
+        "loaded on touch"
+    );
+    server.stop().await;
+}
+
 /// A stored history that the rules no longer reproduce is not resumed: the match is marked
 /// broken and refuses service, and the other matches are unaffected.
 async fn diverging_replay_marks_the_match_broken(db: &TestDb) {
@@ -773,6 +851,7 @@ async fn store_batches_are_atomic(db: &TestDb) {
         created_at: chrono::Utc::now(),
         decision_timeout_ms: Some(1234),
         clock: None,
+        wake_at: None,
     };
     let seat = |seat: u8, hash: &str| SeatRow {
         seat,
