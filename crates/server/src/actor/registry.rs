@@ -221,28 +221,25 @@ impl Registry {
 }
 
 /// The waker: one task for every match that left memory with a deadline pending, a min-heap of
-/// (when, match); at each time it loads the match, whose actor then fires what is due. An entry
-/// made stale by a later load costs one lookup (the match is running, or loads and leaves
-/// again). Ends when the registry is gone or closed.
+/// (when, match); at each time it loads the match, whose actor then fires what is due. It keeps
+/// one time per match (the latest asked): asking again for the same time adds nothing, and an
+/// entry overtaken by a newer time is skipped when it comes up, so a match that cannot leave
+/// memory and asks at every idle period never grows the heap. Ends when the registry is gone or
+/// closed.
 async fn wake_matches(registry: Weak<Registry>, mut rx: mpsc::Receiver<(Millis, Uuid)>) {
-    let mut heap: BinaryHeap<Reverse<(Millis, Uuid)>> = BinaryHeap::new();
+    let mut waker = Waker::default();
     loop {
-        let next = heap.peek().map(|Reverse((at, _))| *at);
+        let next = waker.next();
         let wait = next.map_or(Duration::ZERO, |at| {
             Duration::from_millis(u64::try_from(at.saturating_sub(now_millis())).unwrap_or(0))
         });
         tokio::select! {
             msg = rx.recv() => match msg {
-                Some(entry) => heap.push(Reverse(entry)),
+                Some((at, id)) => waker.ask(at, id),
                 None => return,
             },
             () = tokio::time::sleep(wait), if next.is_some() => {
-                let now = now_millis();
-                while let Some(&Reverse((at, id))) = heap.peek() {
-                    if at > now {
-                        break;
-                    }
-                    heap.pop();
+                for id in waker.due(now_millis()) {
                     let Some(registry) = registry.upgrade() else {
                         return;
                     };
@@ -252,5 +249,68 @@ async fn wake_matches(registry: Weak<Registry>, mut rx: mpsc::Receiver<(Millis, 
                 }
             }
         }
+    }
+}
+
+/// The waker's schedule: a min-heap of (when, match) and the one current time of each match.
+#[derive(Debug, Default)]
+struct Waker {
+    heap: BinaryHeap<Reverse<(Millis, Uuid)>>,
+    /// Each scheduled match's current time; heap entries that differ are stale.
+    current: HashMap<Uuid, Millis>,
+}
+
+impl Waker {
+    /// Schedules `id` at `at`, replacing its earlier time.
+    fn ask(&mut self, at: Millis, id: Uuid) {
+        if self.current.insert(id, at) != Some(at) {
+            self.heap.push(Reverse((at, id)));
+        }
+    }
+
+    /// The earliest time in the heap (perhaps a stale entry's: waking for it costs one look).
+    fn next(&self) -> Option<Millis> {
+        self.heap.peek().map(|Reverse((at, _))| *at)
+    }
+
+    /// The matches due at `now`, each once, stale entries dropped.
+    fn due(&mut self, now: Millis) -> Vec<Uuid> {
+        let mut ids = Vec::new();
+        while let Some(&Reverse((at, id))) = self.heap.peek() {
+            if at > now {
+                break;
+            }
+            self.heap.pop();
+            if self.current.get(&id) == Some(&at) {
+                self.current.remove(&id);
+                ids.push(id);
+            }
+        }
+        ids
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Asking again for the same time adds no entry; a newer time replaces the older one, whose
+    /// entry is skipped; each due match comes out once, in time order.
+    #[test]
+    fn the_waker_keeps_one_time_per_match() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let mut w = Waker::default();
+        for _ in 0..100 {
+            w.ask(50, a);
+        }
+        assert_eq!(w.heap.len(), 1, "the same time asked again");
+        w.ask(10, b);
+        w.ask(70, a);
+        assert_eq!(w.next(), Some(10));
+        assert_eq!(w.due(9), Vec::<Uuid>::new());
+        assert_eq!(w.due(60), vec![b], "a's stale time 50 is skipped");
+        assert_eq!(w.due(100), vec![a]);
+        assert_eq!(w.due(1000), Vec::<Uuid>::new());
+        assert!(w.heap.is_empty() && w.current.is_empty());
     }
 }
