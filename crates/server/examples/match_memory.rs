@@ -2,7 +2,7 @@
 //! of `moves` moves each, one kind of part at a time, all kept alive, and prints the growth of
 //! the process's resident memory per match for each (so the allocator's own overhead counts, as
 //! it does in the server): the rules' `Game` (as a replay builds it), the kept `MatchView`, the
-//! diff window (the last 64 diffs, or the byte budget), the dedupe table of accepted ids, and an
+//! diff window (the last 64 diffs within `WINDOW_BYTES`, default unbounded), the dedupe table of accepted ids, and an
 //! empty actor inbox. The breakdown of issue 14 item 5 (README, Performance).
 //!
 //! ```text
@@ -100,14 +100,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (seed, log) in logs.iter().enumerate() {
         let (mut game, _) = Game::start(setup(seed as u64, all))?;
         let mut before = match_view(&game);
-        let mut window: VecDeque<(u64, bytes::Bytes)> = VecDeque::new();
+        let mut window: VecDeque<(u64, server::wire::Frame)> = VecDeque::new();
         let mut bytes = 0;
         for (seq, (p, c)) in (1..).zip(log) {
             let events = game.apply(*p, c.clone())?;
             let after = match_view(&game);
             let patch = protocol::diff::match_view_patch(&before, &after)?;
             before = after;
-            let frame = bytes::Bytes::from(serde_json::to_string(&ServerMessage::Diff {
+            let frame = server::wire::Frame::from(serde_json::to_string(&ServerMessage::Diff {
                 match_id: Uuid::nil(),
                 seq,
                 events,

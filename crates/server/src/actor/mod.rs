@@ -12,8 +12,8 @@
 //! [`crate::store::sqlite`]); Postgres coalesces concurrent commits itself.
 //!
 //! Resumes: a subscriber that gives `since` gets the diffs after it from the in-memory window
-//! (the last `diff_window` diffs), or, further back, from the store (each record keeps its
-//! events and the patch as sent); a snapshot when `since` is absent, ahead, or more than
+//! (the last `diff_window` diffs within `diff_window_bytes`), or, further back, from the store
+//! (each record keeps its events and the patch as sent); a snapshot when `since` is absent, ahead, or more than
 //! `max_store_resume` behind. Diffs that do not fit in the client's queue at once are streamed by
 //! a catch-up task (see `subscribers`) as the queue drains, while live diffs are held for the
 //! client: a resume is never the reason a client is too slow.
