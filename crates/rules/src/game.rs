@@ -228,7 +228,7 @@ impl Game {
             pile,
             discarded: Vec::new(),
             board: Board::new(cat, total, bounds),
-            features: Features::with_capacity(total * 6),
+            features: Features::default(),
             players,
             on_board: Vec::new(),
             modules: Modules::new(&setup),
@@ -1118,6 +1118,15 @@ impl Game {
                     .collect()
             }),
         }))
+    }
+
+    /// Gives back what the state's vectors reserved beyond their length: a server calls it once
+    /// a match is replayed, so that a match in memory holds what it played, not a whole game.
+    pub fn shrink_to_fit(&mut self) {
+        self.board.shrink_to_fit();
+        self.features.shrink_to_fit();
+        self.on_board.shrink_to_fit();
+        self.discarded.shrink_to_fit();
     }
 
     pub fn is_finished(&self) -> bool {

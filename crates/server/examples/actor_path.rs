@@ -14,7 +14,7 @@
 //! ```
 
 use rules::{Colour, Command, Game, MapSetup, Modules, PlayerId, Setup, bot};
-use server::actor::{ActorMsg, Registry};
+use server::actor::{ActorMsg, CommandMsg, Registry};
 use server::outbox::{ConnHandle, TooSlow};
 use server::store::{MatchRow, MatchStatus, SeatRow};
 use server::wire::Frame;
@@ -139,13 +139,13 @@ async fn play(games: Vec<(Setup, Vec<(PlayerId, Command)>)>) -> Result<usize, Er
             let cmd_id = format!("c{i}");
             handle
                 .tx
-                .send(ActorMsg::Command {
+                .send(ActorMsg::Command(Box::new(CommandMsg {
                     conn: conns[sender].0.clone(),
                     seat: player,
                     id: cmd_id,
                     command,
                     arrived: tokio::time::Instant::now(),
-                })
+                })))
                 .await?;
             // The sender gets its ack and the diff, the other the diff.
             for (k, (_, rx)) in conns.iter_mut().enumerate() {

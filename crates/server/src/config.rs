@@ -118,6 +118,12 @@ pub struct MatchConfig {
           value_parser = RangedU64ValueParser::<usize>::new().range(0..=65_536))]
     pub diff_window: usize,
 
+    /// Most bytes of diffs kept in memory per match for resumes (most of a live match's memory:
+    /// a diff is ≈ 1 KB); older resumes are read from the store.
+    #[arg(long, env = "DIFF_WINDOW_BYTES", default_value = "4096",
+          value_parser = RangedU64ValueParser::<usize>::new().range(0..=16_777_216))]
+    pub diff_window_bytes: usize,
+
     /// Older resumes read up to this many diffs from the store; further back, a snapshot.
     #[arg(long, env = "MAX_STORE_RESUME", default_value = "1024",
           value_parser = clap::value_parser!(u64).range(0..=1_000_000))]

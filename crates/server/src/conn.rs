@@ -11,7 +11,7 @@
 //! reading, closes the connection with 1009 (message too big).
 
 use crate::accounts::{WsSession, still_valid};
-use crate::actor::{ActorMsg, MatchHandle};
+use crate::actor::{ActorMsg, CommandMsg, MatchHandle};
 use crate::chat::{Muted, Mutes, Room};
 use crate::limits::{ConnLimits, Kind, Limited};
 use crate::outbox::{ConnHandle, TooSlow};
@@ -741,13 +741,13 @@ impl Connection {
             return;
         }
         let cached = self.seat_handle.take();
-        let msg = ActorMsg::Command {
+        let msg = ActorMsg::Command(Box::new(CommandMsg {
             conn: self.handle.clone(),
             seat,
             id: id.clone(),
             command,
             arrived,
-        };
+        }));
         match self.send_to(match_id, cached, msg) {
             Ok(h) => self.seat_handle = Some(h),
             Err(code) => self.refuse(id, code, busy_message(code)),

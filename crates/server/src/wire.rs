@@ -22,13 +22,25 @@ impl Frame {
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
 
+    /// The frame's length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn into_bytes(self) -> Bytes {
         self.0
     }
 }
 
 impl From<String> for Frame {
-    fn from(s: String) -> Self {
+    /// Gives back the string's spare capacity first (a serializer's buffer grows by doubling):
+    /// a frame kept in a match's window holds its length, not up to twice that.
+    fn from(mut s: String) -> Self {
+        s.shrink_to_fit();
         Frame(Bytes::from(s))
     }
 }

@@ -119,8 +119,8 @@ pub struct Agenda<M, A> {
 impl<M, A> Default for Agenda<M, A> {
     fn default() -> Self {
         Agenda {
-            steps: Vec::with_capacity(16),
-            open: Vec::with_capacity(4),
+            steps: Vec::new(),
+            open: Vec::new(),
             next_id: 0,
         }
     }

@@ -156,11 +156,17 @@ impl Board {
             dim,
             off,
             cells: vec![0; (dim * dim) as usize],
-            frontier: Vec::with_capacity(64),
-            placed: Vec::with_capacity(tiles),
+            frontier: Vec::new(),
+            placed: Vec::new(),
             bounds,
             map: None,
         }
+    }
+
+    /// Gives back what the vectors reserved beyond their length.
+    pub fn shrink_to_fit(&mut self) {
+        self.frontier.shrink_to_fit();
+        self.placed.shrink_to_fit();
     }
 
     /// Lays a printed map under the board (P1–P4): only its placeable squares take tiles, and

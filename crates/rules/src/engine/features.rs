@@ -38,7 +38,7 @@ fn is_zero(v: &u32) -> bool {
     *v == 0
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Features {
     parent: Vec<SegRef>,
     seg_tile: Vec<TileRef>,
@@ -50,14 +50,14 @@ pub struct Features {
 }
 
 impl Features {
-    pub fn with_capacity(segments: usize) -> Features {
-        Features {
-            parent: Vec::with_capacity(segments),
-            seg_tile: Vec::with_capacity(segments),
-            seg_local: Vec::with_capacity(segments),
-            features: Vec::with_capacity(segments),
-            large: Vec::new(),
-        }
+    /// Gives back what the vectors reserved beyond their length (after a replay: a match in
+    /// memory holds what it played, not a whole game's worth).
+    pub fn shrink_to_fit(&mut self) {
+        self.parent.shrink_to_fit();
+        self.seg_tile.shrink_to_fit();
+        self.seg_local.shrink_to_fit();
+        self.features.shrink_to_fit();
+        self.large.shrink_to_fit();
     }
 
     /// The id the next tile's first segment gets.

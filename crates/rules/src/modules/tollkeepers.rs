@@ -83,8 +83,8 @@ impl Tollkeepers {
             houses: vec![None; players],
             turn_over: vec![false; players],
             crossroads: Vec::new(),
-            roads: Vec::with_capacity(512),
-            marks: Vec::with_capacity(64),
+            roads: Vec::new(),
+            marks: Vec::new(),
         }
     }
 

@@ -4,13 +4,14 @@
 
 use super::replay::guarded;
 use super::timers::{Origin, Why, now_millis};
-use super::{Actor, ActorMsg, State};
+use super::{Actor, ActorMsg, CommandMsg, State};
 use crate::outbox::ConnHandle;
 use crate::store::{Append, CommandRow, MatchStatus};
 use crate::wire::{Frame, ack_frame, diff_frame, error_frame, frame};
 use chrono::Utc;
 use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
 use rules::{Command, DecisionId, Event};
+use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -21,12 +22,31 @@ use uuid::Uuid;
 /// the same error. Per seat, so that one seat's refusals never push out another's.
 const REJECTED_CACHE: usize = 256;
 
+/// An accepted command's (seat, client id), as the dedupe table keeps it: the first 128 bits of
+/// SHA-256 over the seat and the id. 16 bytes whatever the id's length, and no allocation; two
+/// different ids of one seat sharing a key is a 2^-128 event (and would only refuse the second
+/// one as a repeat: a command is never applied twice).
+pub(super) type IdKey = [u8; 16];
+
+/// The key of a seat's command id.
+pub(super) fn id_key(seat: u8, id: &str) -> IdKey {
+    let digest = Sha256::new()
+        .chain_update([seat])
+        .chain_update(id.as_bytes())
+        .finalize();
+    let mut key = [0; 16];
+    key.copy_from_slice(&digest[..16]);
+    key
+}
+
 /// What a match remembers of command ids, to give a repeated id its first answer: every accepted
 /// id, and the recently refused ones (bounded per seat).
 #[derive(Debug, Default)]
 pub(super) struct Dedupe {
-    /// Every accepted command: (seat, client id) → seq.
-    accepted: HashMap<(u8, String), Seq>,
+    /// Every accepted command: its (seat, id) key and seq, in seq order. Sized by what the match
+    /// played (24 bytes a command, no per-id allocation); a linear scan, since a match has a few
+    /// hundred commands at most and a repeated id is rare.
+    accepted: Vec<(IdKey, Seq)>,
     /// Recently refused command ids and their answers, bounded per seat.
     rejected: HashMap<(u8, String), ErrorBody>,
     /// Per seat, its refused ids in `rejected`, oldest first.
@@ -34,11 +54,22 @@ pub(super) struct Dedupe {
 }
 
 impl Dedupe {
-    pub(super) fn new(accepted: HashMap<(u8, String), Seq>) -> Self {
+    /// `accepted`: every accepted command's key and seq, as a replay gives them.
+    pub(super) fn new(mut accepted: Vec<(IdKey, Seq)>) -> Self {
+        accepted.shrink_to_fit();
         Dedupe {
             accepted,
             ..Dedupe::default()
         }
+    }
+
+    /// The seq an accepted (seat, id) got.
+    fn accepted_seq(&self, seat: u8, id: &str) -> Option<Seq> {
+        let key = id_key(seat, id);
+        self.accepted
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|&(_, seq)| seq)
     }
 
     /// The first answer to a repeated id (accepted before, accepted earlier in this batch, or
@@ -49,7 +80,11 @@ impl Dedupe {
         key: &(u8, String),
         pending: &HashMap<(u8, String), Seq>,
     ) -> Option<Frame> {
-        if let Some(&seq) = self.accepted.get(key).or_else(|| pending.get(key)) {
+        let seq = pending
+            .get(key)
+            .copied()
+            .or_else(|| self.accepted_seq(key.0, &key.1));
+        if let Some(seq) = seq {
             return Some(ack_frame(&key.1, match_id, seq));
         }
         self.rejected
@@ -72,7 +107,13 @@ impl Dedupe {
 
     /// Remembers the ids of a stored batch.
     fn stored(&mut self, pending: HashMap<(u8, String), Seq>) {
-        self.accepted.extend(pending);
+        let start = self.accepted.len();
+        self.accepted.extend(
+            pending
+                .into_iter()
+                .map(|((seat, id), seq)| (id_key(seat, &id), seq)),
+        );
+        self.accepted[start..].sort_unstable_by_key(|&(_, seq)| seq);
     }
 }
 /// An accepted command, serialized for the store and the wire before anything is stored: its
@@ -189,13 +230,13 @@ impl Actor {
         arrived: Instant,
     ) {
         let State::Ready(l) = &mut self.state else {
-            self.handle_failed(ActorMsg::Command {
+            self.handle_failed(ActorMsg::Command(Box::new(CommandMsg {
                 conn,
                 seat,
                 id,
                 command,
                 arrived,
-            });
+            })));
             return;
         };
         // Any command from the seat, even one the rules refuse, brings an away player back.
@@ -487,10 +528,8 @@ impl Actor {
                     }
                     // Slow subscribers are dropped (and told to resync), never waited for.
                     self.subscribers.retain_mut(|sub| sub.deliver(&diff));
-                    l.window.push_back((seq, diff));
-                    while l.window.len() > self.config.matches.diff_window {
-                        l.window.pop_front();
-                    }
+                    let m = &self.config.matches;
+                    l.window.push(seq, diff, m.diff_window, m.diff_window_bytes);
                 }
             }
         }
@@ -540,7 +579,7 @@ mod tests {
     #[test]
     fn dedupe_answers_repeated_ids_and_bounds_refusals_per_seat() {
         let m = Uuid::nil();
-        let mut d = Dedupe::new(HashMap::from([((0, "a".to_string()), 1)]));
+        let mut d = Dedupe::new(vec![(id_key(0, "a"), 1)]);
         let pending = HashMap::from([((1, "b".to_string()), 2)]);
         let ack = |f: Option<Frame>| f.map(|f| f.as_str().to_string()).unwrap_or_default();
         assert!(ack(d.answer(m, &(0, "a".into()), &pending)).contains(r#""seq":1"#));
@@ -565,5 +604,46 @@ mod tests {
         assert!(ack(d.answer(m, &(1, "r0".into()), &pending)).contains("no r0"));
         d.stored(pending);
         assert!(ack(d.answer(m, &(1, "b".into()), &HashMap::new())).contains(r#""seq":2"#));
+    }
+
+    /// Accepted ids are kept as 16-byte keys in seq order, whatever their length: a repeated
+    /// id, however old, gets the seq it was first acked with; the same id of another seat, or a
+    /// new one, is new.
+    #[test]
+    fn accepted_ids_take_a_fixed_size_and_keep_their_first_seq() {
+        let m = Uuid::nil();
+        let long = |i: u64| format!("{i}-{}", "x".repeat(200));
+        let mut d = Dedupe::new(vec![(id_key(0, &long(1)), 1)]);
+        for batch in 0..10u64 {
+            // A batch's ids come in any order; the table keeps seq order.
+            let pending: HashMap<_, _> = (0..10)
+                .map(|i| {
+                    let seq = 2 + batch * 10 + i;
+                    (((seq % 2) as u8, long(seq)), seq)
+                })
+                .collect();
+            d.stored(pending);
+        }
+        assert_eq!(d.accepted.len(), 101);
+        assert!(d.accepted.windows(2).all(|w| w[0].1 + 1 == w[1].1));
+        assert!(
+            d.accepted.capacity() * size_of::<(IdKey, Seq)>() <= 2 * 101 * 24,
+            "no id is kept whole"
+        );
+        let empty = HashMap::new();
+        let seq = |f: Option<Frame>| {
+            f.and_then(|f| serde_json::from_str::<serde_json::Value>(f.as_str()).ok())
+                .and_then(|v| v["seq"].as_u64())
+        };
+        assert_eq!(seq(d.answer(m, &(0, long(1)), &empty)), Some(1));
+        assert_eq!(seq(d.answer(m, &(1, long(57)), &empty)), Some(57));
+        assert_eq!(
+            d.answer(m, &(0, long(57)), &empty),
+            None,
+            "another seat's id"
+        );
+        assert_eq!(d.answer(m, &(0, long(102)), &empty), None, "a new id");
+        assert_ne!(id_key(0, "ab"), id_key(1, "ab"));
+        assert_ne!(id_key(0, "ab"), id_key(0, "ab "));
     }
 }

@@ -12,8 +12,8 @@
 //! [`crate::store::sqlite`]); Postgres coalesces concurrent commits itself.
 //!
 //! Resumes: a subscriber that gives `since` gets the diffs after it from the in-memory window
-//! (the last `diff_window` diffs), or, further back, from the store (each record keeps its
-//! events and the patch as sent); a snapshot when `since` is absent, ahead, or more than
+//! (the last `diff_window` diffs within `diff_window_bytes`), or, further back, from the store
+//! (each record keeps its events and the patch as sent); a snapshot when `since` is absent, ahead, or more than
 //! `max_store_resume` behind. Diffs that do not fit in the client's queue at once are streamed by
 //! a catch-up task (see `subscribers`) as the queue drains, while live diffs are held for the
 //! client: a resume is never the reason a client is too slow.
@@ -49,25 +49,31 @@ use commands::{Batch, Dedupe};
 use protocol::{ErrorCode, MatchView, Seq};
 use replay::LoadError;
 use rules::{Command, Game};
-use std::collections::VecDeque;
 use std::sync::Arc;
-use subscribers::Subscriber;
+use std::time::Duration;
+use subscribers::{Subscriber, Window};
 use timers::Deadlines;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tracing::{debug, error, warn};
 use uuid::Uuid;
 
+/// A client's command (or a bot's), as it waits in a match's inbox.
+#[derive(Debug)]
+pub struct CommandMsg {
+    pub conn: ConnHandle,
+    pub seat: u8,
+    pub id: String,
+    pub command: Command,
+    /// When the command arrived on its connection (for the ack latency metric).
+    pub arrived: Instant,
+}
+
 #[derive(Debug)]
 pub enum ActorMsg {
-    Command {
-        conn: ConnHandle,
-        seat: u8,
-        id: String,
-        command: Command,
-        /// When the command arrived on its connection (for the ack latency metric).
-        arrived: Instant,
-    },
+    /// Boxed: the inbox allocates its slots 32 at a time whatever its use, each the size of the
+    /// largest message, and a command is three times the size of the others.
+    Command(Box<CommandMsg>),
     Subscribe {
         conn: ConnHandle,
         since: Option<Seq>,
@@ -102,6 +108,11 @@ pub enum ActorMsg {
     },
 }
 
+/// How long a match goes without a message before it drops its spare view and cached snapshot
+/// (rebuilt on the next move or subscription): a match played at a human pace keeps only what
+/// it needs between moves; one played fast keeps the spare and skips building a view per move.
+const QUIET: Duration = Duration::from_secs(10);
+
 /// The loaded match.
 struct Loaded {
     game: Game,
@@ -113,8 +124,8 @@ struct Loaded {
     spare: Option<MatchView>,
     /// The snapshot frame at `seq`, built on first demand.
     snapshot: Option<Frame>,
-    /// The last diffs, oldest first: `(seq, frame)`.
-    window: VecDeque<(Seq, Frame)>,
+    /// The last diffs, for resumes from memory.
+    window: Window,
     /// The answers to repeated command ids.
     dedupe: Dedupe,
     /// When the open decisions opened, and their deadlines.
@@ -135,13 +146,15 @@ impl Loaded {
             clocks: Vec::new(),
             away: Vec::new(),
         };
+        // A replay's vectors grew by doubling: keep what the match played.
+        r.game.shrink_to_fit();
         let mut l = Loaded {
             game: r.game,
             seq: r.seq,
             view: placeholder,
             spare: None,
             snapshot: None,
-            window: VecDeque::new(),
+            window: Window::default(),
             dedupe: Dedupe::new(r.accepted),
             deadlines: r.deadlines,
             stored_wake: r.stored_wake,
@@ -206,7 +219,7 @@ struct Actor {
 
 impl Actor {
     async fn run(mut self, mut rx: mpsc::Receiver<ActorMsg>) {
-        if let LoadOutcome::Failed { .. } = self.load().await {
+        if let LoadOutcome::Failed { .. } = Box::pin(self.load()).await {
             // Answer what is queued, then leave: a later lookup tries again from the store.
             self.registry.forget(self.id, self.generation);
             rx.close();
@@ -218,6 +231,10 @@ impl Actor {
 
         self.sync_wake().await;
         let idle = self.config.matches.match_idle;
+        // A quiet match first drops what only speeds up the next move (the spare view, the
+        // snapshot), long before it may leave memory.
+        let quiet = idle.min(QUIET);
+        let mut quiet_for = Duration::ZERO;
         loop {
             let due = self.next_deadline();
             let wake = tokio::select! {
@@ -241,11 +258,19 @@ impl Actor {
                 () = tokio::time::sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
                     Wake::Deadline
                 }
-                () = tokio::time::sleep(idle) => Wake::Idle,
+                () = tokio::time::sleep(quiet) => Wake::Idle,
             };
+            if !matches!(wake, Wake::Idle) {
+                quiet_for = Duration::ZERO;
+            }
             match wake {
                 Wake::Closed => break,
                 Wake::Idle => {
+                    quiet_for += quiet;
+                    self.drop_spares();
+                    if quiet_for < idle {
+                        continue;
+                    }
                     self.shrink();
                     if self.subscribers.is_empty()
                         && self.may_leave(idle)
@@ -256,8 +281,10 @@ impl Actor {
                     }
                     continue;
                 }
-                Wake::Deadline => self.fire_deadlines().await,
-                Wake::Msgs(msgs) => self.handle_all(msgs).await,
+                // Boxed, as the load below: the task keeps only what the loop needs between
+                // messages, not the largest future it ever awaits (a store write).
+                Wake::Deadline => Box::pin(self.fire_deadlines()).await,
+                Wake::Msgs(msgs) => Box::pin(self.handle_all(msgs)).await,
             }
             self.sync_wake().await;
             if matches!(self.state, State::Failed { .. }) {
@@ -296,13 +323,16 @@ impl Actor {
                 continue;
             }
             match msg {
-                ActorMsg::Command {
-                    conn,
-                    seat,
-                    id,
-                    command,
-                    arrived,
-                } => self.stage(&mut batch, conn, seat, id, command, arrived),
+                ActorMsg::Command(c) => {
+                    let CommandMsg {
+                        conn,
+                        seat,
+                        id,
+                        command,
+                        arrived,
+                    } = *c;
+                    self.stage(&mut batch, conn, seat, id, command, arrived);
+                }
                 ActorMsg::Abort { reply } => {
                     self.commit(std::mem::take(&mut batch)).await;
                     self.abort(reply).await;
@@ -319,7 +349,7 @@ impl Actor {
 
     fn handle_other(&mut self, msg: ActorMsg) {
         match msg {
-            ActorMsg::Command { .. } | ActorMsg::Abort { .. } => {} // handled by `handle_all`
+            ActorMsg::Command(_) | ActorMsg::Abort { .. } => {} // handled by `handle_all`
             ActorMsg::Subscribe { conn, since } => self.subscribe(conn, since),
             ActorMsg::Unsubscribe { conn_id } => {
                 self.subscribers.retain(|sub| sub.conn.id != conn_id);
@@ -369,9 +399,9 @@ impl Actor {
             State::Ready(_) => (ErrorCode::Unavailable, "the server is shutting down".into()),
         };
         match msg {
-            ActorMsg::Command { conn, id, .. } => {
+            ActorMsg::Command(c) => {
                 self.registry.metrics.refused(code);
-                conn.push(error_frame(code, Some(id), message));
+                c.conn.push(error_frame(code, Some(c.id), message));
             }
             ActorMsg::Subscribe { conn, .. } => {
                 conn.push(error_frame(code, None, message));
@@ -482,5 +512,27 @@ impl Actor {
                 self.subscribe(sub.conn, None);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::size_of;
+
+    /// The size of what a match holds: the inbox allocates 32 slots of the largest message at
+    /// once, and the task keeps its run loop's future. A command was 112 bytes before it was
+    /// boxed, and the future 3.8 KB before the loop boxed the store writes it awaits.
+    #[test]
+    fn what_an_idle_match_holds_stays_small() {
+        fn future_size<A, B, F, G: FnOnce(A, B) -> F>(_: &G) -> usize {
+            size_of::<F>()
+        }
+        assert!(
+            size_of::<super::ActorMsg>() <= 64,
+            "{}",
+            size_of::<super::ActorMsg>()
+        );
+        let run = future_size(&super::Actor::run);
+        assert!(run <= 1_024, "the run loop's future: {run} bytes");
     }
 }

@@ -6,7 +6,6 @@ use crate::store::{CommandRow, MatchStatus, Store, StoreError};
 use chrono::{DateTime, Utc};
 use protocol::{ClockSettings, Seq};
 use rules::{Command, Event, Game, REPLAY_VERSION, Setup};
-use std::collections::HashMap;
 use uuid::Uuid;
 
 /// Runs rules code, turning a panic (a bug) into an error instead of the end of the actor.
@@ -45,8 +44,8 @@ pub enum LoadError {
 pub struct Replayed {
     pub game: Game,
     pub seq: Seq,
-    /// Every replayed command: (seat, client id) → seq.
-    pub accepted: HashMap<(u8, String), Seq>,
+    /// Every replayed command, in seq order: the key of its (seat, client id) and its seq.
+    pub accepted: Vec<([u8; 16], Seq)>,
     /// When each open decision opened (the stored time of the command after which it first
     /// showed) and the game clocks; the timeout is not set yet, and the away marks only by
     /// [`load`] (they are stored with the seats, not in the log).
@@ -104,7 +103,7 @@ pub fn replay(
         serde_json::from_str(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
     let (mut game, _) =
         Game::start(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
-    let mut accepted = HashMap::new();
+    let mut accepted = Vec::new();
     let mut deadlines = Deadlines::default();
     deadlines.set_clock(clock, game.setup().players.len());
     deadlines.sync_game(&game, created_at.timestamp_millis(), Origin::Start);
@@ -138,7 +137,7 @@ pub fn replay(
             Origin::of(rec.seat, &rec.command_id),
         );
         seq = rec.seq;
-        accepted.insert((rec.seat, rec.command_id), seq);
+        accepted.push((super::commands::id_key(rec.seat, &rec.command_id), seq));
     }
     Ok(Replayed {
         game,

@@ -19,6 +19,52 @@ use uuid::Uuid;
 /// it is dropped as too slow.
 const MAX_CATCH_UP_BUFFER: usize = 1024;
 
+/// The last diffs of a match, oldest first, for resumes from memory: at most `max_len` of them
+/// and at most `max_bytes` of frames (the frames are most of a live match's memory, ≈ 900 bytes
+/// a move, so the byte budget is what bounds it). Older resumes are read from the store.
+#[derive(Debug, Default)]
+pub(super) struct Window {
+    frames: VecDeque<(Seq, Frame)>,
+    /// The frames' bytes.
+    bytes: usize,
+}
+
+impl Window {
+    /// Adds the diff of `seq` (the next seq), then forgets the oldest diffs beyond the bounds;
+    /// a diff alone larger than `max_bytes` is not kept (nor any before it).
+    pub(super) fn push(&mut self, seq: Seq, diff: Frame, max_len: usize, max_bytes: usize) {
+        self.bytes += diff.len();
+        self.frames.push_back((seq, diff));
+        while self.frames.len() > max_len || self.bytes > max_bytes {
+            match self.frames.pop_front() {
+                Some((_, f)) => self.bytes -= f.len(),
+                None => break,
+            }
+        }
+    }
+
+    /// The window holds every diff after `since`.
+    fn covers(&self, since: Seq) -> bool {
+        self.frames
+            .front()
+            .is_some_and(|(first, _)| *first <= since + 1)
+    }
+
+    /// The diffs after `since`.
+    fn after(&self, since: Seq) -> Vec<Frame> {
+        self.frames
+            .iter()
+            .filter(|(q, _)| *q > since)
+            .map(|(_, f)| f.clone())
+            .collect()
+    }
+
+    /// Forgets every diff and frees the memory.
+    pub(super) fn clear(&mut self) {
+        *self = Window::default();
+    }
+}
+
 /// The snapshot frame at the current seq, built once per seq.
 fn snapshot_frame(match_id: Uuid, l: &mut Loaded) -> Frame {
     if let Some(f) = &l.snapshot {
@@ -181,10 +227,9 @@ impl Actor {
             return None;
         };
         let seq = l.seq;
-        let in_window = |s: Seq| l.window.front().is_some_and(|(first, _)| *first <= s + 1);
         let kind = match since {
             Some(s) if s == seq => ResumeKind::Current,
-            Some(s) if s < seq && in_window(s) => ResumeKind::Window,
+            Some(s) if s < seq && l.window.covers(s) => ResumeKind::Window,
             Some(s) if s < seq && seq - s <= self.config.matches.max_store_resume => {
                 ResumeKind::Store
             }
@@ -193,12 +238,7 @@ impl Actor {
         let source = match (kind, since) {
             (ResumeKind::Current, _) => None,
             (ResumeKind::Window, Some(s)) => {
-                let frames: Vec<Frame> = l
-                    .window
-                    .iter()
-                    .filter(|(q, _)| *q > s)
-                    .map(|(_, f)| f.clone())
-                    .collect();
+                let frames = l.window.after(s);
                 if frames.len() > conn.room() {
                     Some(CatchUpSource::Frames(frames))
                 } else if frames.into_iter().all(|f| conn.push(f)) {
@@ -295,14 +335,62 @@ impl Actor {
         }
     }
 
+    /// Drops what only speeds up the next move or subscription: the spare view and the cached
+    /// snapshot.
+    pub(super) fn drop_spares(&mut self) {
+        if let State::Ready(l) = &mut self.state {
+            l.snapshot = None;
+            l.spare = None;
+        }
+    }
+
     /// Frees what only serves active play; the next resume costs a snapshot.
     pub(super) fn shrink(&mut self) {
         if let State::Ready(l) = &mut self.state
             && self.subscribers.is_empty()
         {
-            l.window = VecDeque::new();
+            l.window.clear();
             l.snapshot = None;
             l.spare = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff(seq: Seq, len: usize) -> Frame {
+        Frame::from(format!("{seq:>len$}"))
+    }
+
+    /// The window keeps the newest diffs within both bounds: a count, and the frames' bytes.
+    #[test]
+    fn the_window_is_bounded_by_count_and_by_bytes() {
+        let mut w = Window::default();
+        for seq in 1..=10 {
+            w.push(seq, diff(seq, 100), 4, 1_000);
+        }
+        assert_eq!(w.after(0).len(), 4, "the count bounds it");
+        assert!(w.covers(6) && !w.covers(5));
+        assert_eq!(w.bytes, 400);
+        for seq in 11..=20 {
+            w.push(seq, diff(seq, 300), 64, 1_000);
+        }
+        assert_eq!(w.after(0).len(), 3, "the bytes bound it");
+        assert_eq!(w.bytes, 900);
+        assert!(w.covers(17) && !w.covers(16));
+        assert_eq!(
+            w.after(18).iter().map(Frame::as_str).collect::<Vec<_>>(),
+            [format!("{:>300}", 19), format!("{:>300}", 20)]
+        );
+        // One diff over the budget: nothing is kept, and a resume goes to the store.
+        w.push(21, diff(21, 1_001), 64, 1_000);
+        assert_eq!((w.after(0).len(), w.bytes), (0, 0));
+        assert!(!w.covers(20));
+        w.push(22, diff(22, 10), 64, 1_000);
+        assert!(w.covers(21) && !w.covers(20));
+        w.clear();
+        assert_eq!((w.after(0).len(), w.bytes), (0, 0));
     }
 }

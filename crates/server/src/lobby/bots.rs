@@ -4,7 +4,7 @@
 //! on each frame it asks the actor for the public view, and answers the first open decision of
 //! one of its seats with a random legal command.
 
-use crate::actor::{ActorMsg, Registry};
+use crate::actor::{ActorMsg, CommandMsg, Registry};
 use crate::outbox::{ConnHandle, TooSlow};
 use crate::wire::Frame;
 use std::sync::Arc;
@@ -103,13 +103,13 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
                 rules::bot::random_command(d, || rules::bot::splitmix64(&mut rng))
             {
                 let _ =
-                    h.tx.send(ActorMsg::Command {
+                    h.tx.send(ActorMsg::Command(Box::new(CommandMsg {
                         conn: conn.clone(),
                         seat,
                         id: format!("bot-{seat}-{seq}-{sent}"),
                         command,
                         arrived: tokio::time::Instant::now(),
-                    })
+                    })))
                     .await;
             }
         }
