@@ -78,8 +78,15 @@ pub(crate) async fn two_player_match(
     assert_eq!(s, 200, "{v}");
     let mut ca = ws_as(server, &a.1).await;
     let mut cb = ws_as(server, &b.1).await;
-    ca.subscribe_lobby(lobby).await.expect("send");
-    cb.subscribe_lobby(lobby).await.expect("send");
+    for c in [&mut ca, &mut cb] {
+        c.subscribe_lobby(lobby).await.expect("send");
+        // The lobby's state comes once the connection is in the lobby's room: only then may
+        // the other member speak (each connection joins on its own task, and under load the
+        // second may not have joined yet when the first speaks).
+        c.wait_for(|m| matches!(m, ServerMessage::Lobby { .. }))
+            .await
+            .expect("the lobby's state");
+    }
 
     // Lobby chat: both members receive it.
     ca.send(&ClientMessage::Chat {
