@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs the loadgen for 10 s at each M against a fresh server (a fresh SQLite directory, or a fresh
+# Postgres database on 127.0.0.1:5432) and prints one line per run. Alternate two builds to
+# compare them on a noisy machine:
+#   crates/loadgen/bench.sh target/release/server target/release/loadgen sqlite after 2 20 100 1000
+# usage: bench.sh <server-bin> <loadgen-bin> <sqlite|postgres> <label> [M...]
+set -u
+SERVER=$1; LOADGEN=$2; STORE=$3; LABEL=$4; shift 4
+MS=${*:-2 20 100 1000}
+PORT=18400
+for M in $MS; do
+  if [ "$STORE" = sqlite ]; then
+    D=$(mktemp -d /tmp/bench-XXXX); ARGS="--data-dir $D"
+  else
+    DB=bench_$(date +%s%N | tail -c 8); psql -h 127.0.0.1 -U postgres -d test -qc "create database $DB" >/dev/null
+    ARGS="--database-url postgres://postgres@127.0.0.1:5432/$DB"
+  fi
+  RUST_LOG=warn $SERVER --bind 127.0.0.1:$PORT $ARGS --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s > /tmp/bench-server.log 2>&1 &
+  SP=$!
+  for i in $(seq 1 50); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.2; done
+  OUT=$($LOADGEN --url http://127.0.0.1:$PORT --matches $M --secs 10 --server-pid $SP 2>&1)
+  echo "$OUT" | awk -v l="$LABEL" -v s="$STORE" -v m="$M" '
+    /moves\/s/ {match($0,/\(([0-9]+) moves\/s\)/,a); mv=a[1]; match($0,/errors ([0-9]+)/,e); err=e[1]}
+    /own diff/ {p50=$5; p99=$7}
+    /server CPU/ {match($0,/= ([0-9]+) us\/move/,c); cpu=c[1]}
+    /load average/ {la=$3}
+    END {printf "%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s load=%s errors=%s\n", l, s, m, mv, p50, p99, cpu, la, err}'
+  kill $SP; wait $SP 2>/dev/null
+  [ "$STORE" = postgres ] && psql -h 127.0.0.1 -U postgres -d test -qc "drop database $DB" >/dev/null
+  [ "$STORE" = sqlite ] && rm -rf $D
+  PORT=$((PORT+1))
+done
