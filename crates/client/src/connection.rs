@@ -11,6 +11,10 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use uuid::Uuid;
 
+/// The socket layer's read buffer: room for a few diffs per read; a larger message (a snapshot)
+/// grows it for itself.
+const READ_BUFFER: usize = 16 * 1024;
+
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// What the server said about itself in its first frame.
@@ -112,8 +116,12 @@ impl Connection {
         record: bool,
     ) -> Result<Connection, ClientError> {
         // Nagle off, like the server: every command is a small write that the sender waits on.
+        // A small read buffer: tungstenite zero-fills the free part of it (128 KiB by default)
+        // before every read from the socket, which cost more than the rest of reading a diff.
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .read_buffer_size(READ_BUFFER);
         let (ws, _response) =
-            tokio_tungstenite::connect_async_with_config(request, None, true).await?;
+            tokio_tungstenite::connect_async_with_config(request, Some(config), true).await?;
         let mut conn = Connection {
             ws,
             welcome: Welcome {

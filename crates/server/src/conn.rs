@@ -38,6 +38,12 @@ use uuid::Uuid;
 /// gets a `too_large` error instead of losing its connection.
 pub const HARD_LIMIT: usize = 16 * MAX_FRAME_BYTES;
 
+/// The socket layer's read buffer per connection. tungstenite zero-fills the free part of its
+/// buffer, up to this size, before every read from the socket: at the default 128 KiB that was
+/// half of the server's instructions per move (and 128 KiB of memory per connection). Clients'
+/// messages are small; a larger one grows the buffer for itself.
+pub const READ_BUFFER: usize = 8 * 1024;
+
 /// Subscriptions one connection may hold.
 const MAX_SUBSCRIPTIONS: usize = 16;
 

@@ -11,7 +11,7 @@ pub mod openapi;
 
 pub use error::ApiError;
 
-use crate::conn::{self, HARD_LIMIT};
+use crate::conn::{self, HARD_LIMIT, READ_BUFFER};
 use crate::state::{Lifecycle, Shared};
 use axum::Router;
 use axum::extract::ws::WebSocketUpgrade;
@@ -163,5 +163,6 @@ async fn ws_upgrade(
     Ok(ws
         .max_message_size(HARD_LIMIT)
         .max_frame_size(HARD_LIMIT)
+        .read_buffer_size(READ_BUFFER)
         .on_upgrade(move |socket| conn::serve(socket, shared, peer, account)))
 }
