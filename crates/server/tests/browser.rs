@@ -2745,6 +2745,30 @@ async fn lobby_guests_meet_start_and_play_and_a_spectator_watches() {
     );
 }
 
+/// A session revoked while its lobby room is open (logged out in another tab): the server closes
+/// the room's connection (4002) and the page starts again at the entry form, signed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lobby_room_signs_out_when_its_session_is_revoked() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    let ann = guest_page(&b, &server, "Ann", 1280, 720).await;
+    create_lobby(&ann, "Short night", false).await;
+    assert!(ann.eval("document.getElementById('entry').hidden").await == json!(true));
+    ann.eval("fetch('/api/sessions', { method: 'DELETE' }).then((r) => r.status)")
+        .await;
+    ann.wait(
+        "document.getElementById('entry') && !document.getElementById('entry').hidden",
+        "the entry form again",
+    )
+    .await;
+    assert_eq!(
+        ann.eval("document.body.dataset.account").await,
+        json!(""),
+        "signed out"
+    );
+}
+
 /// A private lobby is not listed; its invite link seats a guest; a wrong code is refused in words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lobby_private_needs_its_invite_code() {
