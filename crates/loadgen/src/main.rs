@@ -189,14 +189,7 @@ fn modules(names: &[ModuleName]) -> Modules {
     Modules {
         tollkeepers: has(ModuleName::Tollkeepers),
         messages: has(ModuleName::Messages),
-        map: (chips || has(ModuleName::France)).then(|| {
-            Box::new(MapSetup {
-                map: "france".into(),
-                starts: None,
-                chips,
-                chip_layout: None,
-            })
-        }),
+        map: (chips || has(ModuleName::France)).then(|| Box::new(MapSetup::france(chips))),
     }
 }
 

@@ -55,6 +55,16 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Modules {
+    /// Every module at once: The Tollkeepers, The Messages, and the France map with its chips
+    /// (benchmarks and tests that cover everything).
+    pub fn all() -> Modules {
+        Modules {
+            tollkeepers: true,
+            messages: true,
+            map: Some(Box::new(MapSetup::france(true))),
+        }
+    }
+
     /// Meeples per player when the setup does not say: 7 (B3), 9 on a map (general Maps rules).
     pub fn default_meeples(&self) -> u8 {
         match self.map {
@@ -86,6 +96,19 @@ pub struct MapSetup {
     /// Scenarios and tests: the chips' layout, instead of laying them with the seed (P7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chip_layout: Option<Vec<ChipAt>>,
+}
+
+impl MapSetup {
+    /// The France map (P1–P6), its start squares drawn from the seed; `chips`: with the Map
+    /// Chips of France (P7–P10).
+    pub fn france(chips: bool) -> MapSetup {
+        MapSetup {
+            map: "france".into(),
+            starts: None,
+            chips,
+            chip_layout: None,
+        }
+    }
 }
 
 /// A chip forced on a square (scenarios).

@@ -13,7 +13,7 @@
 //! valgrind --tool=callgrind target/release/examples/actor_path play 10        # or dry; add `all`
 //! ```
 
-use rules::{Colour, Command, Game, MapSetup, Modules, PlayerId, Setup, bot};
+use rules::{Colour, Command, Game, Modules, PlayerId, Setup, bot};
 use server::actor::{ActorMsg, CommandMsg, Registry};
 use server::outbox::{ConnHandle, TooSlow};
 use server::store::{MatchRow, MatchStatus, SeatRow};
@@ -26,17 +26,11 @@ use uuid::Uuid;
 type Error = Box<dyn std::error::Error>;
 
 fn setup(seed: u64, all: bool) -> Setup {
-    let mut modules = Modules::default();
-    if all {
-        modules.tollkeepers = true;
-        modules.messages = true;
-        modules.map = Some(Box::new(MapSetup {
-            map: "france".into(),
-            starts: None,
-            chips: true,
-            chip_layout: None,
-        }));
-    }
+    let modules = if all {
+        Modules::all()
+    } else {
+        Modules::default()
+    };
     Setup::new(Colour::ALL[..2].to_vec(), seed).modules(modules)
 }
 

@@ -102,7 +102,7 @@ fn push_uuid(out: &mut Vec<u8>, id: Uuid) {
 mod tests {
     use super::*;
     use protocol::MatchView;
-    use rules::{Colour, Game, MapSetup, Modules, Setup, bot};
+    use rules::{Colour, Game, Modules, Setup, bot};
 
     /// The frames written directly are byte for byte the serde ones, over random games with and
     /// without every module (every kind of event and patch), and for ids that need escapes.
@@ -110,17 +110,11 @@ mod tests {
     fn direct_frames_are_the_serde_frames() -> Result<(), Box<dyn std::error::Error>> {
         let match_id = Uuid::from_u128(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210);
         for seed in 0..6u64 {
-            let mut modules = Modules::default();
-            if seed % 2 == 1 {
-                modules.tollkeepers = true;
-                modules.messages = true;
-                modules.map = Some(Box::new(MapSetup {
-                    map: "france".into(),
-                    starts: None,
-                    chips: true,
-                    chip_layout: None,
-                }));
-            }
+            let modules = if seed % 2 == 1 {
+                Modules::all()
+            } else {
+                Modules::default()
+            };
             let setup =
                 Setup::new(Colour::ALL[..2 + seed as usize % 3].to_vec(), seed).modules(modules);
             let (mut game, _) = Game::start(setup)?;

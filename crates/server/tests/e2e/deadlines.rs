@@ -416,18 +416,7 @@ async fn a_pending_deadline_fires_after_a_restart_untouched(db: &TestDb) {
 
 /// The admin stats' `matches_in_memory`.
 async fn in_memory(server: &TestServer) -> Value {
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(
-        server,
-        "GET",
-        "/api/admin/stats",
-        &[("Authorization", &auth)],
-        "",
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    let stats: Value = serde_json::from_str(&body).expect("stats JSON");
-    stats["matches_in_memory"].clone()
+    crate::suites::stats(server).await["matches_in_memory"].clone()
 }
 
 /// Polls the admin log until the server has applied a command of its own.

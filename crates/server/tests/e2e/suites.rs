@@ -675,7 +675,8 @@ async fn pipelined_commands_are_answered_in_order(db: &TestDb) {
     server.stop().await;
 }
 
-async fn stats(server: &TestServer) -> serde_json::Value {
+/// The admin stats (`GET /api/admin/stats`).
+pub(crate) async fn stats(server: &TestServer) -> serde_json::Value {
     let auth = format!("Bearer {ADMIN_TOKEN}");
     let (status, body) = http(
         server,
