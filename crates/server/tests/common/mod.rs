@@ -704,6 +704,24 @@ pub async fn server_view(server: &TestServer, match_id: uuid::Uuid) -> (Seq, ser
     (seq, view)
 }
 
+/// A request with the test servers' admin token: the status and the body.
+pub async fn admin_http(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String) {
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    http(server, method, path, &[("Authorization", &auth)], body).await
+}
+
+/// An admin `GET` that must answer 200, read as JSON.
+pub async fn admin_json(server: &TestServer, path: &str) -> serde_json::Value {
+    let (status, body) = admin_http(server, "GET", path, "").await;
+    assert_eq!(status, 200, "GET {path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
+}
+
 /// A minimal HTTP/1.1 request on a fresh socket (for headers the client crate does not send).
 pub async fn http(
     server: &TestServer,

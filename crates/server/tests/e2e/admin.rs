@@ -51,8 +51,7 @@ fn routes(id: uuid::Uuid) -> Vec<(&'static str, String, &'static str)> {
 }
 
 async fn admin(server: &TestServer, method: &str, path: &str, body: &str) -> (u16, String) {
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    http(server, method, path, &[("Authorization", &auth)], body).await
+    admin_http(server, method, path, body).await
 }
 
 /// An admin request that must succeed, read as `T`.
@@ -116,8 +115,7 @@ async fn every_admin_route_refuses_a_non_admin(db: &TestDb) {
     config.admin.admin_token = None;
     let server = TestServer::start(config);
     for (method, path, body) in routes(id) {
-        let auth = format!("Bearer {ADMIN_TOKEN}");
-        let (status, text) = http(&server, method, &path, &[("Authorization", &auth)], body).await;
+        let (status, text) = admin_http(&server, method, &path, body).await;
         assert_eq!(status, 404, "{method} {path}: {text}");
     }
     server.stop().await;

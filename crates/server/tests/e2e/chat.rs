@@ -219,17 +219,10 @@ async fn chat_reaches_the_lobby_the_table_the_spectators_and_the_admin_log(db: &
     );
 
     // The admin reads all of it, both channels, in order.
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(
-        &server,
-        "GET",
-        &format!("/api/admin/matches/{match_id}/chat"),
-        &[("Authorization", &auth)],
-        "",
+    let log: AdminMatchChat = serde_json::from_value(
+        admin_json(&server, &format!("/api/admin/matches/{match_id}/chat")).await,
     )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    let log: AdminMatchChat = serde_json::from_str(&body).expect("chat log");
+    .expect("chat log");
     let texts: Vec<&str> = log.chat.iter().map(|l| l.text.as_str()).collect();
     assert_eq!(
         texts,
@@ -247,26 +240,24 @@ async fn chat_reaches_the_lobby_the_table_the_spectators_and_the_admin_log(db: &
     );
     assert_eq!(log.chat[1].channel, ChatChannel::Spectators);
     // A page of two, then the rest.
-    let (_, body) = http(
-        &server,
-        "GET",
-        &format!("/api/admin/matches/{match_id}/chat?limit=2"),
-        &[("Authorization", &auth)],
-        "",
+    let page: AdminMatchChat = serde_json::from_value(
+        admin_json(
+            &server,
+            &format!("/api/admin/matches/{match_id}/chat?limit=2"),
+        )
+        .await,
     )
-    .await;
-    let page: AdminMatchChat = serde_json::from_str(&body).expect("chat page");
+    .expect("chat page");
     assert_eq!(page.chat.len(), 2);
     let after = page.next_after.expect("a next page");
-    let (_, body) = http(
-        &server,
-        "GET",
-        &format!("/api/admin/matches/{match_id}/chat?after={after}"),
-        &[("Authorization", &auth)],
-        "",
+    let rest: AdminMatchChat = serde_json::from_value(
+        admin_json(
+            &server,
+            &format!("/api/admin/matches/{match_id}/chat?after={after}"),
+        )
+        .await,
     )
-    .await;
-    let rest: AdminMatchChat = serde_json::from_str(&body).expect("chat page");
+    .expect("chat page");
     assert_eq!(rest.chat.len(), 7);
     assert_eq!(rest.next_after, None);
     // Not for anyone else.

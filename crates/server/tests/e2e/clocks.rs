@@ -100,21 +100,14 @@ async fn wait_for_turn_of(f: &mut Follower, player: PlayerId) {
     }
 }
 
-async fn admin_get(server: &TestServer, path: &str) -> Value {
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(server, "GET", path, &[("Authorization", &auth)], "").await;
-    assert_eq!(status, 200, "{path}: {body}");
-    serde_json::from_str(&body).expect("JSON")
-}
-
 async fn summary(server: &TestServer, id: uuid::Uuid) -> AdminMatchSummary {
-    let v = admin_get(server, &format!("/api/admin/matches/{id}")).await;
+    let v = admin_json(server, &format!("/api/admin/matches/{id}")).await;
     serde_json::from_value(v).expect("a summary")
 }
 
 /// The logged commands after `after`, as (seq, seat, command_id, origin).
 async fn log_after(server: &TestServer, id: uuid::Uuid, after: Seq) -> Vec<(Seq, u64, String)> {
-    let log = admin_get(server, &format!("/api/admin/matches/{id}/log")).await;
+    let log = admin_json(server, &format!("/api/admin/matches/{id}/log")).await;
     log["commands"]
         .as_array()
         .expect("commands")
@@ -139,7 +132,7 @@ async fn log_after(server: &TestServer, id: uuid::Uuid, after: Seq) -> Vec<(Seq,
 
 /// When the server stored a logged command, in Unix milliseconds.
 async fn stored_at(server: &TestServer, id: uuid::Uuid, seq: Seq) -> u64 {
-    let log = admin_get(server, &format!("/api/admin/matches/{id}/log")).await;
+    let log = admin_json(server, &format!("/api/admin/matches/{id}/log")).await;
     let c = log["commands"]
         .as_array()
         .expect("commands")
@@ -374,12 +367,10 @@ async fn an_admin_away_mark_plays_the_turn_at_once(db: &TestDb) {
     for f in seats.iter_mut() {
         f.sync_first().await;
     }
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(
+    let (status, body) = admin_http(
         &server,
         "POST",
         &format!("/api/admin/matches/{id}/away"),
-        &[("Authorization", &auth)],
         r#"{"seat":0}"#,
     )
     .await;

@@ -127,17 +127,7 @@ async fn open_blues_choice(seats: &mut [Follower], watchers: &mut [Follower]) ->
 }
 
 async fn admin_log(server: &TestServer, id: uuid::Uuid) -> Value {
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(
-        server,
-        "GET",
-        &format!("/api/admin/matches/{id}/log"),
-        &[("Authorization", &auth)],
-        "",
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str(&body).expect("log JSON")
+    admin_json(server, &format!("/api/admin/matches/{id}/log")).await
 }
 
 /// The commands of the log that the server sent.
@@ -416,7 +406,7 @@ async fn a_pending_deadline_fires_after_a_restart_untouched(db: &TestDb) {
 
 /// The admin stats' `matches_in_memory`.
 async fn in_memory(server: &TestServer) -> Value {
-    crate::suites::stats(server).await["matches_in_memory"].clone()
+    admin_json(server, "/api/admin/stats").await["matches_in_memory"].clone()
 }
 
 /// Polls the admin log until the server has applied a command of its own.

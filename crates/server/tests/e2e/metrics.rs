@@ -33,8 +33,7 @@ fn parse(text: &str) -> HashMap<String, f64> {
 }
 
 async fn scrape(server: &TestServer) -> HashMap<String, f64> {
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(server, "GET", "/metrics", &[("Authorization", &auth)], "").await;
+    let (status, body) = admin_http(server, "GET", "/metrics", "").await;
     assert_eq!(status, 200, "{body}");
     assert!(
         body.contains("# TYPE carcassonne_commands_total counter"),
@@ -184,8 +183,7 @@ async fn metrics_access_follows_the_flag(db: &TestDb) {
     let mut config = db.config();
     config.admin.metrics_access = MetricsAccess::Off;
     let server = TestServer::start(config);
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(&server, "GET", "/metrics", &[("Authorization", &auth)], "").await;
+    let (status, body) = admin_http(&server, "GET", "/metrics", "").await;
     assert_eq!(status, 404, "{body}");
     assert!(body.contains(r#""code":"unavailable""#), "{body}");
     server.stop().await;

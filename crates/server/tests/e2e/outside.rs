@@ -436,17 +436,7 @@ async fn a_match_created_finished_is_stored_finished(db: &TestDb) {
 }
 
 async fn admin_log_status(server: &TestServer, id: uuid::Uuid) -> String {
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(
-        server,
-        "GET",
-        &format!("/api/admin/matches/{id}/log"),
-        &[("Authorization", &auth)],
-        "",
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+    let v = admin_json(server, &format!("/api/admin/matches/{id}/log")).await;
     v["status"].as_str().expect("status").to_owned()
 }
 

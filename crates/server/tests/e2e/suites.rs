@@ -351,17 +351,7 @@ async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
 }
 
 async fn admin_log(server: &TestServer, id: uuid::Uuid) -> serde_json::Value {
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(
-        server,
-        "GET",
-        &format!("/api/admin/matches/{id}/log"),
-        &[("Authorization", &auth)],
-        "",
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str(&body).expect("log JSON")
+    admin_json(server, &format!("/api/admin/matches/{id}/log")).await
 }
 
 async fn restart_graceful_and_abrupt_loses_no_acknowledged_move(db: &TestDb) {
@@ -676,18 +666,8 @@ async fn pipelined_commands_are_answered_in_order(db: &TestDb) {
 }
 
 /// The admin stats (`GET /api/admin/stats`).
-pub(crate) async fn stats(server: &TestServer) -> serde_json::Value {
-    let auth = format!("Bearer {ADMIN_TOKEN}");
-    let (status, body) = http(
-        server,
-        "GET",
-        "/api/admin/stats",
-        &[("Authorization", &auth)],
-        "",
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str(&body).expect("stats JSON")
+async fn stats(server: &TestServer) -> serde_json::Value {
+    admin_json(server, "/api/admin/stats").await
 }
 
 /// A match nobody holds leaves memory after the idle time and is reloaded from the store on
