@@ -235,6 +235,8 @@ function showList() {
     ]));
     $('running').replaceChildren(...matches);
     $('no-running').hidden = matches.length > 0;
+    // The list is drawn (what follows no longer moves): tests wait for it before clicking.
+    $('browse').dataset.loaded = 'true';
   };
   module.addEventListener('change', refresh);
   free.addEventListener('change', refresh);

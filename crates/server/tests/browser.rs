@@ -2523,7 +2523,7 @@ async fn guest_page(b: &Browser, server: &Server, name: &str, width: u32, height
     )
     .await;
     p.wait(
-        "!document.getElementById('browse').hidden",
+        "document.getElementById('browse').dataset.loaded === 'true'",
         "the lobby list",
     )
     .await;
@@ -2806,8 +2806,11 @@ async fn lobby_private_needs_its_invite_code() {
     assert!(refused.contains("invite code"), "{refused}");
     // The invite link, pasted in the list's form, opens the room; Bob sits down.
     bob.goto(&format!("{}/", server.http())).await;
-    bob.wait("!document.getElementById('browse').hidden", "the list")
-        .await;
+    bob.wait(
+        "document.getElementById('browse').dataset.loaded === 'true'",
+        "the list",
+    )
+    .await;
     bob.eval(&format!(
         "document.getElementById('invite-link').value = {}",
         json!(link)
@@ -2879,7 +2882,7 @@ async fn registered_page(b: &Browser, server: &Server, name: &str, password: &st
     p.click("#login-form button").await;
     p.wait(&signed_in, "logged in again").await;
     p.wait(
-        "!document.getElementById('browse').hidden",
+        "document.getElementById('browse').dataset.loaded === 'true'",
         "the lobby list",
     )
     .await;
