@@ -3,8 +3,8 @@
 //!
 //! Appends are group-committed like SQLite's: one transaction per match cost a round trip per
 //! statement and a commit per match, and fell behind SQLite under load. Writer tasks take every
-//! append queued at that moment and write them all in one transaction with one multi-row insert
-//! (`UNNEST` of arrays); [`WRITERS`] of them take turns, so the next group forms and is written
+//! append queued at that moment and write them all in one statement (one round trip, one
+//! transaction): a multi-row insert (`UNNEST` of arrays) and one update of the matches; [`WRITERS`] of them take turns, so the next group forms and is written
 //! while the previous commit flushes. A match's appends never overlap (its actor waits for each),
 //! so they stay in order. If a group fails, each of its appends is tried alone, so a bad one fails
 //! alone. Nothing is answered before its commit returned: "persist, then broadcast" holds.
@@ -255,7 +255,10 @@ async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteReq>>>) {
     }
 }
 
-/// Every record of the group in one multi-row insert, the statuses in one update, one commit.
+/// The whole group in ONE statement, so one round trip and one implicit transaction: every record
+/// in one multi-row insert (`UNNEST` of arrays), the matches' new statuses and wake times in one
+/// update (one row per match: a statement may not update a row twice). Was `BEGIN`, insert,
+/// updates and `COMMIT`, four round trips a group.
 async fn write_group(pool: &PgPool, group: &[WriteReq]) -> Result<(), StoreError> {
     let n: usize = group.iter().map(|r| r.records.len()).sum();
     let mut ids = Vec::with_capacity(n);
@@ -278,57 +281,52 @@ async fn write_group(pool: &PgPool, group: &[WriteReq]) -> Result<(), StoreError
             times.push(r.created_at);
         }
     }
-    let (status_ids, statuses): (Vec<Uuid>, Vec<&str>) = group
+    // One entry per match whose status or wake time changes; NULL keeps the column.
+    let mut match_ids = Vec::new();
+    let mut statuses: Vec<Option<&str>> = Vec::new();
+    let mut set_wake = Vec::new();
+    let mut wakes: Vec<Option<i64>> = Vec::new();
+    for req in group
         .iter()
-        .filter_map(|r| r.status.map(|s| (r.id, s.as_str())))
-        .unzip();
-    let (wake_ids, wakes): (Vec<Uuid>, Vec<Option<i64>>) = group
-        .iter()
-        .filter_map(|r| r.wake.map(|w| (r.id, w)))
-        .unzip();
-    let mut tx = pool.begin().await?;
-    if n > 0 {
-        sqlx::query(
-            "INSERT INTO commands \
-             (match_id, seq, seat, command_id, command, events, patch, created_at) \
-             SELECT m, s, st, ci, c::jsonb, e::jsonb, p::jsonb, t \
-             FROM UNNEST($1::uuid[], $2::bigint[], $3::smallint[], $4::text[], $5::text[], \
-                         $6::text[], $7::text[], $8::timestamptz[]) \
-                  AS u(m, s, st, ci, c, e, p, t)",
-        )
-        .bind(&ids)
-        .bind(&seqs)
-        .bind(&seats)
-        .bind(&command_ids)
-        .bind(&commands)
-        .bind(&events)
-        .bind(&patches)
-        .bind(&times)
-        .execute(&mut *tx)
-        .await?;
+        .filter(|r| r.status.is_some() || r.wake.is_some())
+    {
+        match_ids.push(req.id);
+        statuses.push(req.status.map(|s| s.as_str()));
+        set_wake.push(req.wake.is_some());
+        wakes.push(req.wake.flatten());
     }
-    if !status_ids.is_empty() {
-        sqlx::query(
-            "UPDATE matches SET status = u.status, updated_at = $3 \
-             FROM UNNEST($1::uuid[], $2::text[]) AS u(id, status) WHERE matches.id = u.id",
-        )
-        .bind(&status_ids)
-        .bind(&statuses)
-        .bind(Utc::now())
-        .execute(&mut *tx)
-        .await?;
-    }
-    if !wake_ids.is_empty() {
-        sqlx::query(
-            "UPDATE matches SET wake_at = u.wake_at \
-             FROM UNNEST($1::uuid[], $2::bigint[]) AS u(id, wake_at) WHERE matches.id = u.id",
-        )
-        .bind(&wake_ids)
-        .bind(&wakes)
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await?;
+    sqlx::query(
+        "WITH inserted AS ( \
+           INSERT INTO commands \
+           (match_id, seq, seat, command_id, command, events, patch, created_at) \
+           SELECT m, s, st, ci, c::jsonb, e::jsonb, p::jsonb, t \
+           FROM UNNEST($1::uuid[], $2::bigint[], $3::smallint[], $4::text[], $5::text[], \
+                       $6::text[], $7::text[], $8::timestamptz[]) \
+                AS u(m, s, st, ci, c, e, p, t) \
+           RETURNING 1) \
+         UPDATE matches SET \
+           status = COALESCE(u.status, matches.status), \
+           updated_at = CASE WHEN u.status IS NULL THEN matches.updated_at ELSE $13 END, \
+           wake_at = CASE WHEN u.set_wake THEN u.wake_at ELSE matches.wake_at END \
+         FROM UNNEST($9::uuid[], $10::text[], $11::bool[], $12::bigint[]) \
+              AS u(id, status, set_wake, wake_at) \
+         WHERE matches.id = u.id",
+    )
+    .bind(&ids)
+    .bind(&seqs)
+    .bind(&seats)
+    .bind(&command_ids)
+    .bind(&commands)
+    .bind(&events)
+    .bind(&patches)
+    .bind(&times)
+    .bind(&match_ids)
+    .bind(&statuses)
+    .bind(&set_wake)
+    .bind(&wakes)
+    .bind(Utc::now())
+    .execute(pool)
+    .await?;
     Ok(())
 }
 
