@@ -315,7 +315,7 @@ impl Connection {
     pub async fn next_text(&mut self) -> Result<Option<TextFrame>, ClientError> {
         if let Some(m) = self.pending.pop_front() {
             let text = serde_json::to_string(&m).map_err(ClientError::Encode)?;
-            return Ok(Some(TextFrame(text.into())));
+            return Ok(Some(text.into()));
         }
         Ok(self.read_text().await?.map(TextFrame))
     }
@@ -436,5 +436,11 @@ pub struct TextFrame(Utf8Bytes);
 impl TextFrame {
     pub fn as_str(&self) -> &str {
         self.0.as_str()
+    }
+}
+
+impl From<String> for TextFrame {
+    fn from(text: String) -> Self {
+        TextFrame(text.into())
     }
 }

@@ -4,10 +4,18 @@
 //! move.
 //!
 //! Every seat of a match is driven by its own connection, which answers the decisions that are its
-//! own (the turn's, and other players' pawn choices) with a random legal move read from its mirror
-//! of the view: a closed loop, one command in flight per match. Latencies are measured from the
-//! moment the sender sends: `own diff` until the sender reads the diff of its command, `others
-//! diff` until each other seat reads it. A finished match is replaced by a new one.
+//! own (the turn's, and other players' pawn choices) with a random legal move read from the
+//! match's mirror of the view: a closed loop, one command in flight per match. Latencies are
+//! measured from the moment the sender sends: `own diff` until the sender reads the diff of its
+//! command, `others diff` until each other seat reads it. A finished match is replaced by a new
+//! one.
+//!
+//! The load generator shares the machine with the server, so its own CPU per move (printed) is
+//! kept small: the seats of a match share one mirror (the public view is the same for all), the
+//! first seat to read a diff applies it in place and the others check theirs against it (same
+//! seq order, same bytes); a seat parses only a frame's head unless it applies the patch; only
+//! the seat whose decision is first reads it; one thread (`--threads 1`, the default) runs a
+//! current-thread runtime; mimalloc allocates.
 //!
 //! `--fill K` instead creates `--matches` matches, plays K moves in each and hangs up, leaving
 //! them unfinished: with `--server-pid` it prints the server's resident memory per match held in
@@ -26,6 +34,11 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use uuid::Uuid;
+
+/// mimalloc: the seats build and drop many small JSON maps per move (the patch values), where
+/// glibc's allocator took about a third of the load generator's CPU.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Printed when the server's rate limits, not its speed, held the load back.
 const RATE_HINT: &str = "hint: the server's rate limits refused commands; start it with \
@@ -182,7 +195,13 @@ impl SharedView {
 
     /// Diff `seq` read by a seat: applied if it is the match's next one, else checked against
     /// the one applied. Either way it must follow the seat's previous diff.
-    fn diff(&mut self, seen: &mut Seen, seq: Seq, text: TextFrame) -> Result<(), LoadError> {
+    fn diff(
+        &mut self,
+        seen: &mut Seen,
+        seq: Seq,
+        text: TextFrame,
+        patch: Option<Vec<FrameOp>>,
+    ) -> Result<(), LoadError> {
         let have = seen.ok_or(client::MirrorError::NoSnapshot { got: seq })?;
         if have.checked_add(1) != Some(seq) {
             return Err(client::MirrorError::Gap { have, got: seq }.into());
@@ -192,8 +211,11 @@ impl SharedView {
             .as_mut()
             .ok_or(client::MirrorError::NoSnapshot { got: seq })?;
         if mirror.seq() == Some(have) {
-            let patch = parse::<PatchOnly>(text.as_str())?
-                .patch
+            let patch = match patch {
+                Some(p) => p,
+                None => parse::<PatchOnly>(text.as_str())?.patch,
+            };
+            let patch = patch
                 .into_iter()
                 .map(PatchOp::try_from)
                 .collect::<Result<Vec<_>, _>>()?;
@@ -791,7 +813,14 @@ async fn seat_loop(
             Err(_) => return Err(LoadError::Stalled(READ_LIMIT)),
         };
         let at = Instant::now();
-        let head: Head = parse(text.as_str())?;
+        // A seat whose stream is where the match's view is will apply the diff it reads: it
+        // parses the patch in the same pass; any other seat only checks it.
+        let in_sync = lock(&shared.view)?.mirror.as_ref().and_then(Mirror::seq) == seen;
+        let head: Head = if in_sync {
+            parse(text.as_str())?
+        } else {
+            parse::<HeadOnly>(text.as_str())?.0
+        };
         match (head.kind.as_ref(), head.seq) {
             ("ack", Some(seq)) => {
                 if let Some(m) = &mut mine
@@ -819,7 +848,8 @@ async fn seat_loop(
                 {
                     stats.others.push(at - sent);
                 }
-                lock(&shared.view)?.diff(&mut seen, seq, text)?;
+                // A clone of the frame shares its bytes.
+                lock(&shared.view)?.diff(&mut seen, seq, text.clone(), head.patch)?;
                 fresh = true;
             }
             // Anything else (a snapshot, an error, ...) is rare: parsed whole.
@@ -875,14 +905,33 @@ fn next_move(shared: &MatchShared, seat: u8, rng: &mut u64) -> Result<Turn, Load
     let (Some(first), true) = (first, player == Some(u64::from(seat))) else {
         return Ok(Turn::Wait);
     };
-    let decision =
-        Decision::deserialize(first).map_err(|e| LoadError::Client(ClientError::Encode(e)))?;
+    let decision = decision(first).map_err(|e| LoadError::Client(ClientError::Encode(e)))?;
     Ok(
         match rules::bot::random_move_from(&[decision], || rules::bot::splitmix64(rng)) {
             Some((_, command)) => Turn::Play(seq + 1, command),
             None => Turn::Wait,
         },
     )
+}
+
+/// A decision of the view. `place_tile`, the most common and the largest, is read straight into
+/// its fields: [`Decision`]'s derive (tagged by `type`) buffers the whole value first.
+fn decision(value: &serde_json::Value) -> Result<Decision, serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    struct PlaceTile {
+        player: rules::PlayerId,
+        tile: String,
+        placements: Vec<rules::Placement>,
+    }
+    if value.get("type").and_then(|t| t.as_str()) == Some("place_tile") {
+        let p = PlaceTile::deserialize(value)?;
+        return Ok(Decision::PlaceTile {
+            player: p.player,
+            tile: p.tile,
+            placements: p.placements,
+        });
+    }
+    Decision::deserialize(value)
 }
 
 fn lock<T>(m: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, LoadError> {
@@ -899,8 +948,9 @@ fn parse<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, LoadError> {
     })
 }
 
-/// What a seat reads of every server frame: the kind, and an ack's or a diff's fields (the
-/// events and patch are skipped unparsed). Other kinds are parsed whole as [`ServerMessage`].
+/// What a seat reads of a server frame: the kind, an ack's or a diff's fields, and the patch
+/// when it will apply it (the events are skipped unparsed). Other kinds are parsed whole as
+/// [`ServerMessage`].
 #[derive(Debug, serde::Deserialize)]
 struct Head<'a> {
     #[serde(rename = "type", borrow)]
@@ -911,6 +961,35 @@ struct Head<'a> {
     seq: Option<Seq>,
     #[serde(default, borrow)]
     id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    patch: Option<Vec<FrameOp>>,
+}
+
+/// [`Head`] without the patch, which is skipped unparsed.
+struct HeadOnly<'a>(Head<'a>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for HeadOnly<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Fields<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: Cow<'a, str>,
+            #[serde(default)]
+            match_id: Option<Uuid>,
+            #[serde(default)]
+            seq: Option<Seq>,
+            #[serde(default, borrow)]
+            id: Option<Cow<'a, str>>,
+        }
+        let f = Fields::deserialize(d)?;
+        Ok(HeadOnly(Head {
+            kind: f.kind,
+            match_id: f.match_id,
+            seq: f.seq,
+            id: f.id,
+            patch: None,
+        }))
+    }
 }
 
 /// A diff's patch, parsed by the seat that applies it.
@@ -1005,6 +1084,155 @@ mod tests {
         assert!(m.take_move() && !m.take_move());
         let timed = MatchShared::new(2, None);
         assert!((0..1000).all(|_| timed.take_move()));
+    }
+
+    const MATCH: &str = "a1d55016-11f7-4018-8588-a0978823d7ed";
+
+    /// A real server's snapshot of a new base game and its first two diffs.
+    fn snapshot() -> ServerMessage {
+        let text = r#"{"type":"snapshot","match_id":"MATCH","seq":0,"view":{"modules":{"tollkeepers":false},"players":[{"colour":"red","score":0,"meeples":7},{"colour":"blue","score":0,"meeples":7}],"board":{"0,0":{"tile":"base/D","rotation":0}},"meeples":{},"pile":{"base/U":3,"base/W":2},"pile_size":70,"discarded":[],"turn":1,"active":0,"drawn":"base/W+highwaymen","decisions":[{"type":"place_tile","player":0,"tile":"base/W+highwaymen","placements":[{"pos":{"x":-1,"y":0},"rotations":[0,180,270]},{"pos":{"x":0,"y":-1},"rotations":[0]}]}],"finished":false}}"#;
+        serde_json::from_str(&text.replace("MATCH", MATCH)).expect("a snapshot")
+    }
+
+    fn diff_1() -> String {
+        r#"{"type":"diff","match_id":"MATCH","seq":1,"events":[{"type":"tile_placed","player":0,"tile":"base/W+highwaymen","pos":{"x":-1,"y":0},"rotation":0}],"patch":[{"op":"add","path":"/board/-1,0","value":{"rotation":0,"tile":"base/W+highwaymen"}},{"op":"replace","path":"/drawn","value":null},{"op":"replace","path":"/decisions/0","value":{"meeple_targets":["road:E","field:Nw"],"player":0,"pos":{"x":-1,"y":0},"type":"place_follower"}}]}"#.replace("MATCH", MATCH)
+    }
+
+    fn diff_2() -> String {
+        r#"{"type":"diff","match_id":"MATCH","seq":2,"events":[],"patch":[{"op":"replace","path":"/pile/base~1U","value":2},{"op":"replace","path":"/active","value":1}]}"#.replace("MATCH", MATCH)
+    }
+
+    /// Two seats over one view: the first reader applies each diff, the second checks it (the
+    /// same bytes, or the same patch in other bytes) and a different one or a gap is an error.
+    #[test]
+    fn the_seats_share_one_view_and_check_each_diff() -> Result<(), LoadError> {
+        let mut v = SharedView {
+            seats: 2,
+            ..SharedView::default()
+        };
+        let (mut a, mut b): (Seen, Seen) = (None, None);
+        v.snapshot(&mut a, &snapshot())?;
+        v.snapshot(&mut b, &snapshot())?;
+        v.diff(&mut a, 1, diff_1().into(), None)?;
+        v.diff(&mut a, 2, diff_2().into(), None)?;
+        let view = v.mirror.as_ref().and_then(Mirror::view).cloned();
+        let view = view.ok_or(LoadError::Closed)?;
+        assert_eq!(
+            view.pointer("/board/-1,0/tile"),
+            Some(&"base/W+highwaymen".into())
+        );
+        assert_eq!(view.pointer("/pile/base~1U"), Some(&2.into()));
+        assert_eq!(
+            view.pointer("/decisions/0/type"),
+            Some(&"place_follower".into())
+        );
+        assert_eq!(v.unread.len(), 2);
+        // The same diff in other bytes (keys reordered) is the same diff.
+        let reordered = diff_1().replace(
+            r#""value":{"rotation":0,"tile":"base/W+highwaymen"}"#,
+            r#""value":{"tile":"base/W+highwaymen","rotation":0}"#,
+        );
+        assert_ne!(reordered, diff_1());
+        v.diff(&mut b, 1, reordered.into(), None)?;
+        assert_eq!(v.unread.len(), 1);
+        let other = diff_2().replace(r#""value":1}"#, r#""value":0}"#);
+        let err = v.diff(&mut b.clone(), 2, other.into(), None);
+        assert!(matches!(err, Err(LoadError::Frame(_))), "{err:?}");
+        v.diff(&mut b, 2, diff_2().into(), None)?;
+        assert!(v.unread.is_empty());
+        assert_eq!(v.mirror.as_ref().and_then(Mirror::view), Some(&view));
+        // A gap on a seat's own stream.
+        let err = v.diff(
+            &mut a,
+            4,
+            diff_2().replace(r#""seq":2"#, r#""seq":4"#).into(),
+            None,
+        );
+        assert!(
+            matches!(
+                err,
+                Err(LoadError::Mirror(client::MirrorError::Gap {
+                    have: 2,
+                    got: 4
+                }))
+            ),
+            "{err:?}"
+        );
+        Ok(())
+    }
+
+    /// A snapshot of another seq, or of another view, than the match's is an error.
+    #[test]
+    fn a_second_snapshot_must_match_the_view() -> Result<(), LoadError> {
+        let mut v = SharedView {
+            seats: 2,
+            ..SharedView::default()
+        };
+        v.snapshot(&mut None, &snapshot())?;
+        let mut later = snapshot();
+        if let ServerMessage::Snapshot { seq, .. } = &mut later {
+            *seq = 1;
+        }
+        assert!(v.snapshot(&mut None, &later).is_err());
+        let mut other = snapshot();
+        if let ServerMessage::Snapshot { view, .. } = &mut other {
+            view.view.turn = 2;
+        }
+        assert!(v.snapshot(&mut None, &other).is_err());
+        Ok(())
+    }
+
+    /// The head skips the patch unless asked for it; a `null` value is a value, a missing one an
+    /// error.
+    #[test]
+    fn frames_are_read_in_part() -> Result<(), LoadError> {
+        let text = diff_1();
+        let head: Head = parse(&text)?;
+        let ops = head.patch.ok_or(LoadError::Closed)?;
+        assert_eq!((head.kind.as_ref(), head.seq), ("diff", Some(1)));
+        let ops: Vec<PatchOp> = ops
+            .into_iter()
+            .map(PatchOp::try_from)
+            .collect::<Result<_, _>>()?;
+        let typed: ServerMessage = parse(&text)?;
+        let ServerMessage::Diff { patch, .. } = typed else {
+            panic!("a diff");
+        };
+        assert_eq!(ops, patch);
+        let only = parse::<HeadOnly>(&text)?.0;
+        assert!(only.patch.is_none() && only.seq == Some(1));
+        let ack_text = format!(r#"{{"type":"ack","id":"s0c1","match_id":"{MATCH}","seq":1}}"#);
+        let ack = parse::<HeadOnly>(&ack_text)?.0;
+        assert_eq!(
+            (ack.kind.as_ref(), ack.id.as_deref()),
+            ("ack", Some("s0c1"))
+        );
+        let missing: FrameOp = parse(r#"{"op":"add","path":"/x"}"#)?;
+        assert!(PatchOp::try_from(missing).is_err());
+        let null: FrameOp = parse(r#"{"op":"add","path":"/x","value":null}"#)?;
+        assert!(matches!(
+            PatchOp::try_from(null)?,
+            PatchOp::Add {
+                value: serde_json::Value::Null,
+                ..
+            }
+        ));
+        Ok(())
+    }
+
+    /// The `place_tile` shortcut reads what the derive reads; other kinds take the derive.
+    #[test]
+    fn decisions_read_as_the_rules_crate_reads_them() -> Result<(), serde_json::Error> {
+        let ServerMessage::Snapshot { view, .. } = snapshot() else {
+            panic!("a snapshot");
+        };
+        let value = serde_json::to_value(&view.view.decisions[0])?;
+        assert_eq!(decision(&value)?, Decision::deserialize(&value)?);
+        assert_eq!(decision(&value)?, view.view.decisions[0]);
+        let follower = serde_json::json!({"type": "place_follower", "player": 1,
+            "pos": {"x": 0, "y": 1}, "meeple_targets": ["road:E"]});
+        assert_eq!(decision(&follower)?, Decision::deserialize(&follower)?);
+        Ok(())
     }
 
     #[test]
