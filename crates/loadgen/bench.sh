@@ -23,8 +23,9 @@ for M in $MS; do
     /moves\/s/ {match($0,/\(([0-9]+) moves\/s\)/,a); mv=a[1]; match($0,/errors ([0-9]+)/,e); err=e[1]}
     /own diff/ {p50=$5; p99=$7}
     /server CPU/ {match($0,/= ([0-9]+) us\/move/,c); cpu=c[1]}
+    /loadgen CPU/ {match($0,/= ([0-9]+) us\/move/,c); lcpu=c[1]}
     /load average/ {la=$3}
-    END {printf "%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s load=%s errors=%s\n", l, s, m, mv, p50, p99, cpu, la, err}'
+    END {printf "%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s loadgen_us=%s load=%s errors=%s\n", l, s, m, mv, p50, p99, cpu, lcpu, la, err}'
   kill $SP; wait $SP 2>/dev/null
   [ "$STORE" = postgres ] && psql -h 127.0.0.1 -U postgres -d test -qc "drop database $DB" >/dev/null
   [ "$STORE" = sqlite ] && rm -rf $D

@@ -7,7 +7,7 @@ use rules::Command;
 use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::{self, Message};
+use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use uuid::Uuid;
 
@@ -309,6 +309,17 @@ impl Connection {
         self.read_message().await
     }
 
+    /// Like [`Connection::next_message`], as the text the server sent, for a caller that parses
+    /// only what it needs (the load generator). A message already queued (read while
+    /// [`Connection::auth`] or [`Connection::command`] waited) comes first, serialized again.
+    pub async fn next_text(&mut self) -> Result<Option<TextFrame>, ClientError> {
+        if let Some(m) = self.pending.pop_front() {
+            let text = serde_json::to_string(&m).map_err(ClientError::Encode)?;
+            return Ok(Some(text.into()));
+        }
+        Ok(self.read_text().await?.map(TextFrame))
+    }
+
     /// The first message (queued or new) for which `wanted` holds; the others stay queued in
     /// order. Fails with [`ClientError::Closed`] if the connection ends first.
     pub async fn wait_for(
@@ -361,8 +372,21 @@ impl Connection {
         }
     }
 
-    /// The next protocol message from the socket; control frames are handled here.
+    /// The next protocol message from the socket.
     async fn read_message(&mut self) -> Result<Option<ServerMessage>, ClientError> {
+        let Some(text) = self.read_text().await? else {
+            return Ok(None);
+        };
+        serde_json::from_str(text.as_str())
+            .map(Some)
+            .map_err(|source| ClientError::Decode {
+                text: text.as_str().to_owned(),
+                source,
+            })
+    }
+
+    /// The next text frame from the socket; control frames are handled here.
+    async fn read_text(&mut self) -> Result<Option<Utf8Bytes>, ClientError> {
         // One deadline for the whole wait: pings (every second in tests) must not re-arm it.
         let deadline = self
             .read_timeout
@@ -400,12 +424,23 @@ impl Connection {
                 // tungstenite queues the pong itself and sends it on the next read or write.
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
             };
-            return serde_json::from_str(text.as_str())
-                .map(Some)
-                .map_err(|source| ClientError::Decode {
-                    text: text.as_str().to_owned(),
-                    source,
-                });
+            return Ok(Some(text));
         }
+    }
+}
+
+/// One text frame from the server, as sent ([`Connection::next_text`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextFrame(Utf8Bytes);
+
+impl TextFrame {
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl From<String> for TextFrame {
+    fn from(text: String) -> Self {
+        TextFrame(text.into())
     }
 }

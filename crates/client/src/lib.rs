@@ -15,7 +15,7 @@ mod http;
 pub mod latency;
 mod mirror;
 
-pub use connection::{Close, CommandOutcome, Connection, Seat, Welcome};
+pub use connection::{Close, CommandOutcome, Connection, Seat, TextFrame, Welcome};
 pub use error::ClientError;
 pub use http::{create_match, http_get};
 pub use mirror::{Mirror, MirrorError};

@@ -124,6 +124,50 @@ async fn command_waits_for_its_ack_and_keeps_earlier_messages() -> Result<(), Cl
     Ok(())
 }
 
+/// `next_text` hands over what `command` queued first, then frames exactly as sent (a field the
+/// protocol types do not know included), then `None` when the server closes.
+#[tokio::test]
+async fn next_text_gives_queued_messages_then_frames_as_sent() -> Result<(), ClientError> {
+    let match_id = Uuid::new_v4();
+    let raw = format!(
+        r#"{{"type":"diff","match_id":"{match_id}","seq":4,"events":[],"patch":[],"extra":1}}"#
+    );
+    let sent = raw.clone();
+    let (url, server) = serve_one(move |mut ws| async move {
+        let _ = recv(&mut ws).await;
+        let queued = ServerMessage::Authenticated { match_id, seat: 0 };
+        send(&mut ws, &queued).await;
+        let ack = ServerMessage::Ack {
+            id: "c1".to_owned(),
+            match_id,
+            seq: 3,
+        };
+        send(&mut ws, &ack).await;
+        ws.send(Message::text(sent)).await.expect("send");
+        ws.close(None).await.expect("close");
+        while ws.next().await.is_some() {}
+    })
+    .await;
+    let mut conn = Connection::connect(&url).await?;
+    conn.set_read_timeout(Some(Duration::from_secs(5)));
+    let outcome = conn.command("c1", rules::Command::Pass {}).await?;
+    assert_eq!(outcome, CommandOutcome::Accepted { match_id, seq: 3 });
+    let first = conn.next_text().await?.map(|t| t.as_str().to_owned());
+    let parsed = first.as_deref().map(serde_json::from_str::<ServerMessage>);
+    assert!(
+        matches!(
+            parsed,
+            Some(Ok(ServerMessage::Authenticated { seat: 0, .. }))
+        ),
+        "{first:?}"
+    );
+    let second = conn.next_text().await?;
+    assert_eq!(second.as_ref().map(|t| t.as_str()), Some(raw.as_str()));
+    assert_eq!(conn.next_text().await?, None);
+    server.await.expect("server script");
+    Ok(())
+}
+
 #[tokio::test]
 async fn reading_answers_the_servers_pings() -> Result<(), ClientError> {
     let match_id = Uuid::new_v4();

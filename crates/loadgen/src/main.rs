@@ -4,19 +4,29 @@
 //! move.
 //!
 //! Every seat of a match is driven by its own connection, which answers the decisions that are its
-//! own (the turn's, and other players' pawn choices) with a random legal move read from its mirror
-//! of the view: a closed loop, one command in flight per match. Latencies are measured from the
-//! moment the sender sends: `own diff` until the sender reads the diff of its command, `others
-//! diff` until each other seat reads it. A finished match is replaced by a new one.
+//! own (the turn's, and other players' pawn choices) with a random legal move read from the
+//! match's mirror of the view: a closed loop, one command in flight per match. Latencies are
+//! measured from the moment the sender sends: `own diff` until the sender reads the diff of its
+//! command, `others diff` until each other seat reads it. A finished match is replaced by a new
+//! one.
+//!
+//! The load generator shares the machine with the server, so its own CPU per move (printed) is
+//! kept small: the seats of a match share one mirror (the public view is the same for all), the
+//! first seat to read a diff applies it in place and the others check theirs against it (same
+//! seq order, same bytes); a seat parses only a frame's head unless it applies the patch; only
+//! the seat whose decision is first reads it; one thread (`--threads 1`, the default) runs a
+//! current-thread runtime; mimalloc allocates.
 //!
 //! `--fill K` instead creates `--matches` matches, plays K moves in each and hangs up, leaving
 //! them unfinished: with `--server-pid` it prints the server's resident memory per match held in
 //! memory, and the filled store is the starting point for timing a restart.
 
 use clap::Parser;
-use client::{ClientError, Connection, Mirror};
-use protocol::{CreateMatch, ErrorCode, MatchCreated, Seq, ServerMessage};
+use client::{ClientError, Connection, Mirror, TextFrame};
+use protocol::{CreateMatch, ErrorCode, MatchCreated, PatchOp, Seq, ServerMessage};
 use rules::{Colour, Decision, MapSetup, Modules};
+use serde::Deserialize as _;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,6 +34,11 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use uuid::Uuid;
+
+/// mimalloc: the seats build and drop many small JSON maps per move (the patch values), where
+/// glibc's allocator took about a third of the load generator's CPU.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Printed when the server's rate limits, not its speed, held the load back.
 const RATE_HINT: &str = "hint: the server's rate limits refused commands; start it with \
@@ -56,7 +71,7 @@ struct Args {
     /// Seed of the random moves.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Worker threads of the load generator's own runtime.
+    /// Threads of the load generator's own runtime (1: everything on the main thread).
     #[arg(long, default_value_t = 1)]
     threads: usize,
     /// Fill mode instead of a timed run: create `--matches` matches, play this many moves in
@@ -92,6 +107,8 @@ enum LoadError {
     Args(String),
     #[error("runtime: {0}")]
     Io(#[from] std::io::Error),
+    #[error("bad frame: {0}")]
+    Frame(String),
 }
 
 /// What the seats of every match measured.
@@ -133,9 +150,119 @@ struct MatchShared {
     budget: Option<AtomicU64>,
     /// Woken when the budget is spent.
     spent: tokio::sync::Notify,
+    /// The match's public view, which is the same for every seat.
+    view: Mutex<SharedView>,
+}
+
+/// One mirror of the view for all the seats of a match: the first seat to read a diff applies
+/// it; every other seat, reading the same diff on its own connection later, checks that it
+/// follows its previous one and that it is the diff applied, byte for byte (or, if the bytes
+/// differ, the same patch). So each diff is parsed and applied once per match, not per seat.
+#[derive(Debug, Default)]
+struct SharedView {
+    mirror: Option<Mirror>,
+    /// Seats of the match.
+    seats: usize,
+    /// Diffs applied that some seat has not read yet: seq, frame, seats still to read it.
+    unread: VecDeque<(Seq, TextFrame, usize)>,
+}
+
+/// The seq of the last snapshot or diff a seat's connection delivered (its own stream).
+type Seen = Option<Seq>;
+
+impl SharedView {
+    /// A snapshot read by a seat: the first one fills the mirror; another seat's must be at the
+    /// same seq and hold the same view.
+    fn snapshot(&mut self, seen: &mut Seen, msg: &ServerMessage) -> Result<(), LoadError> {
+        let ServerMessage::Snapshot { match_id, seq, .. } = msg else {
+            return Ok(());
+        };
+        let mut own = Mirror::new(*match_id);
+        own.apply(msg)?;
+        match &self.mirror {
+            None => self.mirror = Some(own),
+            Some(m) if m.seq() == Some(*seq) && m.view() == own.view() => {}
+            Some(m) => {
+                return Err(LoadError::Frame(format!(
+                    "snapshot at seq {seq} differs from the match's view at {:?}",
+                    m.seq()
+                )));
+            }
+        }
+        *seen = Some(*seq);
+        Ok(())
+    }
+
+    /// Diff `seq` read by a seat: applied if it is the match's next one, else checked against
+    /// the one applied. Either way it must follow the seat's previous diff.
+    fn diff(
+        &mut self,
+        seen: &mut Seen,
+        seq: Seq,
+        text: TextFrame,
+        patch: Option<Vec<FrameOp>>,
+    ) -> Result<(), LoadError> {
+        let have = seen.ok_or(client::MirrorError::NoSnapshot { got: seq })?;
+        if have.checked_add(1) != Some(seq) {
+            return Err(client::MirrorError::Gap { have, got: seq }.into());
+        }
+        let mirror = self
+            .mirror
+            .as_mut()
+            .ok_or(client::MirrorError::NoSnapshot { got: seq })?;
+        if mirror.seq() == Some(have) {
+            let patch = match patch {
+                Some(p) => p,
+                None => parse::<PatchOnly>(text.as_str())?.patch,
+            };
+            let patch = patch
+                .into_iter()
+                .map(PatchOp::try_from)
+                .collect::<Result<Vec<_>, _>>()?;
+            mirror.apply_patch_owned(seq, patch)?;
+            if self.seats > 1 {
+                self.unread.push_back((seq, text, self.seats - 1));
+            }
+        } else {
+            let Some((_, applied, readers)) = self.unread.iter_mut().find(|(s, ..)| *s == seq)
+            else {
+                return Err(LoadError::Frame(format!(
+                    "diff {seq}: the match's view is at {:?}",
+                    mirror.seq()
+                )));
+            };
+            if applied.as_str() != text.as_str()
+                && parse::<PatchOnly>(applied.as_str())?.patch
+                    != parse::<PatchOnly>(text.as_str())?.patch
+            {
+                return Err(LoadError::Frame(format!(
+                    "seats read different diffs {seq}: {} and {}",
+                    applied.as_str(),
+                    text.as_str()
+                )));
+            }
+            *readers -= 1;
+            while self.unread.front().is_some_and(|(.., r)| *r == 0) {
+                self.unread.pop_front();
+            }
+        }
+        *seen = Some(seq);
+        Ok(())
+    }
 }
 
 impl MatchShared {
+    fn new(seats: usize, budget: Option<u64>) -> MatchShared {
+        MatchShared {
+            budget: budget.map(AtomicU64::new),
+            view: Mutex::new(SharedView {
+                seats,
+                ..SharedView::default()
+            }),
+            ..MatchShared::default()
+        }
+    }
+
     /// Whether one more move may be sent (and takes it from the budget).
     fn take_move(&self) -> bool {
         let Some(b) = &self.budget else { return true };
@@ -173,10 +300,17 @@ fn main() -> Result<(), LoadError> {
     if !(2..=6).contains(&args.players) {
         return Err(LoadError::Args("--players takes 2 to 6".into()));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.threads.max(1))
-        .enable_all()
-        .build()?;
+    // One thread (the default): every seat on the main thread, no wake-ups across threads.
+    let runtime = if args.threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(args.threads)
+            .enable_all()
+            .build()?
+    };
     match args.fill {
         Some(moves) => runtime.block_on(fill(args, moves)),
         None => runtime.block_on(run(args)),
@@ -400,7 +534,7 @@ async fn slot(
                 continue;
             }
         };
-        let in_flight: InFlight = Arc::default();
+        let in_flight: InFlight = Arc::new(MatchShared::new(conns.len(), None));
         let seats: Vec<_> = conns
             .into_iter()
             .enumerate()
@@ -500,10 +634,7 @@ async fn fill(args: Args, moves: u64) -> Result<(), LoadError> {
 /// Plays `moves` moves in a new match; what its seats counted.
 async fn fill_one(ctx: &Ctx, moves: u64) -> Result<Stats, LoadError> {
     let (created, conns) = open_match(ctx).await?;
-    let shared = Arc::new(MatchShared {
-        budget: Some(AtomicU64::new(moves)),
-        ..MatchShared::default()
-    });
+    let shared = Arc::new(MatchShared::new(conns.len(), Some(moves)));
     let far = Instant::now() + Duration::from_secs(24 * 3600);
     let mut set = tokio::task::JoinSet::new();
     for (i, conn) in conns.into_iter().enumerate() {
@@ -559,8 +690,12 @@ fn parse_rss(status: &str) -> Option<u64> {
         .map(|kb| kb * 1024)
 }
 
-/// Creates a match, connects and authenticates one connection per seat, and subscribes each.
-async fn open_match(ctx: &Ctx) -> Result<(MatchCreated, Vec<Connection>), LoadError> {
+/// A seat's connection, and the snapshot it read.
+type SeatConn = (Connection, ServerMessage);
+
+/// Creates a match, connects and authenticates one connection per seat, subscribes each, and
+/// waits for every seat's snapshot: so they are all of seq 0, before any seat plays.
+async fn open_match(ctx: &Ctx) -> Result<(MatchCreated, Vec<SeatConn>), LoadError> {
     let created = client::create_match(&ctx.http, &ctx.request).await?;
     let mut conns = Vec::with_capacity(created.seats.len());
     for s in &created.seats {
@@ -570,7 +705,14 @@ async fn open_match(ctx: &Ctx) -> Result<(MatchCreated, Vec<Connection>), LoadEr
         conn.subscribe(created.match_id, None).await?;
         conns.push(conn);
     }
-    Ok((created, conns))
+    let mut seats = Vec::with_capacity(conns.len());
+    for mut conn in conns {
+        let snapshot = conn
+            .wait_for(|m| matches!(m, ServerMessage::Snapshot { .. }))
+            .await?;
+        seats.push((conn, snapshot));
+    }
+    Ok((created, seats))
 }
 
 /// The command this seat has in flight.
@@ -584,7 +726,7 @@ struct Mine {
 /// Plays one seat until its match ends or the measurement ends: answers its own decisions, and
 /// times its own diffs and the other seats' ones.
 async fn play_seat(
-    mut conn: Connection,
+    (mut conn, snapshot): SeatConn,
     match_id: Uuid,
     seat: u8,
     in_flight: InFlight,
@@ -592,54 +734,56 @@ async fn play_seat(
     seed: u64,
 ) -> Stats {
     let mut stats = Stats::default();
-    if let Err(e) = seat_loop(&mut conn, match_id, seat, &in_flight, end, seed, &mut stats).await {
+    let played = seat_loop(
+        &mut conn, &snapshot, match_id, seat, &in_flight, end, seed, &mut stats,
+    );
+    if let Err(e) = played.await {
         stats.errors.push(format!("seat {seat} of {match_id}: {e}"));
     }
     drop(conn);
     stats
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn seat_loop(
     conn: &mut Connection,
+    snapshot: &ServerMessage,
     match_id: Uuid,
     seat: u8,
-    in_flight: &InFlight,
+    shared: &InFlight,
     end: Instant,
     mut rng: u64,
     stats: &mut Stats,
 ) -> Result<(), LoadError> {
-    let mut mirror = Mirror::new(match_id);
+    // The loop bounds each wait itself: no second timer per read in the connection.
+    conn.set_read_timeout(None);
+    let mut seen: Seen = None;
+    if !matches!(snapshot, ServerMessage::Snapshot { match_id: m, .. } if *m == match_id) {
+        return Err(LoadError::Frame(format!("not a snapshot of {match_id}")));
+    }
+    lock(&shared.view)?.snapshot(&mut seen, snapshot)?;
     let mut mine: Option<Mine> = None;
     let mut n = 0u64;
     // The decisions of the view held, when they may call for this seat's answer.
-    let mut fresh = false;
+    let mut fresh = true;
     loop {
         let now = Instant::now();
         if mine.is_none() && fresh && now < end {
             fresh = false;
-            if let Some(view) = mirror.view() {
-                if view.get("finished").and_then(|f| f.as_bool()) == Some(true) {
+            match next_move(shared, seat, &mut rng)? {
+                Turn::Finished => {
                     stats.matches_finished = 1;
                     return Ok(());
                 }
-                let decisions: Vec<Decision> = match view.get("decisions") {
-                    Some(d) => serde_json::from_value(d.clone())
-                        .map_err(|e| LoadError::Client(ClientError::Encode(e)))?,
-                    None => Vec::new(),
-                };
-                if decisions.first().map(Decision::player) == Some(seat)
-                    && let Some((_, command)) = rules::bot::random_move_from(&decisions, || {
-                        rules::bot::splitmix64(&mut rng)
-                    })
-                {
-                    if !in_flight.take_move() {
+                Turn::Wait => {}
+                Turn::Play(seq, command) => {
+                    if !shared.take_move() {
                         return Ok(());
                     }
                     n += 1;
                     let id = format!("s{seat}c{n}");
-                    let seq = mirror.seq().unwrap_or(0) + 1;
                     let sent = Instant::now();
-                    if let Ok(mut f) = in_flight.sent.lock() {
+                    if let Ok(mut f) = shared.sent.lock() {
                         if f.len() >= IN_FLIGHT_KEPT {
                             f.pop_front();
                         }
@@ -663,63 +807,251 @@ async fn seat_loop(
         } else {
             (Instant::now() + READ_LIMIT).min(end)
         };
-        let msg = match tokio::time::timeout_at(limit, conn.next_message()).await {
+        let text = match tokio::time::timeout_at(limit, conn.next_text()).await {
             Ok(m) => m?.ok_or(LoadError::Closed)?,
             Err(_) if Instant::now() >= end && mine.is_none() => return Ok(()),
             Err(_) => return Err(LoadError::Stalled(READ_LIMIT)),
         };
         let at = Instant::now();
-        match &msg {
-            ServerMessage::Ack { id, seq, .. } => {
+        // A seat whose stream is where the match's view is will apply the diff it reads: it
+        // parses the patch in the same pass; any other seat only checks it.
+        let in_sync = lock(&shared.view)?.mirror.as_ref().and_then(Mirror::seq) == seen;
+        let head: Head = if in_sync {
+            parse(text.as_str())?
+        } else {
+            parse::<HeadOnly>(text.as_str())?.0
+        };
+        match (head.kind.as_ref(), head.seq) {
+            ("ack", Some(seq)) => {
                 if let Some(m) = &mut mine
-                    && *id == m.id
+                    && head.id.as_deref() == Some(m.id.as_str())
                 {
                     m.acked = true;
-                    m.seq = *seq;
+                    m.seq = seq;
                     if m.sent < end && at <= end {
                         stats.moves += 1;
                     }
                 }
             }
-            ServerMessage::Error(body) => {
-                if let Some(m) = &mine
-                    && body.id.as_deref() == Some(m.id.as_str())
-                {
-                    stats.rejected += 1;
-                    if body.code == ErrorCode::RateLimited {
-                        // Not a move: the server's limits (raise `--command-rate-*` on it).
-                        stats.rate_limited += 1;
-                        in_flight.refund_move();
-                        let wait = body.retry_after_ms.unwrap_or(10);
-                        tokio::time::sleep(Duration::from_millis(wait)).await;
-                    }
-                    mine = None;
-                    fresh = true;
-                } else {
-                    stats.errors.push(format!("server: {:?}", body));
-                }
-            }
-            ServerMessage::Diff { seq, .. } => {
+            ("diff", Some(seq)) if head.match_id == Some(match_id) => {
                 if let Some(m) = &mine
                     && m.acked
-                    && *seq == m.seq
+                    && seq == m.seq
                 {
                     if m.sent < end {
                         stats.own.push(at - m.sent);
                     }
                     mine = None;
-                } else if let Ok(f) = in_flight.sent.lock()
-                    && let Some(&(_, sent)) = f.iter().rev().find(|(s, _)| s == seq)
+                } else if let Ok(f) = shared.sent.lock()
+                    && let Some(&(_, sent)) = f.iter().rev().find(|(s, _)| *s == seq)
                     && sent < end
                 {
                     stats.others.push(at - sent);
                 }
+                // A clone of the frame shares its bytes.
+                lock(&shared.view)?.diff(&mut seen, seq, text.clone(), head.patch)?;
                 fresh = true;
             }
-            ServerMessage::Snapshot { .. } => fresh = true,
-            _ => {}
+            // Anything else (a snapshot, an error, ...) is rare: parsed whole.
+            _ => match parse::<ServerMessage>(text.as_str())? {
+                ServerMessage::Error(body) => {
+                    if let Some(m) = &mine
+                        && body.id.as_deref() == Some(m.id.as_str())
+                    {
+                        stats.rejected += 1;
+                        if body.code == ErrorCode::RateLimited {
+                            // Not a move: the server's limits (raise `--command-rate-*` on it).
+                            stats.rate_limited += 1;
+                            shared.refund_move();
+                            let wait = body.retry_after_ms.unwrap_or(10);
+                            tokio::time::sleep(Duration::from_millis(wait)).await;
+                        }
+                        mine = None;
+                        fresh = true;
+                    } else {
+                        stats.errors.push(format!("server: {:?}", body));
+                    }
+                }
+                msg @ ServerMessage::Snapshot { match_id: of, .. } if of == match_id => {
+                    lock(&shared.view)?.snapshot(&mut seen, &msg)?;
+                    fresh = true;
+                }
+                _ => {}
+            },
         }
-        mirror.apply(&msg)?;
+    }
+}
+
+/// What the view asks of a seat.
+enum Turn {
+    Finished,
+    Wait,
+    /// Send this command, which should become this seq.
+    Play(Seq, rules::Command),
+}
+
+/// A random legal answer when the view's first decision is this seat's (only it is answered,
+/// so the other seats need not parse it).
+fn next_move(shared: &MatchShared, seat: u8, rng: &mut u64) -> Result<Turn, LoadError> {
+    let view = lock(&shared.view)?;
+    let Some((seq, view)) = view.mirror.as_ref().and_then(|m| m.seq().zip(m.view())) else {
+        return Ok(Turn::Wait);
+    };
+    if view.get("finished").and_then(|f| f.as_bool()) == Some(true) {
+        return Ok(Turn::Finished);
+    }
+    let first = view.get("decisions").and_then(|d| d.get(0));
+    let player = first.and_then(|d| d.get("player")).and_then(|p| p.as_u64());
+    let (Some(first), true) = (first, player == Some(u64::from(seat))) else {
+        return Ok(Turn::Wait);
+    };
+    let decision = decision(first).map_err(|e| LoadError::Client(ClientError::Encode(e)))?;
+    Ok(
+        match rules::bot::random_move_from(&[decision], || rules::bot::splitmix64(rng)) {
+            Some((_, command)) => Turn::Play(seq + 1, command),
+            None => Turn::Wait,
+        },
+    )
+}
+
+/// A decision of the view. `place_tile`, the most common and the largest, is read straight into
+/// its fields: [`Decision`]'s derive (tagged by `type`) buffers the whole value first.
+fn decision(value: &serde_json::Value) -> Result<Decision, serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    struct PlaceTile {
+        player: rules::PlayerId,
+        tile: String,
+        placements: Vec<rules::Placement>,
+    }
+    if value.get("type").and_then(|t| t.as_str()) == Some("place_tile") {
+        let p = PlaceTile::deserialize(value)?;
+        return Ok(Decision::PlaceTile {
+            player: p.player,
+            tile: p.tile,
+            placements: p.placements,
+        });
+    }
+    Decision::deserialize(value)
+}
+
+fn lock<T>(m: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, LoadError> {
+    m.lock()
+        .map_err(|_| LoadError::Frame("a seat panicked holding its match's view".into()))
+}
+
+fn parse<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, LoadError> {
+    serde_json::from_str(text).map_err(|source| {
+        LoadError::Client(ClientError::Decode {
+            text: text.to_owned(),
+            source,
+        })
+    })
+}
+
+/// What a seat reads of a server frame: the kind, an ack's or a diff's fields, and the patch
+/// when it will apply it (the events are skipped unparsed). Other kinds are parsed whole as
+/// [`ServerMessage`].
+#[derive(Debug, serde::Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    match_id: Option<Uuid>,
+    #[serde(default)]
+    seq: Option<Seq>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    patch: Option<Vec<FrameOp>>,
+}
+
+/// [`Head`] without the patch, which is skipped unparsed.
+struct HeadOnly<'a>(Head<'a>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for HeadOnly<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Fields<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: Cow<'a, str>,
+            #[serde(default)]
+            match_id: Option<Uuid>,
+            #[serde(default)]
+            seq: Option<Seq>,
+            #[serde(default, borrow)]
+            id: Option<Cow<'a, str>>,
+        }
+        let f = Fields::deserialize(d)?;
+        Ok(HeadOnly(Head {
+            kind: f.kind,
+            match_id: f.match_id,
+            seq: f.seq,
+            id: f.id,
+            patch: None,
+        }))
+    }
+}
+
+/// A diff's patch, parsed by the seat that applies it.
+#[derive(Debug, serde::Deserialize)]
+struct PatchOnly {
+    patch: Vec<FrameOp>,
+}
+
+/// One patch operation read straight into its fields ([`PatchOp`]'s own derive, tagged by `op`,
+/// buffers every value before building it).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct FrameOp {
+    op: OpKind,
+    path: String,
+    #[serde(default)]
+    from: Option<String>,
+    /// `Some(Null)` for `"value": null`, `None` when absent.
+    #[serde(default, deserialize_with = "present")]
+    value: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum OpKind {
+    Add,
+    Remove,
+    Replace,
+    Move,
+    Copy,
+    Test,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+impl TryFrom<FrameOp> for PatchOp {
+    type Error = LoadError;
+
+    fn try_from(o: FrameOp) -> Result<PatchOp, LoadError> {
+        let missing = |field: &str| LoadError::Frame(format!("{:?} without {field}", o.op));
+        Ok(match (o.op, o.value, o.from) {
+            (OpKind::Add, Some(value), _) => PatchOp::Add {
+                path: o.path,
+                value,
+            },
+            (OpKind::Replace, Some(value), _) => PatchOp::Replace {
+                path: o.path,
+                value,
+            },
+            (OpKind::Test, Some(value), _) => PatchOp::Test {
+                path: o.path,
+                value,
+            },
+            (OpKind::Remove, _, _) => PatchOp::Remove { path: o.path },
+            (OpKind::Move, _, Some(from)) => PatchOp::Move { from, path: o.path },
+            (OpKind::Copy, _, Some(from)) => PatchOp::Copy { from, path: o.path },
+            (OpKind::Add | OpKind::Replace | OpKind::Test, None, _) => {
+                return Err(missing("value"));
+            }
+            (OpKind::Move | OpKind::Copy, _, None) => return Err(missing("from")),
+        })
     }
 }
 
@@ -745,16 +1077,162 @@ mod tests {
     /// (a timed run) moves never run out.
     #[test]
     fn the_fill_budget_counts_moves_and_refunds() {
-        let m = MatchShared {
-            budget: Some(AtomicU64::new(2)),
-            ..MatchShared::default()
-        };
+        let m = MatchShared::new(2, Some(2));
         assert!(m.take_move() && m.take_move());
         assert!(!m.take_move());
         m.refund_move();
         assert!(m.take_move() && !m.take_move());
-        let timed = MatchShared::default();
+        let timed = MatchShared::new(2, None);
         assert!((0..1000).all(|_| timed.take_move()));
+    }
+
+    const MATCH: &str = "a1d55016-11f7-4018-8588-a0978823d7ed";
+
+    /// A real server's snapshot of a new base game and its first two diffs.
+    fn snapshot() -> ServerMessage {
+        let text = r#"{"type":"snapshot","match_id":"MATCH","seq":0,"view":{"modules":{"tollkeepers":false},"players":[{"colour":"red","score":0,"meeples":7},{"colour":"blue","score":0,"meeples":7}],"board":{"0,0":{"tile":"base/D","rotation":0}},"meeples":{},"pile":{"base/U":3,"base/W":2},"pile_size":70,"discarded":[],"turn":1,"active":0,"drawn":"base/W+highwaymen","decisions":[{"type":"place_tile","player":0,"tile":"base/W+highwaymen","placements":[{"pos":{"x":-1,"y":0},"rotations":[0,180,270]},{"pos":{"x":0,"y":-1},"rotations":[0]}]}],"finished":false}}"#;
+        serde_json::from_str(&text.replace("MATCH", MATCH)).expect("a snapshot")
+    }
+
+    fn diff_1() -> String {
+        r#"{"type":"diff","match_id":"MATCH","seq":1,"events":[{"type":"tile_placed","player":0,"tile":"base/W+highwaymen","pos":{"x":-1,"y":0},"rotation":0}],"patch":[{"op":"add","path":"/board/-1,0","value":{"rotation":0,"tile":"base/W+highwaymen"}},{"op":"replace","path":"/drawn","value":null},{"op":"replace","path":"/decisions/0","value":{"meeple_targets":["road:E","field:Nw"],"player":0,"pos":{"x":-1,"y":0},"type":"place_follower"}}]}"#.replace("MATCH", MATCH)
+    }
+
+    fn diff_2() -> String {
+        r#"{"type":"diff","match_id":"MATCH","seq":2,"events":[],"patch":[{"op":"replace","path":"/pile/base~1U","value":2},{"op":"replace","path":"/active","value":1}]}"#.replace("MATCH", MATCH)
+    }
+
+    /// Two seats over one view: the first reader applies each diff, the second checks it (the
+    /// same bytes, or the same patch in other bytes) and a different one or a gap is an error.
+    #[test]
+    fn the_seats_share_one_view_and_check_each_diff() -> Result<(), LoadError> {
+        let mut v = SharedView {
+            seats: 2,
+            ..SharedView::default()
+        };
+        let (mut a, mut b): (Seen, Seen) = (None, None);
+        v.snapshot(&mut a, &snapshot())?;
+        v.snapshot(&mut b, &snapshot())?;
+        v.diff(&mut a, 1, diff_1().into(), None)?;
+        v.diff(&mut a, 2, diff_2().into(), None)?;
+        let view = v.mirror.as_ref().and_then(Mirror::view).cloned();
+        let view = view.ok_or(LoadError::Closed)?;
+        assert_eq!(
+            view.pointer("/board/-1,0/tile"),
+            Some(&"base/W+highwaymen".into())
+        );
+        assert_eq!(view.pointer("/pile/base~1U"), Some(&2.into()));
+        assert_eq!(
+            view.pointer("/decisions/0/type"),
+            Some(&"place_follower".into())
+        );
+        assert_eq!(v.unread.len(), 2);
+        // The same diff in other bytes (keys reordered) is the same diff.
+        let reordered = diff_1().replace(
+            r#""value":{"rotation":0,"tile":"base/W+highwaymen"}"#,
+            r#""value":{"tile":"base/W+highwaymen","rotation":0}"#,
+        );
+        assert_ne!(reordered, diff_1());
+        v.diff(&mut b, 1, reordered.into(), None)?;
+        assert_eq!(v.unread.len(), 1);
+        let other = diff_2().replace(r#""value":1}"#, r#""value":0}"#);
+        let err = v.diff(&mut b.clone(), 2, other.into(), None);
+        assert!(matches!(err, Err(LoadError::Frame(_))), "{err:?}");
+        v.diff(&mut b, 2, diff_2().into(), None)?;
+        assert!(v.unread.is_empty());
+        assert_eq!(v.mirror.as_ref().and_then(Mirror::view), Some(&view));
+        // A gap on a seat's own stream.
+        let err = v.diff(
+            &mut a,
+            4,
+            diff_2().replace(r#""seq":2"#, r#""seq":4"#).into(),
+            None,
+        );
+        assert!(
+            matches!(
+                err,
+                Err(LoadError::Mirror(client::MirrorError::Gap {
+                    have: 2,
+                    got: 4
+                }))
+            ),
+            "{err:?}"
+        );
+        Ok(())
+    }
+
+    /// A snapshot of another seq, or of another view, than the match's is an error.
+    #[test]
+    fn a_second_snapshot_must_match_the_view() -> Result<(), LoadError> {
+        let mut v = SharedView {
+            seats: 2,
+            ..SharedView::default()
+        };
+        v.snapshot(&mut None, &snapshot())?;
+        let mut later = snapshot();
+        if let ServerMessage::Snapshot { seq, .. } = &mut later {
+            *seq = 1;
+        }
+        assert!(v.snapshot(&mut None, &later).is_err());
+        let mut other = snapshot();
+        if let ServerMessage::Snapshot { view, .. } = &mut other {
+            view.view.turn = 2;
+        }
+        assert!(v.snapshot(&mut None, &other).is_err());
+        Ok(())
+    }
+
+    /// The head skips the patch unless asked for it; a `null` value is a value, a missing one an
+    /// error.
+    #[test]
+    fn frames_are_read_in_part() -> Result<(), LoadError> {
+        let text = diff_1();
+        let head: Head = parse(&text)?;
+        let ops = head.patch.ok_or(LoadError::Closed)?;
+        assert_eq!((head.kind.as_ref(), head.seq), ("diff", Some(1)));
+        let ops: Vec<PatchOp> = ops
+            .into_iter()
+            .map(PatchOp::try_from)
+            .collect::<Result<_, _>>()?;
+        let typed: ServerMessage = parse(&text)?;
+        let ServerMessage::Diff { patch, .. } = typed else {
+            panic!("a diff");
+        };
+        assert_eq!(ops, patch);
+        let only = parse::<HeadOnly>(&text)?.0;
+        assert!(only.patch.is_none() && only.seq == Some(1));
+        let ack_text = format!(r#"{{"type":"ack","id":"s0c1","match_id":"{MATCH}","seq":1}}"#);
+        let ack = parse::<HeadOnly>(&ack_text)?.0;
+        assert_eq!(
+            (ack.kind.as_ref(), ack.id.as_deref()),
+            ("ack", Some("s0c1"))
+        );
+        let missing: FrameOp = parse(r#"{"op":"add","path":"/x"}"#)?;
+        assert!(PatchOp::try_from(missing).is_err());
+        let null: FrameOp = parse(r#"{"op":"add","path":"/x","value":null}"#)?;
+        assert!(matches!(
+            PatchOp::try_from(null)?,
+            PatchOp::Add {
+                value: serde_json::Value::Null,
+                ..
+            }
+        ));
+        Ok(())
+    }
+
+    /// The `place_tile` shortcut reads what the derive reads; other kinds take the derive.
+    #[test]
+    fn decisions_read_as_the_rules_crate_reads_them() -> Result<(), serde_json::Error> {
+        let ServerMessage::Snapshot { view, .. } = snapshot() else {
+            panic!("a snapshot");
+        };
+        let value = serde_json::to_value(&view.view.decisions[0])?;
+        assert_eq!(decision(&value)?, Decision::deserialize(&value)?);
+        assert_eq!(decision(&value)?, view.view.decisions[0]);
+        let follower = serde_json::json!({"type": "place_follower", "player": 1,
+            "pos": {"x": 0, "y": 1}, "meeple_targets": ["road:E"]});
+        assert_eq!(decision(&follower)?, Decision::deserialize(&follower)?);
+        Ok(())
     }
 
     #[test]
