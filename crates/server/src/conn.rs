@@ -146,7 +146,7 @@ pub(crate) async fn run<W, R>(
         session,
         lobbies: HashSet::new(),
         mutes: Mutes::default(),
-        limits: ConnLimits::new(&config.limits),
+        limits: ConnLimits::new(&config.limits, &shared.limits),
         peer,
     };
     conn.reply(frame(&ServerMessage::Welcome {

@@ -72,10 +72,11 @@ fn check_keyed(
     l: &DefaultKeyedRateLimiter<IpAddr>,
     key: &IpAddr,
     kind: Kind,
+    clock: &DefaultClock,
 ) -> Result<(), Limited> {
     l.check_key(key).map_err(|n| Limited {
         kind,
-        retry_after: n.wait_time_from(DefaultClock::default().now()),
+        retry_after: n.wait_time_from(clock.now()),
     })
 }
 
@@ -86,11 +87,15 @@ pub struct AddrLimits {
     chat: DefaultKeyedRateLimiter<IpAddr>,
     lobby: DefaultKeyedRateLimiter<IpAddr>,
     account: DefaultKeyedRateLimiter<IpAddr>,
+    /// The clock every connection's limiters share: making one reads the CPU's features
+    /// (`cpuid`, a trap to the hypervisor in a VM), which cost every new connection 4 of them.
+    clock: DefaultClock,
 }
 
 impl AddrLimits {
     pub fn new(c: &LimitsConfig) -> AddrLimits {
         AddrLimits {
+            clock: DefaultClock::default(),
             command: RateLimiter::keyed(quota(c.command_rate_addr)),
             chat: RateLimiter::keyed(quota(c.chat_rate_addr)),
             lobby: RateLimiter::keyed(quota(c.lobby_rate_addr)),
@@ -105,7 +110,7 @@ impl AddrLimits {
             Kind::Lobby => &self.lobby,
             Kind::Account => &self.account,
         };
-        check_keyed(l, &addr, kind)
+        check_keyed(l, &addr, kind, &self.clock)
     }
 
     /// Forgets addresses whose buckets are full again (every minute, until the server stops).
@@ -134,11 +139,13 @@ pub struct ConnLimits {
 }
 
 impl ConnLimits {
-    pub fn new(c: &LimitsConfig) -> ConnLimits {
+    /// `shared`: the address limiters, whose clock these share.
+    pub fn new(c: &LimitsConfig, shared: &AddrLimits) -> ConnLimits {
+        let limiter = |r| RateLimiter::direct_with_clock(quota(r), shared.clock.clone());
         ConnLimits {
-            command: RateLimiter::direct(quota(c.command_rate_conn)),
-            chat: RateLimiter::direct(quota(c.chat_rate_conn)),
-            lobby: RateLimiter::direct(quota(c.lobby_rate_conn)),
+            command: limiter(c.command_rate_conn),
+            chat: limiter(c.chat_rate_conn),
+            lobby: limiter(c.lobby_rate_conn),
         }
     }
 
@@ -156,7 +163,7 @@ impl ConnLimits {
         };
         own.check().map_err(|n| Limited {
             kind,
-            retry_after: n.wait_time_from(DefaultClock::default().now()),
+            retry_after: n.wait_time_from(shared.clock.now()),
         })?;
         match addr {
             Some(a) => shared.check(kind, a),
