@@ -335,11 +335,12 @@ impl Actor {
         }
     }
 
-    /// Drops what only speeds up the next move or subscription: the spare view and the cached
-    /// snapshot.
+    /// Drops what only speeds up the next move or subscription: the views (the next command
+    /// builds the one at `seq` from the game) and the cached snapshot.
     pub(super) fn drop_spares(&mut self) {
         if let State::Ready(l) = &mut self.state {
             l.snapshot = None;
+            l.view = None;
             l.spare = None;
         }
     }
@@ -351,6 +352,7 @@ impl Actor {
         {
             l.window.clear();
             l.snapshot = None;
+            l.view = None;
             l.spare = None;
         }
     }
