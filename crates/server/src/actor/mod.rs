@@ -28,8 +28,9 @@
 //! player's decisions are played at once (`server:away:<seq>`) until a command comes from their
 //! seat. Same sleep, same pipeline (see `timers`).
 //!
-//! Memory: a match nobody follows or holds for `--match-idle` drops its window and leaves the
-//! registry; the next lookup replays it from the store. One with a deadline pending leaves only
+//! Memory: a match that got no message for `QUIET` drops what it can rebuild (its views, the
+//! cached snapshot and, when nobody follows it, the diff window); one nobody follows or holds
+//! for `--match-idle` leaves the registry, and the next lookup replays it from the store. One with a deadline pending leaves only
 //! when the deadline is more than `--match-idle` away: the registry's waker reloads it then.
 
 mod commands;
@@ -109,8 +110,9 @@ pub enum ActorMsg {
 }
 
 /// How long a match goes without a message before it drops its views and cached snapshot
-/// (rebuilt from the game on the next move or subscription): a match played at a human pace
-/// holds no view between moves; one played fast keeps them and skips building a view per move.
+/// (rebuilt from the game on the next move or subscription) and, if nobody follows it, its diff
+/// window: a match played at a human pace holds no view between moves; one played fast keeps
+/// them and skips building a view per move.
 const QUIET: Duration = Duration::from_secs(10);
 
 /// The loaded match.
@@ -234,8 +236,8 @@ impl Actor {
 
         self.sync_wake().await;
         let idle = self.config.matches.match_idle;
-        // A quiet match first drops what only speeds up the next move (the spare view, the
-        // snapshot), long before it may leave memory.
+        // A quiet match first drops what only speeds up the next move (the views, the
+        // snapshot, the window if nobody follows it), long before it may leave memory.
         let quiet = idle.min(QUIET);
         let mut quiet_for = Duration::ZERO;
         loop {
@@ -274,7 +276,6 @@ impl Actor {
                     if quiet_for < idle {
                         continue;
                     }
-                    self.shrink();
                     if self.subscribers.is_empty()
                         && self.may_leave(idle)
                         && self.registry.retire(self.id, self.generation, &rx)
