@@ -11,7 +11,7 @@ use crate::tiles::{FeatureKind, Segment, TileKind};
 use serde::{Deserialize, Serialize};
 use smallvec::{SmallVec, smallvec};
 
-/// What a feature root knows. Entries of non-root segments keep only their `kind`.
+/// What a feature root knows. Only roots have one (a segment's kind is kept apart).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Feature {
     pub kind: FeatureKind,
@@ -38,12 +38,23 @@ fn is_zero(v: &u32) -> bool {
     *v == 0
 }
 
+/// `slot` of a segment that is not a root.
+const NO_SLOT: u32 = u32::MAX;
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Features {
     parent: Vec<SegRef>,
     seg_tile: Vec<TileRef>,
     seg_local: Vec<u8>,
-    features: Vec<Feature>,
+    /// Per segment, its kind (a non-root's is read when a player names it).
+    kind: Vec<FeatureKind>,
+    /// Per segment, the index of its record in `records` if it is a root, else [`NO_SLOT`].
+    /// Records for roots only: after 40 tiles most segments have been merged into another, and
+    /// a record is 72 bytes where a slot is 4.
+    slot: Vec<u32>,
+    /// The roots' records; the slots of merged-away roots are reused (`free`).
+    records: Vec<Feature>,
+    free: Vec<u32>,
     /// Per printed large city (P3): a segment of the city it is part of, once a tile joined it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     large: Vec<Option<SegRef>>,
@@ -56,7 +67,10 @@ impl Features {
         self.parent.shrink_to_fit();
         self.seg_tile.shrink_to_fit();
         self.seg_local.shrink_to_fit();
-        self.features.shrink_to_fit();
+        self.kind.shrink_to_fit();
+        self.slot.shrink_to_fit();
+        self.records.shrink_to_fit();
+        self.free.shrink_to_fit();
         self.large.shrink_to_fit();
     }
 
@@ -77,15 +91,15 @@ impl Features {
         self.parent[s as usize] == s
     }
 
-    /// The record of root `r`.
+    /// The record of root `r` (panics for a segment that is not a root: a bug).
     #[inline]
     pub fn get(&self, r: SegRef) -> &Feature {
-        &self.features[r as usize]
+        &self.records[self.slot[r as usize] as usize]
     }
 
     #[inline]
     pub fn get_mut(&mut self, r: SegRef) -> &mut Feature {
-        &mut self.features[r as usize]
+        &mut self.records[self.slot[r as usize] as usize]
     }
 
     /// The placed tile a segment belongs to.
@@ -102,7 +116,8 @@ impl Features {
             self.parent.push(id);
             self.seg_tile.push(t);
             self.seg_local.push(i as u8);
-            self.features.push(Feature {
+            self.kind.push(seg.kind);
+            let record = Feature {
                 kind: seg.kind,
                 size: 1,
                 open: seg.side_count() as u16,
@@ -112,7 +127,18 @@ impl Features {
                 printed: 0,
                 meeples: SmallVec::new(),
                 done: false,
-            });
+            };
+            let slot = match self.free.pop() {
+                Some(slot) => {
+                    self.records[slot as usize] = record;
+                    slot
+                }
+                None => {
+                    self.records.push(record);
+                    (self.records.len() - 1) as u32
+                }
+            };
+            self.slot.push(slot);
         }
     }
 
@@ -137,7 +163,7 @@ impl Features {
                         Some(c) => self.join_large(board, c, a, &mut merged),
                         None => {
                             let r = self.find(a);
-                            self.features[r as usize].open -= 1;
+                            self.get_mut(r).open -= 1;
                         }
                     }
                 }
@@ -152,7 +178,7 @@ impl Features {
                 )
             {
                 let r = self.union(a, b, &mut merged);
-                self.features[r as usize].open -= 2;
+                self.get_mut(r).open -= 2;
             }
             // Fields meet on both halves of a field or road side.
             for h in side.halves() {
@@ -187,14 +213,14 @@ impl Features {
                 };
                 self.large[c.index()] = Some(a);
                 let r = self.find(a);
-                let f = &mut self.features[r as usize];
+                let f = self.get_mut(r);
                 f.open += city.open.len() as u16;
                 f.printed += city.squares.len() as u32;
                 f.coats += u32::from(city.coats);
                 r
             }
         };
-        self.features[r as usize].open -= 2;
+        self.get_mut(r).open -= 2;
     }
 
     /// The segments of placed tile `t`.
@@ -251,10 +277,10 @@ impl Features {
         match target {
             Target::Road(side) => self
                 .seg_at_side(board, t, side)
-                .filter(|&s| self.features[s as usize].kind == FeatureKind::Road),
+                .filter(|&s| self.kind[s as usize] == FeatureKind::Road),
             Target::City(side) => self
                 .seg_at_side(board, t, side)
-                .filter(|&s| self.features[s as usize].kind == FeatureKind::City),
+                .filter(|&s| self.kind[s as usize] == FeatureKind::City),
             Target::Field(h) => self.seg_at_half(board, t, h),
             Target::Monastery => self.find_seg(board, t, |s| s.kind == FeatureKind::Monastery),
         }
@@ -302,15 +328,18 @@ impl Features {
         if ra == rb {
             return ra;
         }
-        let (big, small) = if self.features[ra as usize].size >= self.features[rb as usize].size {
+        let (big, small) = if self.get(ra).size >= self.get(rb).size {
             (ra, rb)
         } else {
             (rb, ra)
         };
         self.parent[small as usize] = big;
-        let kind = self.features[small as usize].kind;
+        let kind = self.kind[small as usize];
+        // The small root's record leaves; its slot is reused by the next tile's segments.
+        let freed = std::mem::replace(&mut self.slot[small as usize], NO_SLOT);
+        self.free.push(freed);
         let s = std::mem::replace(
-            &mut self.features[small as usize],
+            &mut self.records[freed as usize],
             Feature {
                 kind,
                 size: 0,
@@ -323,7 +352,7 @@ impl Features {
                 done: false,
             },
         );
-        let f = &mut self.features[big as usize];
+        let f = self.get_mut(big);
         f.size += s.size;
         f.open += s.open;
         f.min = f.min.min(s.min);

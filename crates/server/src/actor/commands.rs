@@ -297,6 +297,8 @@ impl Actor {
         };
         // One time for the record and for the decisions it opens: a replay reads it back.
         let created_at = Utc::now();
+        // The view at `seq`, before the game moves on.
+        let before = l.take_view();
         let applied = guarded(|| -> Result<_, rules::RuleError> {
             let events = l.game.apply(seat, command)?;
             Ok((events, l.game.is_finished()))
@@ -318,6 +320,7 @@ impl Actor {
                 if conn.is_some() {
                     l.dedupe.remember_refusal(seat, body);
                 }
+                l.view = Some(before);
                 reply(batch, key.1, frame);
                 Outcome::Refused
             }
@@ -329,7 +332,7 @@ impl Actor {
                     Origin::of(seat, &key.1),
                 );
                 let view = l.next_view();
-                let patch = protocol::diff::match_view_patch(&l.view, &view);
+                let patch = protocol::diff::match_view_patch(&before, &view);
                 let encoded = match Encoded::new(self.id, seq, patch, events) {
                     Ok(e) => e,
                     Err(e) => {
@@ -342,7 +345,8 @@ impl Actor {
                         return Outcome::NotApplied;
                     }
                 };
-                l.spare = Some(std::mem::replace(&mut l.view, view));
+                l.spare = Some(before);
+                l.view = Some(view);
                 l.seq = seq;
                 l.snapshot = None;
                 batch.records.push(CommandRow {

@@ -28,8 +28,9 @@
 //! player's decisions are played at once (`server:away:<seq>`) until a command comes from their
 //! seat. Same sleep, same pipeline (see `timers`).
 //!
-//! Memory: a match nobody follows or holds for `--match-idle` drops its window and leaves the
-//! registry; the next lookup replays it from the store. One with a deadline pending leaves only
+//! Memory: a match that got no message for `QUIET` drops what it can rebuild (its views, the
+//! cached snapshot and, when nobody follows it, the diff window); one nobody follows or holds
+//! for `--match-idle` leaves the registry, and the next lookup replays it from the store. One with a deadline pending leaves only
 //! when the deadline is more than `--match-idle` away: the registry's waker reloads it then.
 
 mod commands;
@@ -108,19 +109,25 @@ pub enum ActorMsg {
     },
 }
 
-/// How long a match goes without a message before it drops its spare view and cached snapshot
-/// (rebuilt on the next move or subscription): a match played at a human pace keeps only what
-/// it needs between moves; one played fast keeps the spare and skips building a view per move.
+/// How long a match goes without a message before it drops its views and cached snapshot
+/// (rebuilt from the game on the next move or subscription) and, if nobody follows it, its diff
+/// window: a match played at a human pace holds no view between moves; one played fast keeps
+/// them and skips building a view per move.
 const QUIET: Duration = Duration::from_secs(10);
 
 /// The loaded match.
 struct Loaded {
     game: Game,
     seq: Seq,
-    /// The public view at `seq`: the left side of the next diff (typed, see `protocol::diff`).
-    view: MatchView,
+    /// The public view at `seq`, the left side of the next diff (typed, see `protocol::diff`),
+    /// kept while the match is played. `None` in a quiet or freshly loaded match: the next
+    /// command builds it from the game before it applies (see [`Loaded::take_view`]). The view
+    /// is a function of the game and of what `Deadlines` shows (open decisions, clocks, the
+    /// view's away list), which change only when a command is applied, so the rebuilt view is
+    /// the one clients hold at `seq`.
+    view: Option<MatchView>,
     /// The view before `view`, kept for its allocations: the next move's view is this one
-    /// brought up to date in place (`Game::refresh_view`), not built anew. Dropped when idle.
+    /// brought up to date in place (`Game::refresh_view`), not built anew. Dropped when quiet.
     spare: Option<MatchView>,
     /// The snapshot frame at `seq`, built on first demand.
     snapshot: Option<Frame>,
@@ -139,28 +146,26 @@ impl Loaded {
     fn new(mut r: replay::Replayed, timeout_ms: u64) -> Result<Loaded, LoadError> {
         r.deadlines
             .set_timeout(r.decision_timeout_ms.unwrap_or(timeout_ms));
-        // Filled by `match_view` below, which needs the whole `Loaded`.
-        let placeholder = MatchView {
-            view: r.game.view(),
-            deadlines: Vec::new(),
-            clocks: Vec::new(),
-            away: Vec::new(),
-        };
-        // A replay's vectors grew by doubling: keep what the match played.
+        // A replay's vectors grew by doubling: keep what the match played. No view is built:
+        // the first command builds it (a match loaded by the warm-up may never get one).
         r.game.shrink_to_fit();
-        let mut l = Loaded {
+        Ok(Loaded {
             game: r.game,
             seq: r.seq,
-            view: placeholder,
+            view: None,
             spare: None,
             snapshot: None,
             window: Window::default(),
             dedupe: Dedupe::new(r.accepted),
             deadlines: r.deadlines,
             stored_wake: r.stored_wake,
-        };
-        l.view = l.match_view();
-        Ok(l)
+        })
+    }
+
+    /// The view at `seq`, taken to diff the next command's view against: the kept one, or built
+    /// from the game. Called before the command is applied; put back if it is refused.
+    fn take_view(&mut self) -> MatchView {
+        self.view.take().unwrap_or_else(|| self.match_view())
     }
 
     /// The view now, for the next diff from `view`: the spare brought up to date, or built.
@@ -231,8 +236,8 @@ impl Actor {
 
         self.sync_wake().await;
         let idle = self.config.matches.match_idle;
-        // A quiet match first drops what only speeds up the next move (the spare view, the
-        // snapshot), long before it may leave memory.
+        // A quiet match first drops what only speeds up the next move (the views, the
+        // snapshot, the window if nobody follows it), long before it may leave memory.
         let quiet = idle.min(QUIET);
         let mut quiet_for = Duration::ZERO;
         loop {
@@ -271,7 +276,6 @@ impl Actor {
                     if quiet_for < idle {
                         continue;
                     }
-                    self.shrink();
                     if self.subscribers.is_empty()
                         && self.may_leave(idle)
                         && self.registry.retire(self.id, self.generation, &rx)

@@ -1,5 +1,5 @@
 //! Subscriptions: the diff window, resumes from memory or from the store (streamed by a
-//! [`CatchUp`] task as the client's queue drains), snapshots, and the idle shrink.
+//! [`CatchUp`] task as the client's queue drains), snapshots, and what a quiet match drops.
 
 use super::{Actor, ActorMsg, Loaded, State};
 use crate::meters::ResumeKind;
@@ -335,23 +335,20 @@ impl Actor {
         }
     }
 
-    /// Drops what only speeds up the next move or subscription: the spare view and the cached
-    /// snapshot.
+    /// Drops what only speeds up the next move or subscription: the views (the next command
+    /// builds the one at `seq` from the game), the cached snapshot, what the game's vectors
+    /// reserved beyond their length, and, when nobody follows the match, the diff window (a
+    /// player who comes back resumes from the store). A followed match keeps its window: its
+    /// players are the ones who reconnect after a network blip, all at once.
     pub(super) fn drop_spares(&mut self) {
         if let State::Ready(l) = &mut self.state {
             l.snapshot = None;
+            l.view = None;
             l.spare = None;
-        }
-    }
-
-    /// Frees what only serves active play; the next resume costs a snapshot.
-    pub(super) fn shrink(&mut self) {
-        if let State::Ready(l) = &mut self.state
-            && self.subscribers.is_empty()
-        {
-            l.window.clear();
-            l.snapshot = None;
-            l.spare = None;
+            l.game.shrink_to_fit();
+            if self.subscribers.is_empty() {
+                l.window.clear();
+            }
         }
     }
 }

@@ -388,9 +388,64 @@ async fn an_admin_away_mark_plays_the_turn_at_once(db: &TestDb) {
     assert_eq!(away(&v), [0], "{v}");
 }
 
+/// A match that goes quiet between moves holds no view (issue 14 item 5): the next command
+/// builds the view at its seq from the game and the clocks, and diffs against it. The players'
+/// mirrors, built from diffs only, must equal a fresh snapshot after every move: across quiet
+/// spells, a refused command (the view it built is kept) and a restart (whose replay builds no
+/// view). A rebuilt view that differed from the one clients hold (a stale seq, clocks missing)
+/// would give patches that leave the mirrors wrong or fail to apply.
+async fn a_quiet_match_rebuilds_its_view_for_the_next_diff(db: &TestDb) {
+    let mut config = db.config();
+    // Quiet after 300 ms (the quiet time is at most `--match-idle`); the players stay
+    // subscribed, so the match stays in memory.
+    config.matches.match_idle = Duration::from_millis(300);
+    let server = TestServer::start(config.clone());
+    let created = create_clocked(&server, 60_000, INCREMENT).await;
+    let id = created.match_id;
+    let mut seats = join_seats(&server, &created).await;
+    let mut rng = Rng::new(0x5eed_0014);
+    async fn quiet_move(
+        server: &TestServer,
+        id: uuid::Uuid,
+        seats: &mut [Follower],
+        rng: &mut Rng,
+    ) {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert_eq!(play(seats, &mut [], rng, 1).await, 1);
+        let (seq, view) = server_view(server, id).await;
+        for f in seats.iter() {
+            assert_eq!(f.seq(), Some(seq));
+            assert_eq!(f.mirror.view(), Some(&view), "mirror at {seq}");
+        }
+    }
+    for round in 0..5 {
+        if round == 2 {
+            // Refused in a quiet match: the view it built is the one the next move diffs from.
+            tokio::time::sleep(Duration::from_millis(700)).await;
+            let other = 1 - usize::from(seats[0].view().active);
+            let id = seats[other].new_id();
+            let out = seats[other].command(&id, Command::Pass {}).await;
+            assert!(matches!(out, CommandOutcome::Rejected(_)), "{out:?}");
+        }
+        quiet_move(&server, id, &mut seats, &mut rng).await;
+    }
+    assert!(seats.iter().all(|f| f.snapshots == 1), "diffs only");
+    server.stop().await;
+
+    let server = TestServer::start(config);
+    for (i, f) in seats.iter_mut().enumerate() {
+        f.reconnect(&server, Some(&created.seats[i].token)).await;
+    }
+    for _ in 0..3 {
+        quiet_move(&server, id, &mut seats, &mut rng).await;
+    }
+    server.stop().await;
+}
+
 on_both_stores!(
     a_player_times_out_is_played_for_and_comes_back,
     a_clock_survives_a_restart,
     invalid_clock_settings_are_refused,
-    an_admin_away_mark_plays_the_turn_at_once
+    an_admin_away_mark_plays_the_turn_at_once,
+    a_quiet_match_rebuilds_its_view_for_the_next_diff
 );
