@@ -9,7 +9,7 @@ use crate::outbox::ConnHandle;
 use crate::store::{Append, CommandRow, MatchStatus};
 use crate::wire::{Frame, ack_frame, diff_frame, error_frame, frame};
 use chrono::Utc;
-use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
+use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage};
 use rules::{Command, DecisionId, Event};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
@@ -127,15 +127,15 @@ struct Encoded {
 }
 
 impl Encoded {
-    /// `patch`: the typed diff from the view before the command to the view after it
-    /// (`protocol::diff`), or why it could not be serialized.
+    /// `patch`: the JSON of the typed diff from the view before the command to the view after
+    /// it (`protocol::diff::match_view_patch_json`), or why it could not be serialized.
     fn new(
         match_id: Uuid,
         seq: Seq,
-        patch: Result<Vec<PatchOp>, serde_json::Error>,
+        patch: Result<String, serde_json::Error>,
         events: Vec<Event>,
     ) -> Result<Encoded, serde_json::Error> {
-        let patch = serde_json::to_string(&patch?)?;
+        let patch = patch?;
         let events = serde_json::to_string(&events)?;
         // Serialized once: the frame is written around the record's text.
         let diff = diff_frame(match_id, seq, &events, &patch);
@@ -329,7 +329,7 @@ impl Actor {
                     Origin::of(seat, &key.1),
                 );
                 let view = l.next_view();
-                let patch = protocol::diff::match_view_patch(&l.view, &view);
+                let patch = protocol::diff::match_view_patch_json(&l.view, &view);
                 let encoded = match Encoded::new(self.id, seq, patch, events) {
                     Ok(e) => e,
                     Err(e) => {
@@ -543,6 +543,7 @@ impl Actor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::PatchOp;
     use serde::ser::Error as _;
 
     /// Before the fix a view that failed to serialize became `null` (and a patch to `null` was
@@ -556,11 +557,11 @@ mod tests {
             Vec::new(),
         );
         assert!(failed.is_err());
-        let patch = vec![PatchOp::Replace {
+        let patch = serde_json::to_string(&[PatchOp::Replace {
             path: "/turn".to_owned(),
             value: serde_json::json!(2),
-        }];
-        let ok = Encoded::new(Uuid::nil(), 2, Ok(patch), Vec::new());
+        }]);
+        let ok = Encoded::new(Uuid::nil(), 2, patch, Vec::new());
         let ok = ok.map_err(|e| e.to_string());
         assert!(
             matches!(&ok, Ok(e) if e.patch == r#"[{"op":"replace","path":"/turn","value":2}]"#
