@@ -272,16 +272,14 @@ impl<S: Sink> Differ<S> {
         })
     }
 
-    /// A map keyed by stable strings: one op per added, removed or changed key.
+    /// A map keyed by stable strings: one op per added, removed or changed key. Walked once (no
+    /// whole-map `==` first: that walk is the same comparison).
     fn map<V: PartialEq + Serialize>(
         &mut self,
         key: &str,
         old: &BTreeMap<String, V>,
         new: &BTreeMap<String, V>,
     ) -> Res {
-        if old == new {
-            return Ok(());
-        }
         self.at(key, |d| {
             let (mut a, mut b) = (old.iter().peekable(), new.iter().peekable());
             loop {

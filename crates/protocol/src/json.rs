@@ -62,13 +62,20 @@ impl ValueWriter {
     }
 }
 
-/// One entry of an object being written: its key (a range of `Writer::keys`) and its bytes in
-/// the output (`"key":value`, without the comma).
+/// One entry of an object being written: its key and its bytes in the output (`"key":value`,
+/// without the comma).
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    key: (usize, usize),
+    key: Key,
     start: usize,
     end: usize,
+}
+
+/// An entry's key, unescaped: a struct's field name, or a map key kept in `Writer::keys`.
+#[derive(Debug, Clone, Copy)]
+enum Key {
+    Field(&'static str),
+    Kept(usize, usize),
 }
 
 struct Writer<'a> {
@@ -87,6 +94,11 @@ impl Writer<'_> {
         serde_json::to_writer(&mut *self.out, &v)
     }
 
+    /// An integer: as its `Value` writes it, without making one.
+    fn integer(&mut self, v: impl Serialize) -> Result<(), Error> {
+        v.serialize(&mut serde_json::Serializer::new(&mut *self.out))
+    }
+
     fn string(&mut self, s: &str) -> Result<(), Error> {
         serde_json::to_writer(&mut *self.out, s)
     }
@@ -100,18 +112,27 @@ impl Writer<'_> {
         }
     }
 
-    /// Writes `"key":` for the next entry of `obj`, whose key is already in `keys` from
-    /// `key_start`.
-    fn entry_key(&mut self, obj: &Object, key_start: usize) -> Result<(), Error> {
+    /// Writes `"key":` for the next entry of `obj`.
+    fn entry_key(&mut self, obj: &Object, key: Key) -> Result<(), Error> {
         if self.entries.len() > obj.entries {
             self.out.push(b',');
         }
         let start = self.out.len();
-        let key = &self.keys[key_start..];
-        serde_json::to_writer(&mut *self.out, key)?;
-        self.out.push(b':');
+        let text = match key {
+            Key::Field(k) => k,
+            Key::Kept(a, b) => &self.keys[a..b],
+        };
+        // Field names need no escape: quoted as they are, without the escaper's machinery.
+        if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+            self.out.push(b'"');
+            self.out.extend_from_slice(text.as_bytes());
+            self.out.extend_from_slice(b"\":");
+        } else {
+            serde_json::to_writer(&mut *self.out, text)?;
+            self.out.push(b':');
+        }
         self.entries.push(Entry {
-            key: (key_start, self.keys.len()),
+            key,
             start,
             end: start,
         });
@@ -130,7 +151,10 @@ impl Writer<'_> {
     fn end_object(&mut self, obj: Object) {
         let entries = &mut self.entries[obj.entries..];
         let keys = &self.keys;
-        let key = |e: &Entry| &keys[e.key.0..e.key.1];
+        let key = |e: &Entry| match e.key {
+            Key::Field(k) => k,
+            Key::Kept(a, b) => &keys[a..b],
+        };
         let in_order = entries.windows(2).all(|w| key(&w[0]) < key(&w[1]));
         if self.sorted && !in_order {
             entries.sort_by(|a, b| key(a).cmp(key(b)));
@@ -211,35 +235,37 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
     type SerializeStructVariant = MapState<'w, 'a>;
 
     fn serialize_bool(self, v: bool) -> Result<(), Error> {
-        self.scalar(Value::Bool(v))
+        self.out
+            .extend_from_slice(if v { b"true" } else { b"false" });
+        Ok(())
     }
     fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.scalar(Value::from(v))
+        self.integer(v)
     }
     fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.scalar(Value::from(v))
+        self.integer(v)
     }
     fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.scalar(Value::from(v))
+        self.integer(v)
     }
     fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        self.scalar(Value::from(v))
+        self.integer(v)
     }
     fn serialize_i128(self, v: i128) -> Result<(), Error> {
         let v = serde_json::to_value(v)?;
         self.scalar(v)
     }
     fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.scalar(Value::from(v))
+        self.integer(v)
     }
     fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.scalar(Value::from(v))
+        self.integer(v)
     }
     fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.scalar(Value::from(v))
+        self.integer(v)
     }
     fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        self.scalar(Value::from(v))
+        self.integer(v)
     }
     fn serialize_u128(self, v: u128) -> Result<(), Error> {
         let v = serde_json::to_value(v)?;
@@ -413,10 +439,8 @@ impl ser::SerializeTupleVariant for SeqState<'_, '_> {
 }
 
 impl MapState<'_, '_> {
-    fn field<T: Serialize + ?Sized>(&mut self, key: &str, v: &T) -> Result<(), Error> {
-        let key_start = self.w.keys.len();
-        self.w.keys.push_str(key);
-        self.w.entry_key(&self.obj, key_start)?;
+    fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Error> {
+        self.w.entry_key(&self.obj, Key::Field(key))?;
         v.serialize(&mut *self.w)?;
         self.w.entry_done();
         Ok(())
@@ -439,7 +463,8 @@ impl ser::SerializeMap for MapState<'_, '_> {
         key.serialize(KeyWriter {
             keys: &mut self.w.keys,
         })?;
-        self.w.entry_key(&self.obj, key_start)
+        let key = Key::Kept(key_start, self.w.keys.len());
+        self.w.entry_key(&self.obj, key)
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
         v.serialize(&mut *self.w)?;
