@@ -3,7 +3,7 @@
 //! either the old way (`tree`: the whole view as a JSON tree, diffed with `json_patch::diff`), the
 //! typed way (`typed`: `protocol::diff::match_view_patch_json`, the patch's JSON written directly)
 //! or as the match actor does (`server`: typed, and the view is the spare one brought up to date
-//! with `Game::refresh_view` rather than built). The rules' own cost is in all; `rules` runs them
+//! with `Game::refresh_view` rather than built, and only the squares placed since compared). The rules' own cost is in all; `rules` runs them
 //! alone.
 //!
 //! ```text
@@ -56,7 +56,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let patch: Vec<PatchOp> = match mode.as_str() {
                 "typed" | "server" => {
                     // The frame around the patch's text, as the server writes it.
-                    let text = protocol::diff::match_view_patch_json(&before, &after)?;
+                    let text = if mode == "server" {
+                        let placed: Vec<_> = game.placed_since(before.view.board.len()).collect();
+                        protocol::diff::match_view_patch_json_touched(&before, &after, &placed)?
+                    } else {
+                        protocol::diff::match_view_patch_json(&before, &after)?
+                    };
                     let events = serde_json::to_string(&events)?;
                     let frame = format!(
                         r#"{{"type":"diff","match_id":"{}","seq":{moves},"events":{events},"patch":{text}}}"#,

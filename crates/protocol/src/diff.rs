@@ -15,8 +15,8 @@
 
 use crate::json::ValueWriter;
 use crate::{MatchView, PatchOp};
-use rules::View;
 use rules::view::{MapView, MessagesView, PawnsView, PlayerView};
+use rules::{Pos, View};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -39,6 +39,21 @@ pub fn match_view_patch_json(
     new: &MatchView,
 ) -> Result<String, serde_json::Error> {
     let mut d = Differ::new(JsonOps::default());
+    d.match_view(old, new)?;
+    Ok(d.sink.finish())
+}
+
+/// [`match_view_patch_json`] when the caller knows which squares of the board can differ:
+/// `touched`, every square whose tile differs between `old` and `new` (a promise, not checked:
+/// the other squares are not compared). For two views of one game, `Game::placed_since` of the
+/// old view's tile count. The same text as without it, without walking the whole board.
+pub fn match_view_patch_json_touched(
+    old: &MatchView,
+    new: &MatchView,
+    touched: &[Pos],
+) -> Result<String, serde_json::Error> {
+    let mut d = Differ::new(JsonOps::default());
+    d.board_touched = Some(touched);
     d.match_view(old, new)?;
     Ok(d.sink.finish())
 }
@@ -132,9 +147,11 @@ impl Sink for JsonOps {
 
 /// Collects ops; `path` is the JSON pointer of the value being compared.
 #[derive(Debug)]
-struct Differ<S> {
+struct Differ<'t, S> {
     sink: S,
     path: String,
+    /// The only squares of the board that may differ, when the caller knows them.
+    board_touched: Option<&'t [Pos]>,
 }
 
 /// Appends `/segment` to a JSON pointer, escaped (RFC 6901: `~` → `~0`, `/` → `~1`).
@@ -147,11 +164,12 @@ fn push_segment(path: &mut String, segment: &str) {
     }
 }
 
-impl<S: Sink> Differ<S> {
+impl<S: Sink> Differ<'_, S> {
     fn new(sink: S) -> Self {
         Differ {
             sink,
             path: String::new(),
+            board_touched: None,
         }
     }
 
@@ -312,6 +330,31 @@ impl<S: Sink> Differ<S> {
         })
     }
 
+    /// [`Differ::map`] of a board of which only the `touched` squares may differ: their ops
+    /// alone, in key order as the walk gives them.
+    fn map_touched<V: PartialEq + Serialize>(
+        &mut self,
+        key: &str,
+        old: &BTreeMap<String, V>,
+        new: &BTreeMap<String, V>,
+        touched: &[Pos],
+    ) -> Res {
+        let mut keys: Vec<String> = touched.iter().map(|p| p.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        self.at(key, |d| {
+            for k in &keys {
+                match (old.get(k), new.get(k)) {
+                    (None, Some(v)) => d.at(k, |d| d.add(v))?,
+                    (Some(a), Some(b)) if a != b => d.at(k, |d| d.replace(b))?,
+                    (Some(_), None) => d.at(k, |d| d.remove())?,
+                    _ => {}
+                }
+            }
+            Ok(())
+        })
+    }
+
     fn view(&mut self, old: &View, new: &View) -> Res {
         let View {
             modules,
@@ -331,7 +374,10 @@ impl<S: Sink> Differ<S> {
         } = new;
         self.scalar("modules", &old.modules, modules)?;
         self.vec_with("players", &old.players, players, Differ::player)?;
-        self.map("board", &old.board, board)?;
+        match self.board_touched {
+            Some(touched) => self.map_touched("board", &old.board, board, touched)?,
+            None => self.map("board", &old.board, board)?,
+        }
         self.map("meeples", &old.meeples, meeples)?;
         self.map("pile", &old.pile, pile)?;
         self.scalar("pile_size", &old.pile_size, pile_size)?;

@@ -1095,6 +1095,18 @@ impl Game {
         }
     }
 
+    /// Squares of the tiles placed after the first `n`: between a view with `n` tiles on its
+    /// board and the view now, the only squares of the board that can differ (placed tiles never
+    /// move, turn or leave), so a differ need not walk the rest.
+    pub fn placed_since(&self, n: usize) -> impl Iterator<Item = Pos> + '_ {
+        self.board
+            .placed
+            .get(n..)
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p.pos)
+    }
+
     /// Brings a view's pile (tile id → copies left) up to date: the copies counted per design,
     /// then the map walked once in key order beside the designs in id order, so that no tile
     /// costs a search by its id and no key is allocated unless a design is missing from the map.

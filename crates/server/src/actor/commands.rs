@@ -320,7 +320,10 @@ impl Actor {
                     Origin::of(seat, &key.1),
                 );
                 let view = l.next_view();
-                let patch = protocol::diff::match_view_patch_json(&l.view, &view);
+                // Placed tiles never change: only the squares placed since the last view can
+                // differ, and the differ compares only those.
+                let placed: Vec<_> = l.game.placed_since(l.view.view.board.len()).collect();
+                let patch = protocol::diff::match_view_patch_json_touched(&l.view, &view, &placed);
                 let encoded = match Encoded::new(self.id, seq, patch, events) {
                     Ok(e) => e,
                     Err(e) => {
