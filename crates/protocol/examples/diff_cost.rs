@@ -1,7 +1,10 @@
 //! The actor's per-move diff path, alone, for instruction counts under callgrind (repeatable on a
 //! noisy machine): plays random games and, for each move, builds the view and its `Diff` frame
-//! either the old way (`tree`: the whole view as a JSON tree, diffed with `json_patch::diff`) or
-//! the new way (`typed`: `protocol::diff`). The rules' own cost is in both; `rules` runs them alone.
+//! either the old way (`tree`: the whole view as a JSON tree, diffed with `json_patch::diff`), the
+//! typed way (`typed`: `protocol::diff::match_view_patch_json`, the patch's JSON written directly)
+//! or as the match actor does (`server`: typed, and the view is the spare one brought up to date
+//! with `Game::refresh_view` rather than built, and only the squares placed since compared). The rules' own cost is in all; `rules` runs them
+//! alone.
 //!
 //! ```text
 //! cargo build --release -p protocol --example diff_cost
@@ -39,12 +42,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let mut before = view(&game);
         let mut before_json = serde_json::to_value(&before)?;
+        let mut spare = Some(before.clone());
         while let Some((player, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
             let events = game.apply(player, cmd)?;
             moves += 1;
-            let after = view(&game);
+            let after = match (mode.as_str(), spare.take()) {
+                ("server", Some(mut v)) => {
+                    game.refresh_view(&mut v.view);
+                    v
+                }
+                _ => view(&game),
+            };
             let patch: Vec<PatchOp> = match mode.as_str() {
-                "typed" => protocol::diff::match_view_patch(&before, &after)?,
+                "typed" | "server" => {
+                    // The frame around the patch's text, as the server writes it.
+                    let text = if mode == "server" {
+                        let placed: Vec<_> = game.placed_since(before.view.board.len()).collect();
+                        protocol::diff::match_view_patch_json_touched(&before, &after, &placed)?
+                    } else {
+                        protocol::diff::match_view_patch_json(&before, &after)?
+                    };
+                    let events = serde_json::to_string(&events)?;
+                    let frame = format!(
+                        r#"{{"type":"diff","match_id":"{}","seq":{moves},"events":{events},"patch":{text}}}"#,
+                        Uuid::nil()
+                    );
+                    bytes += frame.len();
+                    spare = Some(std::mem::replace(&mut before, after));
+                    continue;
+                }
                 "tree" => {
                     let after_json = serde_json::to_value(&after)?;
                     let p = serde_json::from_value(serde_json::to_value(json_patch::diff(

@@ -13,9 +13,10 @@
 //! struct is destructured exhaustively, so a field added to a view type fails to compile here
 //! until the diff covers it.
 
+use crate::json::ValueWriter;
 use crate::{MatchView, PatchOp};
-use rules::View;
 use rules::view::{MapView, MessagesView, PawnsView, PlayerView};
+use rules::{Pos, View};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,35 +26,132 @@ pub fn match_view_patch(
     old: &MatchView,
     new: &MatchView,
 ) -> Result<Vec<PatchOp>, serde_json::Error> {
-    let mut d = Differ::default();
-    let MatchView {
-        view,
-        deadlines,
-        clocks,
-        away,
-    } = new;
-    d.view(&old.view, view)?;
-    d.omissible("deadlines", &old.deadlines, deadlines, Vec::is_empty)?;
-    // The running clock's bank changes at every turn's end: per index when both have clocks.
-    d.omissible_vec("clocks", &old.clocks, clocks)?;
-    d.omissible("away", &old.away, away, Vec::is_empty)?;
-    Ok(d.ops)
+    let mut d = Differ::new(Vec::new());
+    d.match_view(old, new)?;
+    Ok(d.sink)
+}
+
+/// The JSON text of [`match_view_patch`] (a JSON array of ops), byte for byte what
+/// `serde_json::to_string` of it gives, written directly: no `serde_json::Value` is built for the
+/// changed values (see [`crate::json`]). What the server stores and sends for each move.
+pub fn match_view_patch_json(
+    old: &MatchView,
+    new: &MatchView,
+) -> Result<String, serde_json::Error> {
+    let mut d = Differ::new(JsonOps::default());
+    d.match_view(old, new)?;
+    Ok(d.sink.finish())
+}
+
+/// [`match_view_patch_json`] when the caller knows which squares of the board can differ:
+/// `touched`, every square whose tile differs between `old` and `new` (a promise, not checked:
+/// the other squares are not compared). For two views of one game, `Game::placed_since` of the
+/// old view's tile count. The same text as without it, without walking the whole board.
+pub fn match_view_patch_json_touched(
+    old: &MatchView,
+    new: &MatchView,
+    touched: &[Pos],
+) -> Result<String, serde_json::Error> {
+    let mut d = Differ::new(JsonOps::default());
+    d.board_touched = Some(touched);
+    d.match_view(old, new)?;
+    Ok(d.sink.finish())
 }
 
 /// The ops that turn `old`'s JSON into `new`'s, for the rules' view alone.
 pub fn view_patch(old: &View, new: &View) -> Result<Vec<PatchOp>, serde_json::Error> {
-    let mut d = Differ::default();
+    let mut d = Differ::new(Vec::new());
     d.view(old, new)?;
-    Ok(d.ops)
+    Ok(d.sink)
 }
 
 type Res = Result<(), serde_json::Error>;
 
-/// Collects ops; `path` is the JSON pointer of the value being compared.
+/// The kinds of op the differ emits.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Add,
+    Remove,
+    Replace,
+}
+
+/// Where the differ's ops go: typed ops, or their JSON text.
+trait Sink {
+    /// One op at `path`; `value` is `None` for a removal.
+    fn op<T: Serialize + ?Sized>(&mut self, op: Op, path: &str, value: Option<&T>) -> Res;
+}
+
+impl Sink for Vec<PatchOp> {
+    fn op<T: Serialize + ?Sized>(&mut self, op: Op, path: &str, value: Option<&T>) -> Res {
+        let path = path.to_owned();
+        let value = || value.map_or(Ok(serde_json::Value::Null), serde_json::to_value);
+        self.push(match op {
+            Op::Add => PatchOp::Add {
+                path,
+                value: value()?,
+            },
+            Op::Remove => PatchOp::Remove { path },
+            Op::Replace => PatchOp::Replace {
+                path,
+                value: value()?,
+            },
+        });
+        Ok(())
+    }
+}
+
+/// The ops as JSON text, as `serde_json::to_string(&Vec<PatchOp>)` writes them.
 #[derive(Debug, Default)]
-struct Differ {
-    ops: Vec<PatchOp>,
+struct JsonOps {
+    out: Vec<u8>,
+    values: ValueWriter,
+}
+
+impl JsonOps {
+    fn finish(mut self) -> String {
+        if self.out.is_empty() {
+            self.out.push(b'[');
+        }
+        self.out.push(b']');
+        // Only `&str`s and serde_json's output went in.
+        String::from_utf8(self.out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+impl Sink for JsonOps {
+    fn op<T: Serialize + ?Sized>(&mut self, op: Op, path: &str, value: Option<&T>) -> Res {
+        let out = &mut self.out;
+        if out.is_empty() {
+            out.reserve(1024);
+            out.push(b'[');
+        } else {
+            out.push(b',');
+        }
+        out.extend_from_slice(match op {
+            Op::Add => br#"{"op":"add","path":"#,
+            Op::Remove => br#"{"op":"remove","path":"#,
+            Op::Replace => br#"{"op":"replace","path":"#,
+        });
+        serde_json::to_writer(&mut *out, path)?;
+        if let (Op::Add | Op::Replace, Some(v)) = (op, value) {
+            out.extend_from_slice(br#","value":"#);
+            self.values.write(out, v)?;
+        } else if !matches!(op, Op::Remove) {
+            out.extend_from_slice(br#","value":null"#);
+        }
+        self.out.push(b'}');
+        Ok(())
+    }
+}
+
+/// Collects ops; `path` is the JSON pointer of the value being compared.
+#[derive(Debug)]
+struct Differ<'t, S> {
+    sink: S,
     path: String,
+    /// The only squares of the board that may differ, when the caller knows them.
+    board_touched: Option<&'t [Pos]>,
 }
 
 /// Appends `/segment` to a JSON pointer, escaped (RFC 6901: `~` → `~0`, `/` → `~1`).
@@ -66,7 +164,29 @@ fn push_segment(path: &mut String, segment: &str) {
     }
 }
 
-impl Differ {
+impl<S: Sink> Differ<'_, S> {
+    fn new(sink: S) -> Self {
+        Differ {
+            sink,
+            path: String::new(),
+            board_touched: None,
+        }
+    }
+
+    fn match_view(&mut self, old: &MatchView, new: &MatchView) -> Res {
+        let MatchView {
+            view,
+            deadlines,
+            clocks,
+            away,
+        } = new;
+        self.view(&old.view, view)?;
+        self.omissible("deadlines", &old.deadlines, deadlines, Vec::is_empty)?;
+        // The running clock's bank changes at every turn's end: per index when both have clocks.
+        self.omissible_vec("clocks", &old.clocks, clocks)?;
+        self.omissible("away", &old.away, away, Vec::is_empty)
+    }
+
     /// Runs `f` with `key` appended to the path.
     fn at(&mut self, key: &str, f: impl FnOnce(&mut Self) -> Res) -> Res {
         let len = self.path.len();
@@ -85,25 +205,15 @@ impl Differ {
     }
 
     fn replace<T: Serialize + ?Sized>(&mut self, value: &T) -> Res {
-        self.ops.push(PatchOp::Replace {
-            path: self.path.clone(),
-            value: serde_json::to_value(value)?,
-        });
-        Ok(())
+        self.sink.op(Op::Replace, &self.path, Some(value))
     }
 
     fn add<T: Serialize + ?Sized>(&mut self, value: &T) -> Res {
-        self.ops.push(PatchOp::Add {
-            path: self.path.clone(),
-            value: serde_json::to_value(value)?,
-        });
-        Ok(())
+        self.sink.op(Op::Add, &self.path, Some(value))
     }
 
-    fn remove(&mut self) {
-        self.ops.push(PatchOp::Remove {
-            path: self.path.clone(),
-        });
+    fn remove(&mut self) -> Res {
+        self.sink.op::<()>(Op::Remove, &self.path, None)
     }
 
     /// A field always present in the JSON: replaced whole when it differs.
@@ -128,10 +238,7 @@ impl Differ {
         match (absent(old), absent(new)) {
             (true, true) => Ok(()),
             (true, false) => self.at(key, |d| d.add(new)),
-            (false, true) => self.at(key, |d| {
-                d.remove();
-                Ok(())
-            }),
+            (false, true) => self.at(key, |d| d.remove()),
             (false, false) => self.at(key, |d| d.replace(new)),
         }
     }
@@ -183,16 +290,14 @@ impl Differ {
         })
     }
 
-    /// A map keyed by stable strings: one op per added, removed or changed key.
+    /// A map keyed by stable strings: one op per added, removed or changed key. Walked once (no
+    /// whole-map `==` first: that walk is the same comparison).
     fn map<V: PartialEq + Serialize>(
         &mut self,
         key: &str,
         old: &BTreeMap<String, V>,
         new: &BTreeMap<String, V>,
     ) -> Res {
-        if old == new {
-            return Ok(());
-        }
         self.at(key, |d| {
             let (mut a, mut b) = (old.iter().peekable(), new.iter().peekable());
             loop {
@@ -207,18 +312,12 @@ impl Differ {
                     }
                     (Some((ka, _)), Some((kb, _))) if ka < kb => {
                         if let Some((k, _)) = a.next() {
-                            d.at(k, |d| {
-                                d.remove();
-                                Ok(())
-                            })?;
+                            d.at(k, |d| d.remove())?;
                         }
                     }
                     (Some(_), None) => {
                         if let Some((k, _)) = a.next() {
-                            d.at(k, |d| {
-                                d.remove();
-                                Ok(())
-                            })?;
+                            d.at(k, |d| d.remove())?;
                         }
                     }
                     (_, Some(_)) => {
@@ -228,6 +327,31 @@ impl Differ {
                     }
                 }
             }
+        })
+    }
+
+    /// [`Differ::map`] of a board of which only the `touched` squares may differ: their ops
+    /// alone, in key order as the walk gives them.
+    fn map_touched<V: PartialEq + Serialize>(
+        &mut self,
+        key: &str,
+        old: &BTreeMap<String, V>,
+        new: &BTreeMap<String, V>,
+        touched: &[Pos],
+    ) -> Res {
+        let mut keys: Vec<String> = touched.iter().map(|p| p.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        self.at(key, |d| {
+            for k in &keys {
+                match (old.get(k), new.get(k)) {
+                    (None, Some(v)) => d.at(k, |d| d.add(v))?,
+                    (Some(a), Some(b)) if a != b => d.at(k, |d| d.replace(b))?,
+                    (Some(_), None) => d.at(k, |d| d.remove())?,
+                    _ => {}
+                }
+            }
+            Ok(())
         })
     }
 
@@ -250,7 +374,10 @@ impl Differ {
         } = new;
         self.scalar("modules", &old.modules, modules)?;
         self.vec_with("players", &old.players, players, Differ::player)?;
-        self.map("board", &old.board, board)?;
+        match self.board_touched {
+            Some(touched) => self.map_touched("board", &old.board, board, touched)?,
+            None => self.map("board", &old.board, board)?,
+        }
         self.map("meeples", &old.meeples, meeples)?;
         self.map("pile", &old.pile, pile)?;
         self.scalar("pile_size", &old.pile_size, pile_size)?;
@@ -328,9 +455,9 @@ mod tests {
             ("c".to_owned(), 3),
             ("d".to_owned(), 4),
         ]);
-        let mut d = Differ::default();
+        let mut d = Differ::new(Vec::new());
         d.map("pile", &old, &new)?;
-        let text = serde_json::to_string(&d.ops)?;
+        let text = serde_json::to_string(&d.sink)?;
         assert_eq!(
             text,
             r#"[{"op":"remove","path":"/pile/a"},{"op":"replace","path":"/pile/b","value":5},{"op":"add","path":"/pile/d","value":4}]"#

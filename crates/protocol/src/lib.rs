@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod diff;
+mod json;
 
 use rules::{Colour, Command, Event, Modules, PlayerId, View};
 use schemars::JsonSchema;

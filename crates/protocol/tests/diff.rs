@@ -3,7 +3,7 @@
 //! Tollkeepers, The Messages, the France map with its chips) and without, 2 to 6 players, and with
 //! deadlines coming and going.
 
-use protocol::diff::match_view_patch;
+use protocol::diff::{match_view_patch, match_view_patch_json, match_view_patch_json_touched};
 use protocol::{ClockView, Deadline, MatchView, PatchOp};
 use rules::{Colour, Game, Setup, bot};
 
@@ -67,6 +67,26 @@ fn check_game(setup: Setup, bot_seed: u64) -> usize {
         let patch = match_view_patch(&before, &after).expect("the patch serializes");
         // Through the wire type and back, as a client reads it.
         let text = serde_json::to_string(&patch).expect("the patch serializes");
+        // The text the server stores and sends, written without `Value`s: the same bytes.
+        let direct = match_view_patch_json(&before, &after).expect("the patch serializes");
+        assert_eq!(direct, text, "move {moves} of seed {bot_seed}: direct JSON");
+        // As the server diffs: only the squares placed since the old view are compared.
+        let placed: Vec<_> = game.placed_since(before.view.board.len()).collect();
+        let touched =
+            match_view_patch_json_touched(&before, &after, &placed).expect("the patch serializes");
+        assert_eq!(
+            touched, text,
+            "move {moves} of seed {bot_seed}: touched squares"
+        );
+        if !placed.is_empty() {
+            // The test can fail: a touched set that misses the new square misses its tile.
+            let missed =
+                match_view_patch_json_touched(&before, &after, &[]).expect("the patch serializes");
+            assert_ne!(
+                missed, text,
+                "move {moves}: a square left out is not diffed"
+            );
+        }
         let ops: Vec<json_patch::PatchOperation> =
             serde_json::from_str(&text).expect("RFC 6902 operations");
         json_patch::patch(&mut json, &ops).unwrap_or_else(|e| {
@@ -112,4 +132,5 @@ fn an_unchanged_view_gives_an_empty_patch() {
     let v = match_view(&game, 0);
     let patch: Vec<PatchOp> = match_view_patch(&v, &v.clone()).expect("serializes");
     assert!(patch.is_empty());
+    assert_eq!(match_view_patch_json(&v, &v).expect("serializes"), "[]");
 }

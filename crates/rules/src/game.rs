@@ -1062,17 +1062,7 @@ impl Game {
                 view.meeples.insert(format!("{} {}", m.pos, m.target), m);
             }
         }
-        view.pile.values_mut().for_each(|n| *n = 0);
-        for &t in &self.pile {
-            let id = &self.cat.get(t).id;
-            match view.pile.get_mut(id.as_str()) {
-                Some(n) => *n += 1,
-                None => {
-                    view.pile.insert(id.clone(), 1);
-                }
-            }
-        }
-        view.pile.retain(|_, n| *n > 0);
+        self.refresh_pile(&mut view.pile);
         view.pile_size = self.pile.len() as u32;
         let discarded = self.discarded.iter().map(|&t| &self.cat.get(t).id);
         if !view.discarded.iter().eq(discarded.clone()) {
@@ -1102,6 +1092,65 @@ impl Game {
                 }
             }
             _ => view.map = self.map_view(),
+        }
+    }
+
+    /// Squares of the tiles placed after the first `n`: between a view with `n` tiles on its
+    /// board and the view now, the only squares of the board that can differ (placed tiles never
+    /// move, turn or leave), so a differ need not walk the rest.
+    pub fn placed_since(&self, n: usize) -> impl Iterator<Item = Pos> + '_ {
+        self.board
+            .placed
+            .get(n..)
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p.pos)
+    }
+
+    /// Brings a view's pile (tile id → copies left) up to date: the copies counted per design,
+    /// then the map walked once in key order beside the designs in id order, so that no tile
+    /// costs a search by its id and no key is allocated unless a design is missing from the map.
+    fn refresh_pile(&self, pile: &mut BTreeMap<String, u32>) {
+        let mut counts = vec![0u32; self.cat.tiles.len()];
+        for &t in &self.pile {
+            counts[t as usize] += 1;
+        }
+        let left = self
+            .cat
+            .in_id_order()
+            .iter()
+            .filter(|&&t| counts[t as usize] > 0);
+        let mut next = left.clone().peekable();
+        let mut missing = false;
+        pile.retain(|id, n| {
+            while let Some(&&t) = next.peek() {
+                match id.as_str().cmp(self.cat.get(t).id.as_str()) {
+                    std::cmp::Ordering::Equal => {
+                        *n = counts[t as usize];
+                        next.next();
+                        return true;
+                    }
+                    // No copy of this design is left.
+                    std::cmp::Ordering::Less => return false,
+                    // A design with copies left is not in the map.
+                    std::cmp::Ordering::Greater => {
+                        missing = true;
+                        next.next();
+                    }
+                }
+            }
+            false
+        });
+        if missing || next.peek().is_some() {
+            for &t in left {
+                let id = &self.cat.get(t).id;
+                match pile.get_mut(id.as_str()) {
+                    Some(n) => *n = counts[t as usize],
+                    None => {
+                        pile.insert(id.clone(), counts[t as usize]);
+                    }
+                }
+            }
         }
     }
 

@@ -187,6 +187,9 @@ impl TileKind {
 pub struct Catalogue {
     pub tiles: Vec<TileKind>,
     by_id: HashMap<String, TileIdx>,
+    /// Every design, in the order of their ids (a view's pile is a map keyed by id: brought up
+    /// to date by walking both in that order, not by a search per tile).
+    by_id_order: Vec<TileIdx>,
     /// The design whose copy starts the game face up on (0, 0).
     pub start: TileIdx,
 }
@@ -198,6 +201,11 @@ impl Catalogue {
 
     pub fn find(&self, id: &str) -> Option<TileIdx> {
         self.by_id.get(id).copied()
+    }
+
+    /// Every design, in the order of their ids.
+    pub fn in_id_order(&self) -> &[TileIdx] {
+        &self.by_id_order
     }
 
     /// Tiles of one set, with their counts.
@@ -339,9 +347,12 @@ pub fn parse(files: &[(&str, &str)]) -> Result<Catalogue, DataError> {
     let start = *by_id
         .get(&start)
         .ok_or_else(|| DataError(format!("start tile {start} is not defined")))?;
+    let mut by_id_order: Vec<TileIdx> = (0..tiles.len() as TileIdx).collect();
+    by_id_order.sort_by(|&a, &b| tiles[a as usize].id.cmp(&tiles[b as usize].id));
     Ok(Catalogue {
         tiles,
         by_id,
+        by_id_order,
         start,
     })
 }

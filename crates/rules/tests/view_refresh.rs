@@ -1,6 +1,7 @@
 //! `Game::refresh_view` gives exactly `Game::view`, whatever earlier view of the game it starts
-//! from (one move behind, two behind as the server keeps it, the start), over random games with
-//! and without every module; a view of another, further game is rebuilt.
+//! from (one move behind, two behind as the server keeps it, the start, one whose pile lacks
+//! designs or holds extra ones), over random games with and without every module; a view of
+//! another, further game is rebuilt.
 
 use proptest::prelude::*;
 use rules::{Colour, Game, Setup, View, bot};
@@ -33,6 +34,20 @@ fn check(players: usize, seed: u64, all: bool) {
             let mut from_start = start.clone();
             game.refresh_view(&mut from_start);
             assert_eq!(from_start, fresh, "from the start, move {moves}");
+        }
+        if moves % 13 == 0 {
+            // A pile that lacks designs still in the pile, holds some that are not, and miscounts.
+            let mut tampered = behind_one.clone();
+            let first = tampered.pile.keys().next().cloned();
+            let last = tampered.pile.keys().next_back().cloned();
+            for k in first.iter().chain(&last) {
+                tampered.pile.remove(k);
+            }
+            tampered.pile.insert("!".into(), 3);
+            tampered.pile.insert("~".into(), 1);
+            tampered.pile.values_mut().for_each(|n| *n += 7);
+            game.refresh_view(&mut tampered);
+            assert_eq!(tampered, fresh, "a tampered pile, move {moves}");
         }
     }
     let mut one = behind_one.clone();

@@ -132,11 +132,14 @@ mod tests {
                 seq += 1;
                 let after = view(&game);
                 let patch = protocol::diff::match_view_patch(&before, &after)?;
+                // As the actor writes it: the patch's JSON written directly, no `Value`s, only
+                // the squares placed since `before` compared.
+                let placed: Vec<_> = game.placed_since(before.view.board.len()).collect();
                 let direct = diff_frame(
                     match_id,
                     seq,
                     &serde_json::to_string(&events)?,
-                    &serde_json::to_string(&patch)?,
+                    &protocol::diff::match_view_patch_json_touched(&before, &after, &placed)?,
                 );
                 let serde = frame(&ServerMessage::Diff {
                     match_id,

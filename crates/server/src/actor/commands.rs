@@ -9,7 +9,7 @@ use crate::outbox::ConnHandle;
 use crate::store::{Append, CommandRow, MatchStatus};
 use crate::wire::{Frame, ack_frame, diff_frame, error_frame, frame};
 use chrono::Utc;
-use protocol::{ErrorBody, ErrorCode, PatchOp, Seq, ServerMessage};
+use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage};
 use rules::{Command, DecisionId, Event};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
@@ -63,27 +63,21 @@ impl Dedupe {
         }
     }
 
-    /// The seq an accepted (seat, id) got.
-    fn accepted_seq(&self, seat: u8, id: &str) -> Option<Seq> {
-        let key = id_key(seat, id);
-        self.accepted
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|&(_, seq)| seq)
-    }
-
     /// The first answer to a repeated id (accepted before, accepted earlier in this batch, or
-    /// refused recently), or `None` for a new id.
+    /// refused recently), or `None` for a new id. `idk`: the id's [`id_key`], hashed once per
+    /// command by the caller (it is also what the command is remembered by).
     fn answer(
         &self,
         match_id: Uuid,
         key: &(u8, String),
-        pending: &HashMap<(u8, String), Seq>,
+        idk: &IdKey,
+        pending: &[(IdKey, Seq)],
     ) -> Option<Frame> {
         let seq = pending
-            .get(key)
-            .copied()
-            .or_else(|| self.accepted_seq(key.0, &key.1));
+            .iter()
+            .chain(&self.accepted)
+            .find(|(k, _)| k == idk)
+            .map(|&(_, seq)| seq);
         if let Some(seq) = seq {
             return Some(ack_frame(&key.1, match_id, seq));
         }
@@ -105,14 +99,10 @@ impl Dedupe {
         self.rejected.insert((seat, id), body);
     }
 
-    /// Remembers the ids of a stored batch.
-    fn stored(&mut self, pending: HashMap<(u8, String), Seq>) {
+    /// Remembers the ids of a stored batch (their keys and seqs).
+    fn stored(&mut self, pending: Vec<(IdKey, Seq)>) {
         let start = self.accepted.len();
-        self.accepted.extend(
-            pending
-                .into_iter()
-                .map(|((seat, id), seq)| (id_key(seat, &id), seq)),
-        );
+        self.accepted.extend(pending);
         self.accepted[start..].sort_unstable_by_key(|&(_, seq)| seq);
     }
 }
@@ -127,15 +117,15 @@ struct Encoded {
 }
 
 impl Encoded {
-    /// `patch`: the typed diff from the view before the command to the view after it
-    /// (`protocol::diff`), or why it could not be serialized.
+    /// `patch`: the JSON of the typed diff from the view before the command to the view after
+    /// it (`protocol::diff::match_view_patch_json`), or why it could not be serialized.
     fn new(
         match_id: Uuid,
         seq: Seq,
-        patch: Result<Vec<PatchOp>, serde_json::Error>,
+        patch: Result<String, serde_json::Error>,
         events: Vec<Event>,
     ) -> Result<Encoded, serde_json::Error> {
-        let patch = serde_json::to_string(&patch?)?;
+        let patch = patch?;
         let events = serde_json::to_string(&events)?;
         // Serialized once: the frame is written around the record's text.
         let diff = diff_frame(match_id, seq, &events, &patch);
@@ -178,8 +168,8 @@ enum Staged {
 pub(super) struct Batch {
     staged: Vec<Staged>,
     records: Vec<CommandRow>,
-    /// Ids accepted in this batch and not yet stored: (seat, id) → seq.
-    pending: HashMap<(u8, String), Seq>,
+    /// Ids accepted in this batch and not yet stored: their keys and seqs, in seq order.
+    pending: Vec<(IdKey, Seq)>,
     finished: bool,
     /// The rules panicked on a command: the game in memory is not trusted any more; the batch
     /// stores what came before, and the match is reloaded from the store.
@@ -271,7 +261,8 @@ impl Actor {
             return Outcome::NotApplied;
         }
         // A repeated id gets the first answer and changes nothing.
-        if let Some(frame) = l.dedupe.answer(self.id, &key, &batch.pending) {
+        let idk = id_key(seat, &key.1);
+        if let Some(frame) = l.dedupe.answer(self.id, &key, &idk, &batch.pending) {
             metrics.duplicate();
             reply(batch, key.1, frame);
             return Outcome::NotApplied;
@@ -332,7 +323,10 @@ impl Actor {
                     Origin::of(seat, &key.1),
                 );
                 let view = l.next_view();
-                let patch = protocol::diff::match_view_patch(&before, &view);
+                // Placed tiles never change: only the squares placed since the last view can
+                // differ, and the differ compares only those.
+                let placed: Vec<_> = l.game.placed_since(before.view.board.len()).collect();
+                let patch = protocol::diff::match_view_patch_json_touched(&before, &view, &placed);
                 let encoded = match Encoded::new(self.id, seq, patch, events) {
                     Ok(e) => e,
                     Err(e) => {
@@ -359,7 +353,7 @@ impl Actor {
                     created_at,
                 });
                 let diff = encoded.diff;
-                batch.pending.insert(key.clone(), seq);
+                batch.pending.push((idk, seq));
                 batch.finished |= finished;
                 batch.staged.push(Staged::Accepted {
                     conn,
@@ -547,6 +541,7 @@ impl Actor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::PatchOp;
     use serde::ser::Error as _;
 
     /// Before the fix a view that failed to serialize became `null` (and a patch to `null` was
@@ -560,11 +555,11 @@ mod tests {
             Vec::new(),
         );
         assert!(failed.is_err());
-        let patch = vec![PatchOp::Replace {
+        let patch = serde_json::to_string(&[PatchOp::Replace {
             path: "/turn".to_owned(),
             value: serde_json::json!(2),
-        }];
-        let ok = Encoded::new(Uuid::nil(), 2, Ok(patch), Vec::new());
+        }]);
+        let ok = Encoded::new(Uuid::nil(), 2, patch, Vec::new());
         let ok = ok.map_err(|e| e.to_string());
         assert!(
             matches!(&ok, Ok(e) if e.patch == r#"[{"op":"replace","path":"/turn","value":2}]"#
@@ -572,6 +567,11 @@ mod tests {
                 && e.diff.as_str().contains(r#""seq":2"#)),
             "{ok:?}"
         );
+    }
+
+    /// `Dedupe::answer`, hashing the id as the actor does.
+    fn answer(d: &Dedupe, m: Uuid, key: &(u8, String), pending: &[(IdKey, Seq)]) -> Option<Frame> {
+        d.answer(m, key, &id_key(key.0, &key.1), pending)
     }
 
     fn refusal(id: &str) -> ErrorBody {
@@ -584,12 +584,12 @@ mod tests {
     fn dedupe_answers_repeated_ids_and_bounds_refusals_per_seat() {
         let m = Uuid::nil();
         let mut d = Dedupe::new(vec![(id_key(0, "a"), 1)]);
-        let pending = HashMap::from([((1, "b".to_string()), 2)]);
+        let pending = vec![(id_key(1, "b"), 2)];
         let ack = |f: Option<Frame>| f.map(|f| f.as_str().to_string()).unwrap_or_default();
-        assert!(ack(d.answer(m, &(0, "a".into()), &pending)).contains(r#""seq":1"#));
-        assert!(ack(d.answer(m, &(1, "b".into()), &pending)).contains(r#""seq":2"#));
+        assert!(ack(answer(&d, m, &(0, "a".into()), &pending)).contains(r#""seq":1"#));
+        assert!(ack(answer(&d, m, &(1, "b".into()), &pending)).contains(r#""seq":2"#));
         assert_eq!(
-            d.answer(m, &(1, "a".into()), &pending),
+            answer(&d, m, &(1, "a".into()), &pending),
             None,
             "ids are per seat"
         );
@@ -597,17 +597,17 @@ mod tests {
             d.remember_refusal(0, refusal(&format!("r{i}")));
         }
         d.remember_refusal(1, refusal("r0"));
-        assert!(ack(d.answer(m, &(0, "r0".into()), &pending)).contains("no r0"));
+        assert!(ack(answer(&d, m, &(0, "r0".into()), &pending)).contains("no r0"));
         d.remember_refusal(0, refusal("one more"));
         assert_eq!(
-            d.answer(m, &(0, "r0".into()), &pending),
+            answer(&d, m, &(0, "r0".into()), &pending),
             None,
             "the oldest is forgotten"
         );
-        assert!(ack(d.answer(m, &(0, "r1".into()), &pending)).contains("no r1"));
-        assert!(ack(d.answer(m, &(1, "r0".into()), &pending)).contains("no r0"));
+        assert!(ack(answer(&d, m, &(0, "r1".into()), &pending)).contains("no r1"));
+        assert!(ack(answer(&d, m, &(1, "r0".into()), &pending)).contains("no r0"));
         d.stored(pending);
-        assert!(ack(d.answer(m, &(1, "b".into()), &HashMap::new())).contains(r#""seq":2"#));
+        assert!(ack(answer(&d, m, &(1, "b".into()), &[])).contains(r#""seq":2"#));
     }
 
     /// Accepted ids are kept as 16-byte keys in seq order, whatever their length: a repeated
@@ -619,11 +619,10 @@ mod tests {
         let long = |i: u64| format!("{i}-{}", "x".repeat(200));
         let mut d = Dedupe::new(vec![(id_key(0, &long(1)), 1)]);
         for batch in 0..10u64 {
-            // A batch's ids come in any order; the table keeps seq order.
-            let pending: HashMap<_, _> = (0..10)
+            let pending: Vec<_> = (0..10)
                 .map(|i| {
                     let seq = 2 + batch * 10 + i;
-                    (((seq % 2) as u8, long(seq)), seq)
+                    (id_key((seq % 2) as u8, &long(seq)), seq)
                 })
                 .collect();
             d.stored(pending);
@@ -634,19 +633,19 @@ mod tests {
             d.accepted.capacity() * size_of::<(IdKey, Seq)>() <= 2 * 101 * 24,
             "no id is kept whole"
         );
-        let empty = HashMap::new();
+        let empty = [];
         let seq = |f: Option<Frame>| {
             f.and_then(|f| serde_json::from_str::<serde_json::Value>(f.as_str()).ok())
                 .and_then(|v| v["seq"].as_u64())
         };
-        assert_eq!(seq(d.answer(m, &(0, long(1)), &empty)), Some(1));
-        assert_eq!(seq(d.answer(m, &(1, long(57)), &empty)), Some(57));
+        assert_eq!(seq(answer(&d, m, &(0, long(1)), &empty)), Some(1));
+        assert_eq!(seq(answer(&d, m, &(1, long(57)), &empty)), Some(57));
         assert_eq!(
-            d.answer(m, &(0, long(57)), &empty),
+            answer(&d, m, &(0, long(57)), &empty),
             None,
             "another seat's id"
         );
-        assert_eq!(d.answer(m, &(0, long(102)), &empty), None, "a new id");
+        assert_eq!(answer(&d, m, &(0, long(102)), &empty), None, "a new id");
         assert_ne!(id_key(0, "ab"), id_key(1, "ab"));
         assert_ne!(id_key(0, "ab"), id_key(0, "ab "));
     }
