@@ -58,10 +58,6 @@ fn conn(id: u64) -> (ConnHandle, mpsc::Receiver<Frame>) {
     (handle, rx)
 }
 
-/// The server binary's allocator, so that the figures are the server's.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> Result<(), Error> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "play".into());

@@ -62,10 +62,6 @@ fn commands(
     Ok(out)
 }
 
-/// The server binary's allocator, so that the figures are the server's.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let moves: usize = args.next().map(|m| m.parse()).transpose()?.unwrap_or(40);

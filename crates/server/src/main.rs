@@ -5,11 +5,6 @@ use std::process::ExitCode;
 use tokio::net::TcpListener;
 use tracing::error;
 
-/// mimalloc: glibc's malloc and free were ≈ 10 % of the server's CPU at load; the match actor's
-/// path per move is 14 % fewer instructions with it (callgrind, `examples/actor_path.rs`).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[tokio::main]
 async fn main() -> ExitCode {
     let config = Config::from_env();
