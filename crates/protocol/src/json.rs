@@ -394,49 +394,27 @@ impl SeqState<'_, '_> {
     }
 }
 
-impl ser::SerializeSeq for SeqState<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.w.element(&mut self.a, v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
+/// serde's four sequence traits, one body: every element is written the same way.
+macro_rules! seq_impl {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for SeqState<'_, '_> {
+            type Ok = ();
+            type Error = Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+                self.w.element(&mut self.a, v)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.close()
+            }
+        }
+    )*};
 }
-
-impl ser::SerializeTuple for SeqState<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.w.element(&mut self.a, v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for SeqState<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.w.element(&mut self.a, v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for SeqState<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.w.element(&mut self.a, v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
+seq_impl!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl MapState<'_, '_> {
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Error> {
@@ -476,35 +454,26 @@ impl ser::SerializeMap for MapState<'_, '_> {
     }
 }
 
-impl ser::SerializeStruct for MapState<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        self.field(key, v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
+/// serde's two struct traits, one body: a field is an entry keyed by its name.
+macro_rules! struct_impl {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for MapState<'_, '_> {
+            type Ok = ();
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                v: &T,
+            ) -> Result<(), Error> {
+                self.field(key, v)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.close()
+            }
+        }
+    )*};
 }
-
-impl ser::SerializeStructVariant for MapState<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        self.field(key, v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
+struct_impl!(SerializeStruct, SerializeStructVariant);
 
 /// Appends a map key to `keys` as `Value`'s map would hold it: a string as is; anything else
 /// (a number, a unit variant…) through `serde_json::to_value` of a one-entry map, so that it is
