@@ -819,7 +819,7 @@ async fn seat_loop(
         let head: Head = if in_sync {
             parse(text.as_str())?
         } else {
-            parse::<HeadOnly>(text.as_str())?.0
+            parse::<HeadOnly>(text.as_str())?.without_patch()
         };
         match (head.kind.as_ref(), head.seq) {
             ("ack", Some(seq)) => {
@@ -949,10 +949,11 @@ fn parse<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, LoadError> {
 }
 
 /// What a seat reads of a server frame: the kind, an ack's or a diff's fields, and the patch
-/// when it will apply it (the events are skipped unparsed). Other kinds are parsed whole as
+/// (`P`): parsed when the seat will apply it, skipped unparsed (`IgnoredAny`) when it only checks
+/// (see [`Head::without_patch`]); the events are always skipped. Other kinds are parsed whole as
 /// [`ServerMessage`].
 #[derive(Debug, serde::Deserialize)]
-struct Head<'a> {
+struct Head<'a, P = Vec<FrameOp>> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
     #[serde(default)]
@@ -962,33 +963,21 @@ struct Head<'a> {
     #[serde(default, borrow)]
     id: Option<Cow<'a, str>>,
     #[serde(default)]
-    patch: Option<Vec<FrameOp>>,
+    patch: Option<P>,
 }
 
-/// [`Head`] without the patch, which is skipped unparsed.
-struct HeadOnly<'a>(Head<'a>);
+/// [`Head`] with its patch skipped unparsed.
+type HeadOnly<'a> = Head<'a, serde::de::IgnoredAny>;
 
-impl<'de: 'a, 'a> serde::Deserialize<'de> for HeadOnly<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(serde::Deserialize)]
-        struct Fields<'a> {
-            #[serde(rename = "type", borrow)]
-            kind: Cow<'a, str>,
-            #[serde(default)]
-            match_id: Option<Uuid>,
-            #[serde(default)]
-            seq: Option<Seq>,
-            #[serde(default, borrow)]
-            id: Option<Cow<'a, str>>,
-        }
-        let f = Fields::deserialize(d)?;
-        Ok(HeadOnly(Head {
-            kind: f.kind,
-            match_id: f.match_id,
-            seq: f.seq,
-            id: f.id,
+impl<'a> HeadOnly<'a> {
+    fn without_patch(self) -> Head<'a> {
+        Head {
+            kind: self.kind,
+            match_id: self.match_id,
+            seq: self.seq,
+            id: self.id,
             patch: None,
-        }))
+        }
     }
 }
 
@@ -1199,10 +1188,10 @@ mod tests {
             panic!("a diff");
         };
         assert_eq!(ops, patch);
-        let only = parse::<HeadOnly>(&text)?.0;
+        let only = parse::<HeadOnly>(&text)?.without_patch();
         assert!(only.patch.is_none() && only.seq == Some(1));
         let ack_text = format!(r#"{{"type":"ack","id":"s0c1","match_id":"{MATCH}","seq":1}}"#);
-        let ack = parse::<HeadOnly>(&ack_text)?.0;
+        let ack = parse::<HeadOnly>(&ack_text)?.without_patch();
         assert_eq!(
             (ack.kind.as_ref(), ack.id.as_deref()),
             ("ack", Some("s0c1"))
