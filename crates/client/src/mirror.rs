@@ -422,12 +422,7 @@ mod tests {
         ServerMessage::Snapshot {
             match_id,
             seq,
-            view: Box::new(protocol::MatchView {
-                view: view(),
-                deadlines: Vec::new(),
-                clocks: Vec::new(),
-                away: Vec::new(),
-            }),
+            view: Box::new(protocol::MatchView::from(view())),
         }
     }
 

@@ -34,12 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let (mut game, _) = Game::start(setup)?;
         let mut rng = seed;
-        let view = |g: &Game| MatchView {
-            view: g.view(),
-            deadlines: Vec::new(),
-            clocks: Vec::new(),
-            away: Vec::new(),
-        };
+        let view = |g: &Game| MatchView::from(g.view());
         let mut before = view(&game);
         let mut before_json = serde_json::to_value(&before)?;
         let mut spare = Some(before.clone());

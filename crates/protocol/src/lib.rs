@@ -46,6 +46,19 @@ pub struct MatchView {
     pub away: Vec<PlayerId>,
 }
 
+impl From<View> for MatchView {
+    /// The view of a match with nothing of the server's beside it: no deadline pending, no
+    /// clock, nobody away.
+    fn from(view: View) -> Self {
+        MatchView {
+            view,
+            deadlines: Vec::new(),
+            clocks: Vec::new(),
+            away: Vec::new(),
+        }
+    }
+}
+
 /// A player's game clock as of the view's seq. A client counts it down itself: while
 /// `running_since` is set, the time left now is `remaining_ms - (now - running_since)`; the
 /// server sends no diff per second.
@@ -1043,12 +1056,7 @@ mod tests {
     fn a_match_view_is_the_rules_view_plus_deadlines() {
         let setup = rules::Setup::new(vec![Colour::Red, Colour::Blue], 7);
         let (game, _) = rules::Game::start(setup).expect("valid setup");
-        let plain = MatchView {
-            view: game.view(),
-            deadlines: Vec::new(),
-            clocks: Vec::new(),
-            away: Vec::new(),
-        };
+        let plain = MatchView::from(game.view());
         let json = serde_json::to_value(&plain).expect("json");
         assert_eq!(json, serde_json::to_value(game.view()).expect("json"));
         let with = MatchView {

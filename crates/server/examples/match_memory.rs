@@ -35,12 +35,7 @@ fn setup(seed: u64, all: bool) -> Setup {
 }
 
 fn match_view(g: &Game) -> MatchView {
-    MatchView {
-        view: g.view(),
-        deadlines: Vec::new(),
-        clocks: Vec::new(),
-        away: Vec::new(),
-    }
+    MatchView::from(g.view())
 }
 
 /// A random game's first `moves` commands.

@@ -118,12 +118,7 @@ mod tests {
             let setup =
                 Setup::new(Colour::ALL[..2 + seed as usize % 3].to_vec(), seed).modules(modules);
             let (mut game, _) = Game::start(setup)?;
-            let view = |g: &Game| MatchView {
-                view: g.view(),
-                deadlines: Vec::new(),
-                clocks: Vec::new(),
-                away: Vec::new(),
-            };
+            let view = |g: &Game| MatchView::from(g.view());
             let mut before = view(&game);
             let mut rng = seed;
             let mut seq = 0;
