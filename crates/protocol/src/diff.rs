@@ -16,10 +16,9 @@
 use crate::json::ValueWriter;
 use crate::{MatchView, PatchOp};
 use rules::view::{MapView, MessagesView, PawnsView, PlayerView};
-use rules::{Pos, View};
+use rules::{Decision, Pos, View};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// The ops that turn `old`'s JSON into `new`'s. Fails only if a changed value cannot be serialized.
 pub fn match_view_patch(
@@ -40,7 +39,7 @@ pub fn match_view_patch_json(
 ) -> Result<String, serde_json::Error> {
     let mut d = Differ::new(JsonOps::default());
     d.match_view(old, new)?;
-    Ok(d.sink.finish())
+    Ok(JsonOps::finish(d.sink.out))
 }
 
 /// [`match_view_patch_json`] when the caller knows which squares of the board can differ:
@@ -52,10 +51,45 @@ pub fn match_view_patch_json_touched(
     new: &MatchView,
     touched: &[Pos],
 ) -> Result<String, serde_json::Error> {
-    let mut d = Differ::new(JsonOps::default());
-    d.board_touched = Some(touched);
-    d.match_view(old, new)?;
-    Ok(d.sink.finish())
+    PatchWriter::default().match_view_patch_json_touched(old, new, touched)
+}
+
+/// [`match_view_patch_json_touched`] with its working buffers kept from one patch to the next
+/// (the JSON pointer, the value writer's stacks, the board keys): a match actor's thread keeps
+/// one, so that a move's patch allocates only its own text.
+#[derive(Debug, Default)]
+pub struct PatchWriter {
+    path: String,
+    values: ValueWriter,
+    keys: Vec<String>,
+}
+
+impl PatchWriter {
+    /// The text [`match_view_patch_json_touched`] gives.
+    pub fn match_view_patch_json_touched(
+        &mut self,
+        old: &MatchView,
+        new: &MatchView,
+        touched: &[Pos],
+    ) -> Result<String, serde_json::Error> {
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
+        let mut d = Differ {
+            sink: JsonOps {
+                out: Vec::new(),
+                values: std::mem::take(&mut self.values),
+            },
+            path,
+            board_touched: Some(touched),
+            keys: std::mem::take(&mut self.keys),
+        };
+        let r = d.match_view(old, new);
+        self.path = d.path;
+        self.keys = d.keys;
+        self.values = d.sink.values;
+        r?;
+        Ok(JsonOps::finish(d.sink.out))
+    }
 }
 
 /// The ops that turn `old`'s JSON into `new`'s, for the rules' view alone.
@@ -79,6 +113,22 @@ enum Op {
 trait Sink {
     /// One op at `path`; `value` is `None` for a removal.
     fn op<T: Serialize + ?Sized>(&mut self, op: Op, path: &str, value: Option<&T>) -> Res;
+
+    /// One op at `path` whose value is one decision or a list of them (most of a move's patch:
+    /// the placement list), for a sink that writes those faster.
+    fn decisions(&mut self, op: Op, path: &str, value: Decisions<'_>) -> Res {
+        match value {
+            Decisions::One(d) => self.op(op, path, Some(d)),
+            Decisions::All(ds) => self.op(op, path, Some(ds)),
+        }
+    }
+}
+
+/// The value of an op on the view's decisions.
+#[derive(Debug, Clone, Copy)]
+enum Decisions<'a> {
+    One(&'a Decision),
+    All(&'a [Decision]),
 }
 
 impl Sink for Vec<PatchOp> {
@@ -108,22 +158,23 @@ struct JsonOps {
 }
 
 impl JsonOps {
-    fn finish(mut self) -> String {
-        if self.out.is_empty() {
-            self.out.push(b'[');
+    /// The text of the ops written into `out`.
+    fn finish(mut out: Vec<u8>) -> String {
+        if out.is_empty() {
+            out.push(b'[');
         }
-        self.out.push(b']');
+        out.push(b']');
         // Only `&str`s and serde_json's output went in.
-        String::from_utf8(self.out)
+        String::from_utf8(out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
-}
 
-impl Sink for JsonOps {
-    fn op<T: Serialize + ?Sized>(&mut self, op: Op, path: &str, value: Option<&T>) -> Res {
+    /// Writes an op up to its value: `{"op":…,"path":…`.
+    fn head(&mut self, op: Op, path: &str) -> Res {
         let out = &mut self.out;
         if out.is_empty() {
-            out.reserve(1024);
+            // Most patches fit (a placement list is the largest part of most).
+            out.reserve(2048);
             out.push(b'[');
         } else {
             out.push(b',');
@@ -133,12 +184,43 @@ impl Sink for JsonOps {
             Op::Remove => br#"{"op":"remove","path":"#,
             Op::Replace => br#"{"op":"replace","path":"#,
         });
-        serde_json::to_writer(&mut *out, path)?;
+        // A pointer needs no escape unless it holds a quote, a backslash or a control character
+        // (the view's keys never do): written as it is, else through serde_json's escaper.
+        if path.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+            out.push(b'"');
+            out.extend_from_slice(path.as_bytes());
+            out.push(b'"');
+            Ok(())
+        } else {
+            serde_json::to_writer(&mut *out, path)
+        }
+    }
+}
+
+impl Sink for JsonOps {
+    fn op<T: Serialize + ?Sized>(&mut self, op: Op, path: &str, value: Option<&T>) -> Res {
+        self.head(op, path)?;
+        let out = &mut self.out;
         if let (Op::Add | Op::Replace, Some(v)) = (op, value) {
             out.extend_from_slice(br#","value":"#);
             self.values.write(out, v)?;
         } else if !matches!(op, Op::Remove) {
             out.extend_from_slice(br#","value":null"#);
+        }
+        self.out.push(b'}');
+        Ok(())
+    }
+
+    fn decisions(&mut self, op: Op, path: &str, value: Decisions<'_>) -> Res {
+        if matches!(op, Op::Remove) {
+            return self.op::<()>(op, path, None);
+        }
+        self.head(op, path)?;
+        let out = &mut self.out;
+        out.extend_from_slice(br#","value":"#);
+        match value {
+            Decisions::One(d) => self.values.write_decision(out, d)?,
+            Decisions::All(ds) => self.values.write_decisions(out, ds)?,
         }
         self.out.push(b'}');
         Ok(())
@@ -152,12 +234,14 @@ struct Differ<'t, S> {
     path: String,
     /// The only squares of the board that may differ, when the caller knows them.
     board_touched: Option<&'t [Pos]>,
+    /// The touched squares' keys (kept by a [`PatchWriter`]).
+    keys: Vec<String>,
 }
 
 /// Appends `/segment` to a JSON pointer, escaped (RFC 6901: `~` → `~0`, `/` → `~1`).
 fn push_segment(path: &mut String, segment: &str) {
     path.push('/');
-    if segment.contains(['~', '/']) {
+    if segment.bytes().any(|b| b == b'~' || b == b'/') {
         path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
     } else {
         path.push_str(segment);
@@ -170,6 +254,7 @@ impl<S: Sink> Differ<'_, S> {
             sink,
             path: String::new(),
             board_touched: None,
+            keys: Vec::new(),
         }
     }
 
@@ -198,10 +283,32 @@ impl<S: Sink> Differ<'_, S> {
 
     fn at_index(&mut self, i: usize, f: impl FnOnce(&mut Self) -> Res) -> Res {
         let len = self.path.len();
-        let _ = write!(self.path, "/{i}");
+        self.path.push('/');
+        push_decimal(&mut self.path, i);
         let r = f(self);
         self.path.truncate(len);
         r
+    }
+
+    /// The view's decisions: as [`Differ::vec_with`] with each changed one replaced whole, their
+    /// values written by the sink's [`Sink::decisions`].
+    fn decisions(&mut self, old: &[Decision], new: &[Decision]) -> Res {
+        if old == new {
+            return Ok(());
+        }
+        self.at("decisions", |d| {
+            if old.len() != new.len() {
+                return d.sink.decisions(Op::Replace, &d.path, Decisions::All(new));
+            }
+            for (i, (a, b)) in old.iter().zip(new).enumerate() {
+                if a != b {
+                    d.at_index(i, |d| {
+                        d.sink.decisions(Op::Replace, &d.path, Decisions::One(b))
+                    })?;
+                }
+            }
+            Ok(())
+        })
     }
 
     fn replace<T: Serialize + ?Sized>(&mut self, value: &T) -> Res {
@@ -299,31 +406,35 @@ impl<S: Sink> Differ<'_, S> {
         new: &BTreeMap<String, V>,
     ) -> Res {
         self.at(key, |d| {
-            let (mut a, mut b) = (old.iter().peekable(), new.iter().peekable());
+            // One key comparison per step (most steps: the same key on both sides).
+            let (mut a, mut b) = (old.iter(), new.iter());
+            let (mut x, mut y) = (a.next(), b.next());
             loop {
-                match (a.peek(), b.peek()) {
+                match (x, y) {
                     (None, None) => return Ok(()),
-                    (Some((ka, _)), Some((kb, _))) if ka == kb => {
-                        if let (Some((k, va)), Some((_, vb))) = (a.next(), b.next())
-                            && va != vb
-                        {
-                            d.at(k, |d| d.replace(vb))?;
+                    (Some((ka, va)), Some((kb, vb))) => match ka.as_str().cmp(kb.as_str()) {
+                        std::cmp::Ordering::Equal => {
+                            if va != vb {
+                                d.at(kb, |d| d.replace(vb))?;
+                            }
+                            (x, y) = (a.next(), b.next());
                         }
+                        std::cmp::Ordering::Less => {
+                            d.at(ka, |d| d.remove())?;
+                            x = a.next();
+                        }
+                        std::cmp::Ordering::Greater => {
+                            d.at(kb, |d| d.add(vb))?;
+                            y = b.next();
+                        }
+                    },
+                    (Some((ka, _)), None) => {
+                        d.at(ka, |d| d.remove())?;
+                        x = a.next();
                     }
-                    (Some((ka, _)), Some((kb, _))) if ka < kb => {
-                        if let Some((k, _)) = a.next() {
-                            d.at(k, |d| d.remove())?;
-                        }
-                    }
-                    (Some(_), None) => {
-                        if let Some((k, _)) = a.next() {
-                            d.at(k, |d| d.remove())?;
-                        }
-                    }
-                    (_, Some(_)) => {
-                        if let Some((k, v)) = b.next() {
-                            d.at(k, |d| d.add(v))?;
-                        }
+                    (None, Some((kb, vb))) => {
+                        d.at(kb, |d| d.add(vb))?;
+                        y = b.next();
                     }
                 }
             }
@@ -339,11 +450,25 @@ impl<S: Sink> Differ<'_, S> {
         new: &BTreeMap<String, V>,
         touched: &[Pos],
     ) -> Res {
-        let mut keys: Vec<String> = touched.iter().map(|p| p.key()).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        self.at(key, |d| {
-            for k in &keys {
+        // The keys' strings are kept from one patch to the next: refilled in place.
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.truncate(touched.len());
+        for (i, p) in touched.iter().enumerate() {
+            match keys.get_mut(i) {
+                Some(k) => {
+                    k.clear();
+                    p.write_key(k);
+                }
+                None => keys.push(p.key()),
+            }
+        }
+        let live = &mut keys[..touched.len()];
+        live.sort_unstable();
+        let r = self.at(key, |d| {
+            for (i, k) in live.iter().enumerate() {
+                if i > 0 && live[i - 1] == *k {
+                    continue;
+                }
                 match (old.get(k), new.get(k)) {
                     (None, Some(v)) => d.at(k, |d| d.add(v))?,
                     (Some(a), Some(b)) if a != b => d.at(k, |d| d.replace(b))?,
@@ -352,7 +477,9 @@ impl<S: Sink> Differ<'_, S> {
                 }
             }
             Ok(())
-        })
+        });
+        self.keys = keys;
+        r
     }
 
     fn view(&mut self, old: &View, new: &View) -> Res {
@@ -385,9 +512,7 @@ impl<S: Sink> Differ<'_, S> {
         self.scalar("turn", &old.turn, turn)?;
         self.scalar("active", &old.active, active)?;
         self.scalar("drawn", &old.drawn, drawn)?;
-        self.vec_with("decisions", &old.decisions, decisions, |d, _, b| {
-            d.replace(b)
-        })?;
+        self.decisions(&old.decisions, decisions)?;
         self.scalar("finished", &old.finished, finished)?;
         self.option_with("messages", &old.messages, messages, Differ::messages)?;
         self.option_with("map", &old.map, map, |d, a, b| d.map_view(a, b))
@@ -431,9 +556,35 @@ impl<S: Sink> Differ<'_, S> {
     }
 }
 
+/// Appends `n` in decimal (a JSON pointer's index), without the formatting machinery.
+fn push_decimal(path: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &b in &digits[i..] {
+        path.push(char::from(b));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn indices_are_decimal() {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, usize::MAX] {
+            let mut p = String::from("/a");
+            push_decimal(&mut p, n);
+            assert_eq!(p, format!("/a{n}"));
+        }
+    }
 
     #[test]
     fn pointer_segments_are_escaped() {

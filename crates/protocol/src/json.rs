@@ -7,8 +7,10 @@
 //! are put in key order in place (most already are), so nested objects cost no allocation. A
 //! test over random games checks the bytes against the `Value` route.
 
+use rules::{Decision, Placement, Pos};
 use serde::ser::{self, Error as _, Impossible, Serialize};
 use serde_json::{Error, Value};
+use std::fmt::{self, Write as _};
 use std::sync::LazyLock;
 
 /// Whether `serde_json::Map` iterates in key order (a `BTreeMap`) rather than insertion order
@@ -35,6 +37,8 @@ pub(crate) struct ValueWriter {
     entries: Vec<Entry>,
     keys: String,
     scratch: Vec<u8>,
+    /// A `Display` value's text (`collect_str`), before it is escaped.
+    text: String,
 }
 
 impl ValueWriter {
@@ -50,6 +54,7 @@ impl ValueWriter {
             entries: std::mem::take(&mut self.entries),
             keys: std::mem::take(&mut self.keys),
             scratch: std::mem::take(&mut self.scratch),
+            text: std::mem::take(&mut self.text),
         };
         let r = value.serialize(&mut w);
         // After an error the stacks may hold a broken object's entries.
@@ -58,8 +63,132 @@ impl ValueWriter {
         self.entries = w.entries;
         self.keys = w.keys;
         self.scratch = w.scratch;
+        self.text = w.text;
         r
     }
+
+    /// Appends a decision's JSON, the bytes of [`ValueWriter::write`] of it. The two kinds every
+    /// turn opens are written field by field in the `Value`'s key order (a placement list is
+    /// most of a move's patch, and the generic route pays per field for ordering the keys); the
+    /// others, and every kind when `serde_json::Map` keeps insertion order, go through `write`.
+    /// A test over random games checks the bytes against `write`.
+    pub(crate) fn write_decision(&mut self, out: &mut Vec<u8>, d: &Decision) -> Result<(), Error> {
+        if !*SORTED {
+            return self.write(out, d);
+        }
+        match d {
+            Decision::PlaceTile {
+                player,
+                tile,
+                placements,
+            } => {
+                out.extend_from_slice(br#"{"placements":["#);
+                for (i, Placement { pos, rotations }) in placements.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(br#"{"pos":"#);
+                    push_pos(out, *pos)?;
+                    out.extend_from_slice(br#","rotations":["#);
+                    for (j, r) in rotations.iter().enumerate() {
+                        if j > 0 {
+                            out.push(b',');
+                        }
+                        push_integer(out, r.degrees())?;
+                    }
+                    out.extend_from_slice(b"]}");
+                }
+                out.extend_from_slice(br#"],"player":"#);
+                push_integer(out, *player)?;
+                out.extend_from_slice(br#","tile":"#);
+                serde_json::to_writer(&mut *out, tile)?;
+                out.extend_from_slice(br#","type":"place_tile"}"#);
+                Ok(())
+            }
+            Decision::PlaceFollower {
+                player,
+                pos,
+                meeple_targets,
+                tollhouse_targets,
+            } => {
+                out.extend_from_slice(br#"{"meeple_targets":["#);
+                for (i, t) in meeple_targets.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    self.text.clear();
+                    write!(self.text, "{t}").map_err(Error::custom)?;
+                    serde_json::to_writer(&mut *out, self.text.as_str())?;
+                }
+                out.extend_from_slice(br#"],"player":"#);
+                push_integer(out, *player)?;
+                out.extend_from_slice(br#","pos":"#);
+                push_pos(out, *pos)?;
+                if !tollhouse_targets.is_empty() {
+                    out.extend_from_slice(br#","tollhouse_targets":["#);
+                    for (i, p) in tollhouse_targets.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        push_pos(out, *p)?;
+                    }
+                    out.push(b']');
+                }
+                out.extend_from_slice(br#","type":"place_follower"}"#);
+                Ok(())
+            }
+            _ => self.write(out, d),
+        }
+    }
+
+    /// Appends the JSON array of `decisions`, each as [`ValueWriter::write_decision`] writes it.
+    pub(crate) fn write_decisions(
+        &mut self,
+        out: &mut Vec<u8>,
+        decisions: &[Decision],
+    ) -> Result<(), Error> {
+        out.push(b'[');
+        for (i, d) in decisions.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            self.write_decision(out, d)?;
+        }
+        out.push(b']');
+        Ok(())
+    }
+}
+
+/// An integer as serde_json writes it (plain decimal, `-` before a negative one), without a
+/// serializer per number.
+fn push_integer(out: &mut Vec<u8>, v: impl Into<i64>) -> Result<(), Error> {
+    let v: i64 = v.into();
+    if v < 0 {
+        out.push(b'-');
+    }
+    let mut n = v.unsigned_abs();
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+    Ok(())
+}
+
+/// A square as its `Value` is written (`x` before `y`, in key order as in the struct).
+fn push_pos(out: &mut Vec<u8>, Pos { x, y }: Pos) -> Result<(), Error> {
+    out.extend_from_slice(br#"{"x":"#);
+    push_integer(out, x)?;
+    out.extend_from_slice(br#","y":"#);
+    push_integer(out, y)?;
+    out.push(b'}');
+    Ok(())
 }
 
 /// One entry of an object being written: its key and its bytes in the output (`"key":value`,
@@ -86,6 +215,7 @@ struct Writer<'a> {
     /// The keys of `entries`, unescaped (the order of `Value`'s map is the keys' own).
     keys: String,
     scratch: Vec<u8>,
+    text: String,
 }
 
 impl Writer<'_> {
@@ -282,6 +412,16 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
     }
     fn serialize_str(self, v: &str) -> Result<(), Error> {
         self.string(v)
+    }
+    /// Formatted into a kept buffer: serde's default allocates a `String` per value.
+    fn collect_str<T: fmt::Display + ?Sized>(self, v: &T) -> Result<(), Error> {
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        let r = write!(text, "{v}")
+            .map_err(Error::custom)
+            .and_then(|()| self.string(&text));
+        self.text = text;
+        r
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<(), Error> {
         let mut s = ser::Serializer::serialize_seq(self, Some(v.len()))?;
@@ -740,6 +880,69 @@ mod tests {
         same(&serde_json::json!({"z": [1, {"b": null, "a": "x"}], "a": {}}));
         same(&Vec::<u8>::new());
         same(&());
+    }
+
+    /// The decisions written field by field are the bytes of the generic route, over random
+    /// games with and without every module (every kind of decision, tollhouse targets or none).
+    #[test]
+    fn decisions_come_out_as_their_values_do() -> Result<(), Box<dyn std::error::Error>> {
+        use rules::{Colour, Game, Modules, Setup, bot};
+        let mut kinds = std::collections::BTreeSet::new();
+        for seed in 0..8u64 {
+            let modules = if seed % 2 == 1 {
+                Modules::all()
+            } else {
+                Modules::default()
+            };
+            let setup =
+                Setup::new(Colour::ALL[..2 + seed as usize % 3].to_vec(), seed).modules(modules);
+            let (mut game, _) = Game::start(setup)?;
+            let mut rng = seed;
+            let mut w = ValueWriter::default();
+            loop {
+                let decisions = game.decisions();
+                let (mut fast, mut all) = (Vec::new(), Vec::new());
+                w.write_decisions(&mut fast, &decisions)?;
+                write_value(&mut all, &decisions)?;
+                assert_eq!(String::from_utf8(fast)?, String::from_utf8(all)?);
+                for d in &decisions {
+                    let (mut one, mut generic) = (Vec::new(), Vec::new());
+                    w.write_decision(&mut one, d)?;
+                    write_value(&mut generic, d)?;
+                    assert_eq!(one, generic);
+                    kinds.insert(serde_json::to_value(d)?["type"].to_string());
+                }
+                let Some((player, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng))
+                else {
+                    break;
+                };
+                game.apply(player, cmd)?;
+            }
+        }
+        assert!(kinds.len() >= 4, "{kinds:?}");
+        Ok(())
+    }
+
+    #[test]
+    fn integers_are_serde_jsons() -> Result<(), Error> {
+        for v in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            270,
+            12_345,
+            i64::from(i32::MIN),
+            i64::MAX,
+            i64::MIN,
+        ] {
+            let mut out = Vec::new();
+            push_integer(&mut out, v)?;
+            assert_eq!(out, serde_json::to_vec(&v)?);
+        }
+        Ok(())
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! Tollkeepers, The Messages, the France map with its chips) and without, 2 to 6 players, and with
 //! deadlines coming and going.
 
-use protocol::diff::{match_view_patch, match_view_patch_json, match_view_patch_json_touched};
+use protocol::diff::{
+    PatchWriter, match_view_patch, match_view_patch_json, match_view_patch_json_touched,
+};
 use protocol::{ClockView, Deadline, MatchView, PatchOp};
 use rules::{Colour, Game, Setup, bot};
 
@@ -59,6 +61,9 @@ fn check_game(setup: Setup, bot_seed: u64) -> usize {
     let mut before = match_view(&game, 0);
     let mut json = serde_json::to_value(&before).expect("the view serializes");
     let mut moves = 0;
+    // One writer for the whole game, as a server thread keeps it: what its kept buffers held
+    // for the last patch must not leak into the next.
+    let mut writer = PatchWriter::default();
     while let Some((player, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
         game.apply(player, cmd.clone())
             .expect("bot moves are legal");
@@ -78,6 +83,10 @@ fn check_game(setup: Setup, bot_seed: u64) -> usize {
             touched, text,
             "move {moves} of seed {bot_seed}: touched squares"
         );
+        let kept = writer
+            .match_view_patch_json_touched(&before, &after, &placed)
+            .expect("the patch serializes");
+        assert_eq!(kept, text, "move {moves} of seed {bot_seed}: a kept writer");
         if !placed.is_empty() {
             // The test can fail: a touched set that misses the new square misses its tile.
             let missed =

@@ -818,19 +818,62 @@ impl Game {
     }
 
     fn placements_for(&self, tile: TileIdx) -> Vec<Placement> {
-        let mut out: Vec<Placement> = self
-            .board
-            .fitting(&self.cat.get(tile).fits)
-            .map(|(pos, m)| Placement {
-                pos,
-                rotations: Rotation::ALL
-                    .into_iter()
-                    .filter(|r| m & (1 << r.quarters()) != 0)
-                    .collect(),
-            })
-            .collect();
-        out.sort_by_key(|p| p.pos);
+        let mut out = Vec::new();
+        self.refill_placements(tile, &mut out);
         out
+    }
+
+    /// [`Game::placements_for`] into `out`, reusing its placements' vectors (a refreshed view's
+    /// placement list would otherwise allocate one rotation list per square every turn).
+    fn refill_placements(&self, tile: TileIdx, out: &mut Vec<Placement>) {
+        let mut n = 0;
+        for (pos, m) in self.board.fitting(&self.cat.get(tile).fits) {
+            let rotations = Rotation::ALL
+                .into_iter()
+                .filter(|r| m & (1 << r.quarters()) != 0);
+            match out.get_mut(n) {
+                Some(p) => {
+                    p.pos = pos;
+                    p.rotations.clear();
+                    p.rotations.extend(rotations);
+                }
+                None => out.push(Placement {
+                    pos,
+                    rotations: rotations.collect(),
+                }),
+            }
+            n += 1;
+        }
+        out.truncate(n);
+        // Squares are distinct: the order is the one a fresh list sorted by square has.
+        out.sort_unstable_by_key(|p| p.pos);
+    }
+
+    /// [`Game::decisions`] into `out`, reusing a placement list already there.
+    fn refresh_decisions(&self, out: &mut Vec<Decision>) {
+        let open = self.agenda.open();
+        out.truncate(open.len());
+        for (i, o) in open.iter().enumerate() {
+            match (&o.ask, out.get_mut(i)) {
+                (
+                    &Ask::PlaceTile { player, tile },
+                    Some(Decision::PlaceTile {
+                        player: p,
+                        tile: t,
+                        placements,
+                    }),
+                ) => {
+                    *p = player;
+                    let id = &self.cat.get(tile).id;
+                    if t != id {
+                        t.clone_from(id);
+                    }
+                    self.refill_placements(tile, placements);
+                }
+                (ask, Some(d)) => *d = self.decision_of(ask),
+                (ask, None) => out.push(self.decision_of(ask)),
+            }
+        }
     }
 
     /// Where the drawn tile may go, by square (sorted), with the rotations that fit (B4).
@@ -1042,24 +1085,29 @@ impl Game {
             );
         }
         // A few meeples at most, and most moves move none: rebuilt only when one differs (a
-        // meeple's value decides its key, so equal values mean equal entries).
-        let meeples = self.on_board.iter().map(|&(player, seg)| MeepleView {
-            player,
-            pos: self.board.pos(self.features.tile_of(seg)),
-            target: self.features.target_of(&self.board, seg),
-        });
-        let same = view.meeples.len() == self.on_board.len()
+        // meeple's value decides its key, so equal values mean equal entries). Each meeple's
+        // target is worked out once, not once per comparison.
+        let meeples: Vec<MeepleView> = self
+            .on_board
+            .iter()
+            .map(|&(player, seg)| MeepleView {
+                player,
+                pos: self.board.pos(self.features.tile_of(seg)),
+                target: self.features.target_of(&self.board, seg),
+            })
+            .collect();
+        let same = view.meeples.len() == meeples.len()
             && meeples
-                .clone()
-                .all(|m| view.meeples.values().any(|v| *v == m))
-            && view
-                .meeples
-                .values()
-                .all(|v| meeples.clone().any(|m| *v == m));
+                .iter()
+                .all(|m| view.meeples.values().any(|v| v == m))
+            && view.meeples.values().all(|v| meeples.contains(v));
         if !same {
             view.meeples.clear();
             for m in meeples {
-                view.meeples.insert(format!("{} {}", m.pos, m.target), m);
+                let mut key = m.pos.key();
+                key.push(' ');
+                let _ = std::fmt::Write::write_fmt(&mut key, format_args!("{}", m.target));
+                view.meeples.insert(key, m);
             }
         }
         self.refresh_pile(&mut view.pile);
@@ -1074,7 +1122,7 @@ impl Game {
         if view.drawn.as_ref() != drawn {
             view.drawn = drawn.cloned();
         }
-        view.decisions = self.decisions();
+        self.refresh_decisions(&mut view.decisions);
         view.finished = self.over;
         view.messages = self.modules.messages_view();
         match (&mut view.map, self.board.map()) {
@@ -1120,18 +1168,29 @@ impl Game {
             .in_id_order()
             .iter()
             .filter(|&&t| counts[t as usize] > 0);
+        // One walk of the map beside the designs: counts set in place, and the keys of designs
+        // with no copy left noted, then removed one by one (a draw often takes a design's only
+        // copy: a `retain` would rebuild its way through the whole map for that one key).
         let mut next = left.clone().peekable();
         let mut missing = false;
-        pile.retain(|id, n| {
-            while let Some(&&t) = next.peek() {
+        let mut stale: Vec<String> = Vec::new();
+        for (id, n) in pile.iter_mut() {
+            loop {
+                let Some(&&t) = next.peek() else {
+                    stale.push(id.clone());
+                    break;
+                };
                 match id.as_str().cmp(self.cat.get(t).id.as_str()) {
                     std::cmp::Ordering::Equal => {
                         *n = counts[t as usize];
                         next.next();
-                        return true;
+                        break;
                     }
                     // No copy of this design is left.
-                    std::cmp::Ordering::Less => return false,
+                    std::cmp::Ordering::Less => {
+                        stale.push(id.clone());
+                        break;
+                    }
                     // A design with copies left is not in the map.
                     std::cmp::Ordering::Greater => {
                         missing = true;
@@ -1139,8 +1198,10 @@ impl Game {
                     }
                 }
             }
-            false
-        });
+        }
+        for id in &stale {
+            pile.remove(id.as_str());
+        }
         if missing || next.peek().is_some() {
             for &t in left {
                 let id = &self.cat.get(t).id;

@@ -46,7 +46,38 @@ impl Pos {
 
     /// The key used for this square in the maps of the public view: `"x,y"`.
     pub fn key(self) -> String {
-        self.to_string()
+        let mut key = String::with_capacity(8);
+        self.write_key(&mut key);
+        key
+    }
+
+    /// Appends [`Pos::key`] to `out`, without the formatting machinery (a view keys each new
+    /// square, and a differ each touched one, on every move).
+    pub fn write_key(self, out: &mut String) {
+        push_i32(out, self.x);
+        out.push(',');
+        push_i32(out, self.y);
+    }
+}
+
+/// Appends `n` in decimal, as `Display` writes it.
+fn push_i32(out: &mut String, n: i32) {
+    if n < 0 {
+        out.push('-');
+    }
+    let mut m = n.unsigned_abs();
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    for &b in &digits[i..] {
+        out.push(char::from(b));
     }
 }
 
@@ -251,6 +282,18 @@ impl schemars::JsonSchema for Rotation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_are_the_display_text() {
+        let values = [0, 1, -1, 9, -10, 72, -72, 12_345, i32::MAX, i32::MIN];
+        for x in values {
+            for y in values {
+                let p = Pos::new(x, y);
+                assert_eq!(p.key(), format!("{x},{y}"));
+                assert_eq!(p.key(), p.to_string());
+            }
+        }
+    }
 
     #[test]
     fn halves_rotate_with_their_side() {

@@ -11,6 +11,7 @@ use crate::wire::{Frame, ack_frame, diff_frame, error_frame, frame};
 use chrono::Utc;
 use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage};
 use rules::{Command, DecisionId, Event};
+use serde::ser::Error as _;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -126,7 +127,11 @@ impl Encoded {
         events: Vec<Event>,
     ) -> Result<Encoded, serde_json::Error> {
         let patch = patch?;
-        let events = serde_json::to_string(&events)?;
+        // Sized for a move's events up front: grown from empty, the text is copied at each
+        // doubling on the way to its few hundred bytes.
+        let mut text = Vec::with_capacity(512);
+        serde_json::to_writer(&mut text, &events)?;
+        let events = String::from_utf8(text).map_err(serde_json::Error::custom)?;
         // Serialized once: the frame is written around the record's text.
         let diff = diff_frame(match_id, seq, &events, &patch);
         Ok(Encoded {
@@ -135,6 +140,13 @@ impl Encoded {
             diff,
         })
     }
+}
+
+thread_local! {
+    /// The diff's working buffers, kept by the thread rather than by each match (a few kB
+    /// that a quiet match need not hold): a move's patch allocates only its own text.
+    static PATCH_WRITER: std::cell::RefCell<protocol::diff::PatchWriter> =
+        std::cell::RefCell::default();
 }
 
 /// Most defaults one firing applies before the loop looks at its inbox again (a match whose
@@ -326,7 +338,8 @@ impl Actor {
                 // Placed tiles never change: only the squares placed since the last view can
                 // differ, and the differ compares only those.
                 let placed: Vec<_> = l.game.placed_since(before.view.board.len()).collect();
-                let patch = protocol::diff::match_view_patch_json_touched(&before, &view, &placed);
+                let patch = PATCH_WRITER
+                    .with_borrow_mut(|w| w.match_view_patch_json_touched(&before, &view, &placed));
                 let encoded = match Encoded::new(self.id, seq, patch, events) {
                     Ok(e) => e,
                     Err(e) => {
@@ -542,7 +555,6 @@ impl Actor {
 mod tests {
     use super::*;
     use protocol::PatchOp;
-    use serde::ser::Error as _;
 
     /// Before the fix a view that failed to serialize became `null` (and a patch to `null` was
     /// stored and acknowledged); now the command fails.
