@@ -23,7 +23,7 @@
 
 use clap::Parser;
 use client::{ClientError, Connection, Mirror, TextFrame};
-use protocol::{CreateMatch, ErrorCode, MatchCreated, PatchOp, Seq, ServerMessage};
+use protocol::{ClockSettings, CreateMatch, ErrorCode, MatchCreated, PatchOp, Seq, ServerMessage};
 use rules::{Colour, Decision, MapSetup, Modules};
 use serde::Deserialize as _;
 use std::borrow::Cow;
@@ -83,6 +83,11 @@ struct Args {
     /// Fill mode: matches filled at once.
     #[arg(long, default_value_t = 64)]
     fill_parallel: usize,
+    /// A game clock for every match: each player's bank, in seconds (no increment). Every
+    /// unfinished match then has a deadline, so a restart loads them all: for timing that
+    /// worst case of recovery, and for measuring the clocks' cost per move.
+    #[arg(long)]
+    clock_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -350,7 +355,10 @@ fn context(args: &Args) -> Arc<Ctx> {
             modules: modules(&args.modules),
             meeples: None,
             draw_order: None,
-            clock: None,
+            clock: args.clock_secs.map(|secs| ClockSettings {
+                bank_ms: secs * 1000,
+                increment_ms: 0,
+            }),
         },
         seeds: AtomicU64::new(args.seed),
     })
