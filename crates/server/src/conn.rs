@@ -39,7 +39,7 @@ use std::future::{Future, poll_fn};
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
@@ -135,84 +135,87 @@ enum Ending {
     Closing,
 }
 
-/// Records that one of the rare futures woke (then wakes the task): they are polled only then,
-/// not on every read and write of the connection.
+/// What woke the connection's task, besides its queue: the socket's read side, or one of the
+/// rare futures. Each is polled only when it woke (or right after it was ready: it may be again).
+/// A read attempt zero-fills tungstenite's read buffer, and a waiting `Notify` takes a lock at
+/// each poll (the lifecycle's is shared by every connection), while most wakes of the task are
+/// for queued frames.
 #[derive(Debug)]
 struct Gate {
-    woken: AtomicBool,
+    /// [`READ`] and [`RARE`] bits.
+    woken: AtomicU8,
     task: AtomicWaker,
 }
 
-impl Gate {
-    /// A gate that lets the first poll through (which registers the futures' wakers), and its
-    /// waker.
-    fn new() -> (Arc<Gate>, Waker) {
-        let gate = Arc::new(Gate {
-            woken: AtomicBool::new(true),
-            task: AtomicWaker::new(),
-        });
-        let waker = Waker::from(Arc::clone(&gate));
-        (gate, waker)
-    }
+const READ: u8 = 1;
+const RARE: u8 = 2;
 
-    /// Whether what is behind the gate woke since the last poll (then it is polled with the
-    /// gate's waker); registers the task to be woken when it does.
-    fn open(&self, cx: &Context<'_>) -> bool {
-        self.task.register(cx.waker());
-        self.woken.swap(false, Ordering::AcqRel)
-    }
-
-    /// Lets the next poll through: what is behind the gate was ready and may be again at once.
-    fn again(&self) {
-        self.woken.store(true, Ordering::Release);
-    }
+/// The waker that the socket's read side (or the rare futures) get: it sets its bit in the gate,
+/// then wakes the task.
+#[derive(Debug)]
+struct GateWaker {
+    gate: Arc<Gate>,
+    bit: u8,
 }
 
-impl Wake for Gate {
+impl Wake for GateWaker {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
     fn wake_by_ref(self: &Arc<Self>) {
-        self.woken.store(true, Ordering::Release);
-        self.task.wake();
+        self.gate.woken.fetch_or(self.bit, Ordering::AcqRel);
+        self.gate.task.wake();
     }
 }
 
-/// The heartbeat and what ends the connection, polled with the gate's waker.
+impl Gate {
+    /// A gate that lets the first poll through both ways (which registers every waker), and its
+    /// read and rare wakers.
+    fn new() -> (Arc<Gate>, Waker, Waker) {
+        let gate = Arc::new(Gate {
+            woken: AtomicU8::new(READ | RARE),
+            task: AtomicWaker::new(),
+        });
+        let waker = |bit| {
+            Waker::from(Arc::new(GateWaker {
+                gate: Arc::clone(&gate),
+                bit,
+            }))
+        };
+        let (read, rare) = (waker(READ), waker(RARE));
+        (gate, read, rare)
+    }
+
+    /// What woke since the last poll; registers the task to be woken when anything does.
+    fn open(&self, cx: &Context<'_>) -> u8 {
+        self.task.register(cx.waker());
+        self.woken.swap(0, Ordering::AcqRel)
+    }
+
+    /// Lets these through on the next poll.
+    fn again(&self, bits: u8) {
+        self.woken.fetch_or(bits, Ordering::AcqRel);
+    }
+}
+
+/// The heartbeat and what ends the connection, polled with the gate's rare waker.
 struct Rare<'a, F> {
-    gate: Arc<Gate>,
     waker: Waker,
     ping: tokio::time::Interval,
     ending: Pin<&'a mut F>,
 }
 
-impl<'a, F: Future<Output = Ending>> Rare<'a, F> {
-    fn new(ping: tokio::time::Interval, ending: Pin<&'a mut F>) -> Self {
-        let (gate, waker) = Gate::new();
-        Rare {
-            gate,
-            waker,
-            ping,
-            ending,
-        }
-    }
-
+impl<F: Future<Output = Ending>> Rare<'_, F> {
     /// Ready once `ending` is: it is not polled again after that (the connection closes).
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Event> {
-        if !self.gate.open(cx) {
-            return Poll::Pending;
-        }
-        let mut gcx = Context::from_waker(&self.waker);
-        let event = if let Poll::Ready(e) = self.ending.as_mut().poll(&mut gcx) {
-            Event::Ending(e)
-        } else if self.ping.poll_tick(&mut gcx).is_ready() {
-            Event::Tick
+    fn poll(&mut self) -> Poll<Event> {
+        let mut cx = Context::from_waker(&self.waker);
+        if let Poll::Ready(e) = self.ending.as_mut().poll(&mut cx) {
+            Poll::Ready(Event::Ending(e))
+        } else if self.ping.poll_tick(&mut cx).is_ready() {
+            Poll::Ready(Event::Tick)
         } else {
-            return Poll::Pending;
-        };
-        // The other one may have woken as well.
-        self.gate.again();
-        Poll::Ready(event)
+            Poll::Pending
+        }
     }
 }
 
@@ -233,10 +236,7 @@ struct Io<S> {
     deadline: Pin<Box<Sleep>>,
     write_timeout: Duration,
     depth: metrics::Histogram,
-    /// The read side is polled only when the socket woke it (or right after a message, as the
-    /// socket layer may hold another): a read attempt zero-fills the read buffer, and most
-    /// wakes of the task are for queued frames.
-    read_gate: Arc<Gate>,
+    /// The gate's read waker.
     read_waker: Waker,
 }
 
@@ -297,21 +297,13 @@ where
         Poll::Pending
     }
 
-    /// The socket's next message.
-    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Message, axum::Error>>>
+    /// The socket's next message, polled with the gate's read waker.
+    fn poll_read(&mut self) -> Poll<Option<Result<Message, axum::Error>>>
     where
         S: Stream<Item = Result<Message, axum::Error>>,
     {
-        if !self.read_gate.open(cx) {
-            return Poll::Pending;
-        }
-        let read = self
-            .ws
-            .poll_next_unpin(&mut Context::from_waker(&self.read_waker));
-        if read.is_ready() {
-            self.read_gate.again();
-        }
-        read
+        self.ws
+            .poll_next_unpin(&mut Context::from_waker(&self.read_waker))
     }
 
     /// A write the socket did not take: pending until the deadline, then ready (too slow).
@@ -389,7 +381,7 @@ pub(crate) async fn run<S>(
     let (out_tx, out_rx) = mpsc::channel::<Frame>(config.conn.outgoing_queue);
     let too_slow = Arc::new(TooSlow::default());
     let handle = ConnHandle::new(id, out_tx, Arc::clone(&too_slow), Arc::new(Notify::new()));
-    let (read_gate, read_waker) = Gate::new();
+    let (gate, read_waker, rare_waker) = Gate::new();
     let mut io = Io {
         ws: socket,
         out: out_rx,
@@ -400,7 +392,6 @@ pub(crate) async fn run<S>(
         deadline: Box::pin(tokio::time::sleep(config.conn.write_timeout)),
         write_timeout: config.conn.write_timeout,
         depth: shared.metrics.outgoing_depth.clone(),
-        read_gate,
         read_waker,
     };
     let mut conn = Connection {
@@ -468,18 +459,32 @@ pub(crate) async fn run<S>(
         config.conn.heartbeat_interval,
     );
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut rare = Rare::new(ping, ending);
+    let mut rare = Rare {
+        waker: rare_waker,
+        ping,
+        ending,
+    };
     let mut last_pong = Instant::now();
 
     let close: Option<(u16, &'static str, bool)> = loop {
         let event = poll_fn(|cx| {
-            if let Poll::Ready(e) = rare.poll(cx) {
-                return Poll::Ready(e);
-            }
-            if io.poll_write(cx).is_ready() {
-                return Poll::Ready(Event::WriteFailed);
-            }
-            io.poll_read(cx).map(Event::Read)
+            let woken = gate.open(cx);
+            let event = if woken & RARE != 0
+                && let Poll::Ready(e) = rare.poll()
+            {
+                e
+            } else if io.poll_write(cx).is_ready() {
+                Event::WriteFailed
+            } else if woken & READ != 0
+                && let Poll::Ready(m) = io.poll_read()
+            {
+                Event::Read(m)
+            } else {
+                return Poll::Pending;
+            };
+            // What was ready may be again, and what woke but was not polled is polled next.
+            gate.again(woken);
+            Poll::Ready(event)
         })
         .await;
         match event {
