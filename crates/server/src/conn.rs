@@ -405,9 +405,7 @@ pub(crate) async fn run<S>(
         mutes: Mutes::default(),
         limits: ConnLimits::new(&config.limits, &shared.limits),
         peer,
-        accepting: Arc::new(AtomicBool::new(
-            *shared.lifecycle.borrow() == Lifecycle::Running,
-        )),
+        accepting: Arc::new(AtomicBool::new(false)),
     };
     conn.reply(frame(&ServerMessage::Welcome {
         protocol_version: PROTOCOL_VERSION,
@@ -425,8 +423,13 @@ pub(crate) async fn run<S>(
         .session
         .as_ref()
         .map(|s| shared.live_sessions.open(s, id));
+    // The flag starts from the value this receiver has seen, so that no change is missed.
     let mut lifecycle = shared.lifecycle.clone();
     let accepting = Arc::clone(&conn.accepting);
+    accepting.store(
+        *lifecycle.borrow_and_update() == Lifecycle::Running,
+        Ordering::Release,
+    );
     let ending = async {
         let revoked = async {
             match &live_session {
