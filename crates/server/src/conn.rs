@@ -1,14 +1,23 @@
-//! One task per WebSocket connection (plus a writer task that owns the socket's sending half).
+//! One task per WebSocket connection: it reads the client's messages and writes what is queued
+//! for the client, over the one socket (no split halves, no writer task).
 //!
 //! Everything the client is sent goes through one bounded queue: match actors and this task
 //! `try_send` into it, and when it is full the client is closed with `close::TOO_SLOW` (it
 //! reconnects and subscribes with `since`). A client that does not read therefore costs its own
-//! connection, never its match. Socket writes have a timeout for the same reason.
+//! connection, never its match. A write the socket does not take within the write timeout drops
+//! the connection, for the same reason.
 //!
 //! Frame size: the socket accepts messages up to [`HARD_LIMIT`] bytes; a text message above
 //! [`protocol::MAX_FRAME_BYTES`] but within that gets an `Error { code: too_large }` and the
 //! connection goes on. Only a message above the hard limit, which tungstenite refuses while
 //! reading, closes the connection with 1009 (message too big).
+//!
+//! Why one task: with a reader task and a writer task each move woke both, and the two halves of
+//! the socket shared a lock (`BiLock`) that each side took for every poll. Here the task polls, on
+//! each wake, the queue (writing what it finds, the ack and the diff of a command in one write),
+//! the socket's read side, and, only when one of them woke it, the rare futures (heartbeat,
+//! overflow, revoked session, shutdown): those take a lock per poll (`Notify`), one of them on the
+//! lifecycle that every connection shares.
 
 use crate::accounts::{WsSession, still_valid};
 use crate::actor::{ActorMsg, CommandMsg, MatchHandle};
@@ -19,19 +28,23 @@ use crate::state::{Lifecycle, Shared};
 use crate::tokens::token_hash;
 use crate::wire::{Frame, error_frame, frame};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use futures_util::task::AtomicWaker;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use protocol::{
     ChatChannel, ChatFrom, ChatLine, ClientMessage, ErrorCode, MAX_FRAME_BYTES, MuteTarget,
     Occupant, PROTOCOL_VERSION, SERVER_COMMAND_PREFIX, ServerMessage, close,
 };
 use std::collections::{HashMap, HashSet};
+use std::future::{Future, poll_fn};
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
-use tokio::time::{Instant, timeout};
-use tracing::{Instrument, debug, error, info_span, warn};
+use tokio::time::{Instant, Sleep, timeout};
+use tracing::{Instrument, debug, info_span, warn};
 use uuid::Uuid;
 
 /// Largest message the socket layer reads at all; between `MAX_FRAME_BYTES` and this, the client
@@ -57,19 +70,13 @@ const INVALID_PAYLOAD: u16 = 1007;
 /// Most queued frames written in one flush (bounds the time one write may take).
 const MAX_FRAMES_PER_FLUSH: usize = 64;
 
+/// Flushes one poll of the connection may do before it lets the read side and the other tasks
+/// have a turn.
+const WRITES_PER_POLL: usize = 4;
+
 /// How long a closing connection waits for the client's close frame.
 const LINGER: Duration = Duration::from_secs(2);
 const TOO_BIG: u16 = 1009;
-
-enum Ctrl {
-    Ping,
-    /// Close the socket; with `flush`, first send what is queued (graceful shutdown).
-    Close {
-        code: u16,
-        reason: &'static str,
-        flush: bool,
-    },
-}
 
 /// Counts live connections so that shutdown can wait for them.
 /// Most mutes one connection keeps (more would let a client grow the server's memory).
@@ -100,46 +107,296 @@ pub async fn serve(
         match_id = tracing::field::Empty,
         seat = tracing::field::Empty
     );
-    let (sink, stream) = socket.split();
-    run(sink, stream, shared, id, session, Some(peer.ip()))
+    run(socket, shared, id, session, Some(peer.ip()))
         .instrument(span)
         .await;
     drop(guard);
 }
 
-/// The connection's loop over any message sink and stream: a WebSocket's halves in production,
-/// in-memory channels in the unit tests below.
-pub(crate) async fn run<W, R>(
-    sink: W,
-    mut stream: R,
+/// What the connection's loop woke for.
+enum Event {
+    /// The socket's next message (`None`: the client is gone).
+    Read(Option<Result<Message, axum::Error>>),
+    /// Time for a heartbeat ping.
+    Tick,
+    Ending(Ending),
+    /// A write failed or timed out: the socket is given up, without a close frame.
+    WriteFailed,
+}
+
+/// What ends a connection from outside it.
+#[derive(Debug, Clone, Copy)]
+enum Ending {
+    /// Its queue overflowed (`TooSlow` is raised).
+    TooSlow,
+    /// Its account session was revoked.
+    Revoked,
+    /// The server is shutting down.
+    Closing,
+}
+
+/// What woke the connection's task, besides its queue: the socket's read side, or one of the
+/// rare futures. Each is polled only when it woke (or right after it was ready: it may be again).
+/// A read attempt zero-fills tungstenite's read buffer, and a waiting `Notify` takes a lock at
+/// each poll (the lifecycle's is shared by every connection), while most wakes of the task are
+/// for queued frames.
+#[derive(Debug)]
+struct Gate {
+    /// [`READ`] and [`RARE`] bits.
+    woken: AtomicU8,
+    task: AtomicWaker,
+}
+
+const READ: u8 = 1;
+const RARE: u8 = 2;
+
+/// The waker that the socket's read side (or the rare futures) get: it sets its bit in the gate,
+/// then wakes the task.
+#[derive(Debug)]
+struct GateWaker {
+    gate: Arc<Gate>,
+    bit: u8,
+}
+
+impl Wake for GateWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.gate.woken.fetch_or(self.bit, Ordering::AcqRel);
+        self.gate.task.wake();
+    }
+}
+
+impl Gate {
+    /// A gate that lets the first poll through both ways (which registers every waker), and its
+    /// read and rare wakers.
+    fn new() -> (Arc<Gate>, Waker, Waker) {
+        let gate = Arc::new(Gate {
+            woken: AtomicU8::new(READ | RARE),
+            task: AtomicWaker::new(),
+        });
+        let waker = |bit| {
+            Waker::from(Arc::new(GateWaker {
+                gate: Arc::clone(&gate),
+                bit,
+            }))
+        };
+        let (read, rare) = (waker(READ), waker(RARE));
+        (gate, read, rare)
+    }
+
+    /// What woke since the last poll; registers the task to be woken when anything does.
+    fn open(&self, cx: &Context<'_>) -> u8 {
+        self.task.register(cx.waker());
+        self.woken.swap(0, Ordering::AcqRel)
+    }
+
+    /// Lets these through on the next poll.
+    fn again(&self, bits: u8) {
+        self.woken.fetch_or(bits, Ordering::AcqRel);
+    }
+}
+
+/// The heartbeat and what ends the connection, polled with the gate's rare waker.
+struct Rare<'a, F> {
+    waker: Waker,
+    ping: tokio::time::Interval,
+    ending: Pin<&'a mut F>,
+}
+
+impl<F: Future<Output = Ending>> Rare<'_, F> {
+    /// Ready once `ending` is: it is not polled again after that (the connection closes).
+    fn poll(&mut self) -> Poll<Event> {
+        let mut cx = Context::from_waker(&self.waker);
+        if let Poll::Ready(e) = self.ending.as_mut().poll(&mut cx) {
+            Poll::Ready(Event::Ending(e))
+        } else if self.ping.poll_tick(&mut cx).is_ready() {
+            Poll::Ready(Event::Tick)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// The socket and the connection's queue: moves queued frames into the socket.
+struct Io<S> {
+    ws: S,
+    out: mpsc::Receiver<Frame>,
+    /// This connection's own handle: tells waiting catch-ups that frames left the queue.
+    handle: ConnHandle,
+    /// A heartbeat ping to send before the next queued frame.
+    ping: bool,
+    /// Messages given to the socket layer and not flushed yet.
+    unflushed: bool,
+    /// The socket did not take a write: since when `deadline` runs.
+    blocked: bool,
+    /// When a blocked write gives up. Armed only when a write blocks: one timer for the
+    /// connection, not one per write.
+    deadline: Pin<Box<Sleep>>,
+    write_timeout: Duration,
+    depth: metrics::Histogram,
+    /// The gate's read waker.
+    read_waker: Waker,
+}
+
+impl<S> Io<S>
+where
+    S: Sink<Message, Error = axum::Error> + Unpin,
+{
+    /// Writes what is queued (up to [`MAX_FRAMES_PER_FLUSH`] frames in one flush: the ack and
+    /// the diff of a command leave together, in one TCP segment when they fit). Pending when
+    /// there is nothing more to write now; ready when a write failed or timed out.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        for _ in 0..WRITES_PER_POLL {
+            if self.unflushed {
+                match self.ws.poll_flush_unpin(cx) {
+                    Poll::Ready(Ok(())) => {
+                        self.unflushed = false;
+                        self.blocked = false;
+                        self.handle.wrote();
+                    }
+                    Poll::Ready(Err(e)) => return failed(e),
+                    Poll::Pending => return self.poll_blocked(cx),
+                }
+            }
+            for fed in 0..MAX_FRAMES_PER_FLUSH {
+                match self.ws.poll_ready_unpin(cx) {
+                    Poll::Ready(Ok(())) => self.blocked = false,
+                    Poll::Ready(Err(e)) => return failed(e),
+                    Poll::Pending => return self.poll_blocked(cx),
+                }
+                let msg = if self.ping {
+                    self.ping = false;
+                    Message::Ping(Default::default())
+                } else if fed == 0 {
+                    match self.out.poll_recv(cx) {
+                        Poll::Ready(Some(f)) => {
+                            self.depth.record((self.out.len() + 1) as f64);
+                            text(f)
+                        }
+                        _ => break,
+                    }
+                } else {
+                    match self.out.try_recv() {
+                        Ok(f) => text(f),
+                        Err(_) => break,
+                    }
+                };
+                if let Err(e) = self.ws.start_send_unpin(msg) {
+                    return failed(e);
+                }
+                self.unflushed = true;
+            }
+            if !self.unflushed {
+                return Poll::Pending;
+            }
+        }
+        // More to write: the read side and the other tasks have a turn first.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+
+    /// The socket's next message, polled with the gate's read waker.
+    fn poll_read(&mut self) -> Poll<Option<Result<Message, axum::Error>>>
+    where
+        S: Stream<Item = Result<Message, axum::Error>>,
+    {
+        self.ws
+            .poll_next_unpin(&mut Context::from_waker(&self.read_waker))
+    }
+
+    /// A write the socket did not take: pending until the deadline, then ready (too slow).
+    fn poll_blocked(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.blocked {
+            self.blocked = true;
+            self.deadline
+                .as_mut()
+                .reset(Instant::now() + self.write_timeout);
+        }
+        if self.deadline.as_mut().poll(cx).is_ready() {
+            warn!("write timed out: client too slow");
+            return Poll::Ready(());
+        }
+        Poll::Pending
+    }
+
+    /// Sends the close frame; first, with `flush`, what is still queued (graceful shutdown).
+    async fn close(&mut self, code: u16, reason: &'static str, flush: bool) {
+        let t = self.write_timeout;
+        if flush {
+            while let Ok(f) = self.out.try_recv() {
+                if timed(t, self.ws.feed(text(f))).await.is_err() {
+                    break;
+                }
+            }
+        }
+        let frame = CloseFrame {
+            code,
+            reason: Utf8Bytes::from_static(reason),
+        };
+        let _ = timed(t, self.ws.send(Message::Close(Some(frame)))).await;
+    }
+}
+
+fn failed(e: axum::Error) -> Poll<()> {
+    debug!(error = %e, "write failed");
+    Poll::Ready(())
+}
+
+/// A write with the write timeout; a failure is logged.
+async fn timed(
+    t: Duration,
+    write: impl Future<Output = Result<(), axum::Error>>,
+) -> Result<(), ()> {
+    match timeout(t, write).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => {
+            debug!(error = %e, "write failed");
+            Err(())
+        }
+        Err(_) => {
+            warn!("write timed out: client too slow");
+            Err(())
+        }
+    }
+}
+
+/// The connection's loop over any socket of messages: a WebSocket in production, in-memory
+/// channels in the unit tests below.
+pub(crate) async fn run<S>(
+    socket: S,
     shared: Arc<Shared>,
     id: u64,
     session: Option<WsSession>,
     peer: Option<IpAddr>,
 ) where
-    W: Sink<Message, Error = axum::Error> + Unpin + Send + 'static,
-    R: Stream<Item = Result<Message, axum::Error>> + Unpin,
+    S: Stream<Item = Result<Message, axum::Error>>
+        + Sink<Message, Error = axum::Error>
+        + Unpin
+        + Send,
 {
     debug!("connected");
     let config = Arc::clone(&shared.config);
     let (out_tx, out_rx) = mpsc::channel::<Frame>(config.conn.outgoing_queue);
-    let (ctrl_tx, ctrl_rx) = mpsc::channel::<Ctrl>(4);
-    let drained = Arc::new(Notify::new());
-    let mut writer = tokio::spawn(
-        writer(
-            sink,
-            out_rx,
-            ctrl_rx,
-            Arc::clone(&drained),
-            config.conn.write_timeout,
-            shared.metrics.outgoing_depth.clone(),
-        )
-        .instrument(tracing::Span::current()),
-    );
     let too_slow = Arc::new(TooSlow::default());
+    let handle = ConnHandle::new(id, out_tx, Arc::clone(&too_slow), Arc::new(Notify::new()));
+    let (gate, read_waker, rare_waker) = Gate::new();
+    let mut io = Io {
+        ws: socket,
+        out: out_rx,
+        handle: handle.clone(),
+        ping: false,
+        unflushed: false,
+        blocked: false,
+        deadline: Box::pin(tokio::time::sleep(config.conn.write_timeout)),
+        write_timeout: config.conn.write_timeout,
+        depth: shared.metrics.outgoing_depth.clone(),
+        read_waker,
+    };
     let mut conn = Connection {
         shared: Arc::clone(&shared),
-        handle: ConnHandle::new(id, out_tx, Arc::clone(&too_slow), drained),
+        handle,
         seat: None,
         seat_handle: None,
         subscriptions: HashMap::new(),
@@ -148,6 +405,7 @@ pub(crate) async fn run<W, R>(
         mutes: Mutes::default(),
         limits: ConnLimits::new(&config.limits, &shared.limits),
         peer,
+        accepting: Arc::new(AtomicBool::new(false)),
     };
     conn.reply(frame(&ServerMessage::Welcome {
         protocol_version: PROTOCOL_VERSION,
@@ -165,30 +423,100 @@ pub(crate) async fn run<W, R>(
         .session
         .as_ref()
         .map(|s| shared.live_sessions.open(s, id));
-    let revoked = async {
-        match &live_session {
-            Some(l) => l.revoked.notified().await,
-            None => std::future::pending().await,
+    // The flag starts from the value this receiver has seen, so that no change is missed.
+    let mut lifecycle = shared.lifecycle.clone();
+    let accepting = Arc::clone(&conn.accepting);
+    accepting.store(
+        *lifecycle.borrow_and_update() == Lifecycle::Running,
+        Ordering::Release,
+    );
+    let ending = async {
+        let revoked = async {
+            match &live_session {
+                Some(l) => l.revoked.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        let closing = async {
+            loop {
+                if lifecycle.changed().await.is_err() {
+                    accepting.store(false, Ordering::Release);
+                    return;
+                }
+                let now = *lifecycle.borrow_and_update();
+                accepting.store(now == Lifecycle::Running, Ordering::Release);
+                if now == Lifecycle::Closing {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            () = too_slow.wait() => Ending::TooSlow,
+            () = revoked => Ending::Revoked,
+            () = closing => Ending::Closing,
         }
     };
-    tokio::pin!(revoked);
-    let mut lifecycle = shared.lifecycle.clone();
+    tokio::pin!(ending);
     let mut ping = tokio::time::interval_at(
         Instant::now() + config.conn.heartbeat_interval,
         config.conn.heartbeat_interval,
     );
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut rare = Rare {
+        waker: rare_waker,
+        ping,
+        ending,
+    };
     let mut last_pong = Instant::now();
 
     let close: Option<(u16, &'static str, bool)> = loop {
-        tokio::select! {
-            msg = stream.next() => match msg {
+        let event = poll_fn(|cx| {
+            let woken = gate.open(cx);
+            let event = if woken & RARE != 0
+                && let Poll::Ready(e) = rare.poll()
+            {
+                e
+            } else if io.poll_write(cx).is_ready() {
+                Event::WriteFailed
+            } else if woken & READ != 0
+                && let Poll::Ready(m) = io.poll_read()
+            {
+                Event::Read(m)
+            } else {
+                return Poll::Pending;
+            };
+            // What was ready may be again, and what woke but was not polled is polled next.
+            gate.again(woken);
+            Poll::Ready(event)
+        })
+        .await;
+        match event {
+            Event::Read(msg) => match msg {
                 None | Some(Ok(Message::Close(_))) => break None,
                 Some(Err(e)) => {
                     debug!(error = %e, "read failed");
                     break violation_close(e).map(|(code, reason)| (code, reason, false));
                 }
-                Some(Ok(Message::Text(text))) => conn.on_text(text).await,
+                Some(Ok(Message::Text(text))) => {
+                    // A command is handled in its first poll; the other messages may wait for
+                    // the store, and meanwhile what is queued for the client still leaves.
+                    let handled = conn.on_text(text);
+                    tokio::pin!(handled);
+                    let mut write_failed = false;
+                    poll_fn(|cx| {
+                        if handled.as_mut().poll(cx).is_ready() {
+                            return Poll::Ready(());
+                        }
+                        if !write_failed && io.poll_write(cx).is_ready() {
+                            write_failed = true;
+                        }
+                        Poll::Pending
+                    })
+                    .await;
+                    if write_failed {
+                        break None;
+                    }
+                }
                 Some(Ok(Message::Binary(_))) => conn.reply(error_frame(
                     ErrorCode::Binary,
                     None,
@@ -197,23 +525,28 @@ pub(crate) async fn run<W, R>(
                 Some(Ok(Message::Pong(_))) => last_pong = Instant::now(),
                 Some(Ok(Message::Ping(_))) => {} // answered by the socket layer
             },
-            _ = ping.tick() => {
+            Event::Tick => {
                 if last_pong.elapsed() > config.conn.heartbeat_timeout {
-                    break Some((close::HEARTBEAT_TIMEOUT, "no pong within the heartbeat timeout", false));
+                    break Some((
+                        close::HEARTBEAT_TIMEOUT,
+                        "no pong within the heartbeat timeout",
+                        false,
+                    ));
                 }
-                let _ = ctrl_tx.try_send(Ctrl::Ping);
+                io.ping = true;
             }
-            () = too_slow.wait() => {}
-            () = &mut revoked => {
-                break Some((close::SESSION_REVOKED, "the session was revoked: log in again", false));
+            Event::Ending(Ending::TooSlow) => {} // raised: closed just below
+            Event::Ending(Ending::Revoked) => {
+                break Some((
+                    close::SESSION_REVOKED,
+                    "the session was revoked: log in again",
+                    false,
+                ));
             }
-            res = lifecycle.changed() => {
-                let closing = res.is_err() || *lifecycle.borrow_and_update() == Lifecycle::Closing;
-                if closing {
-                    break Some((GOING_AWAY, "server shutting down", true));
-                }
+            Event::Ending(Ending::Closing) => {
+                break Some((GOING_AWAY, "server shutting down", true));
             }
-            _ = &mut writer => break None,
+            Event::WriteFailed => break None,
         }
         if too_slow.is_raised() {
             break Some((
@@ -227,20 +560,12 @@ pub(crate) async fn run<W, R>(
     shared.metrics.closed(close.map(|(code, _, _)| code));
     if let Some((code, reason, flush)) = close {
         debug!(code, reason, "closing");
-        let _ = timeout(
-            Duration::from_secs(1),
-            ctrl_tx.send(Ctrl::Close {
-                code,
-                reason,
-                flush,
-            }),
-        )
-        .await;
+        io.close(code, reason, flush).await;
         // Closing handshake: wait a little for the client's close (reading what it still
         // sends). Dropping the socket at once would make the client's kernel answer its next
         // write with a reset, which discards our close frame before the client reads it.
         let _ = timeout(LINGER, async {
-            while let Some(Ok(msg)) = stream.next().await {
+            while let Some(Ok(msg)) = io.ws.next().await {
                 if let Message::Close(_) = msg {
                     break;
                 }
@@ -250,14 +575,9 @@ pub(crate) async fn run<W, R>(
     }
     conn.leave();
     drop(conn);
-    drop(ctrl_tx);
-    if !writer.is_finished()
-        && timeout(config.conn.write_timeout, &mut writer)
-            .await
-            .is_err()
-    {
-        writer.abort();
-    }
+    drop(rare);
+    // Sends the answer to the client's close, if it sent one.
+    let _ = timeout(Duration::from_secs(1), io.ws.close()).await;
     debug!("disconnected");
 }
 
@@ -276,111 +596,9 @@ fn violation_close(e: axum::Error) -> Option<(u16, &'static str)> {
     }
 }
 
-/// A frame as a WebSocket text message (frames are UTF-8 by construction).
+/// A frame as a WebSocket text message: its shared bytes, already known to be UTF-8.
 fn text(frame: Frame) -> Message {
-    match Utf8Bytes::try_from(frame.into_bytes()) {
-        Ok(t) => Message::Text(t),
-        Err(e) => {
-            error!(error = %e, "a frame that is not UTF-8");
-            Message::Text(Utf8Bytes::from_static(
-                r#"{"type":"error","code":"internal","message":"serialization failed"}"#,
-            ))
-        }
-    }
-}
-
-/// Owns the sending half: drains control messages first, then the outgoing queue. `drained` is
-/// notified after each write, for catch-ups that wait for room in the queue.
-async fn writer<W>(
-    mut sink: W,
-    mut out: mpsc::Receiver<Frame>,
-    mut ctrl: mpsc::Receiver<Ctrl>,
-    drained: Arc<Notify>,
-    write_timeout: Duration,
-    depth: metrics::Histogram,
-) where
-    W: Sink<Message, Error = axum::Error> + Unpin,
-{
-    async fn send<W: Sink<Message, Error = axum::Error> + Unpin>(
-        sink: &mut W,
-        msg: Message,
-        t: Duration,
-    ) -> Result<(), ()> {
-        timed(t, sink.send(msg)).await
-    }
-    /// Writes `first` and whatever else is queued (up to a bound) in one flush: the ack and
-    /// the diff of a command leave together, in one TCP segment when they fit.
-    async fn write_queued<W: Sink<Message, Error = axum::Error> + Unpin>(
-        sink: &mut W,
-        first: Frame,
-        out: &mut mpsc::Receiver<Frame>,
-        t: Duration,
-    ) -> Result<(), ()> {
-        let write = async {
-            sink.feed(text(first)).await?;
-            for _ in 1..MAX_FRAMES_PER_FLUSH {
-                match out.try_recv() {
-                    Ok(f) => sink.feed(text(f)).await?,
-                    Err(_) => break,
-                }
-            }
-            sink.flush().await
-        };
-        timed(t, write).await
-    }
-    /// A write with the write timeout; a failure is logged, and ends the writer.
-    async fn timed(
-        t: Duration,
-        write: impl Future<Output = Result<(), axum::Error>>,
-    ) -> Result<(), ()> {
-        match timeout(t, write).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => {
-                debug!(error = %e, "write failed");
-                Err(())
-            }
-            Err(_) => {
-                warn!("write timed out: client too slow");
-                Err(())
-            }
-        }
-    }
-    loop {
-        tokio::select! {
-            biased;
-            c = ctrl.recv() => match c {
-                Some(Ctrl::Ping) => {
-                    if send(&mut sink, Message::Ping(Default::default()), write_timeout).await.is_err() {
-                        break;
-                    }
-                }
-                Some(Ctrl::Close { code, reason, flush }) => {
-                    if flush {
-                        while let Ok(f) = out.try_recv() {
-                            if send(&mut sink, text(f), write_timeout).await.is_err() {
-                                break;
-                            }
-                        }
-                    }
-                    let frame = CloseFrame { code, reason: Utf8Bytes::from_static(reason) };
-                    let _ = send(&mut sink, Message::Close(Some(frame)), write_timeout).await;
-                    break;
-                }
-                None => break,
-            },
-            f = out.recv() => match f {
-                Some(f) => {
-                    depth.record((out.len() + 1) as f64);
-                    if write_queued(&mut sink, f, &mut out, write_timeout).await.is_err() {
-                        break;
-                    }
-                    drained.notify_waiters();
-                }
-                None => break,
-            },
-        }
-    }
-    let _ = timeout(Duration::from_secs(1), sink.close()).await;
+    Message::Text(frame.into_text())
 }
 
 struct Connection {
@@ -399,6 +617,10 @@ struct Connection {
     /// This connection's rate limits; its address's are in `Shared`.
     limits: ConnLimits,
     peer: Option<IpAddr>,
+    /// Whether the server takes commands (`Lifecycle::Running`), as this connection's loop last
+    /// saw the lifecycle change: a command reads this flag instead of the lifecycle, whose lock
+    /// every connection shares.
+    accepting: Arc<AtomicBool>,
 }
 
 impl Connection {
@@ -737,7 +959,7 @@ impl Connection {
             ));
             return;
         }
-        if *self.shared.lifecycle.borrow() != Lifecycle::Running {
+        if !self.accepting.load(Ordering::Acquire) {
             self.refuse(id, ErrorCode::Unavailable, "the server is shutting down");
             return;
         }
@@ -750,13 +972,20 @@ impl Connection {
         let msg = ActorMsg::Command(Box::new(CommandMsg {
             conn: self.handle.clone(),
             seat,
-            id: id.clone(),
+            id,
             command,
             arrived,
         }));
-        match self.send_to(match_id, cached, msg) {
+        match self.send_to_actor(match_id, cached, msg) {
             Ok(h) => self.seat_handle = Some(h),
-            Err(code) => self.refuse(id, code, busy_message(code)),
+            // The refused command gives its id back for the answer (no copy of it per command).
+            Err((code, msg)) => {
+                let id = match msg {
+                    ActorMsg::Command(c) => c.id,
+                    _ => String::new(),
+                };
+                self.refuse(id, code, busy_message(code));
+            }
         }
     }
 
@@ -777,25 +1006,35 @@ impl Connection {
         &self,
         match_id: Uuid,
         cached: Option<MatchHandle>,
-        mut msg: ActorMsg,
+        msg: ActorMsg,
     ) -> Result<MatchHandle, ErrorCode> {
+        self.send_to_actor(match_id, cached, msg)
+            .map_err(|(code, _)| code)
+    }
+
+    /// [`Self::send_to`], giving the message back when it was not queued.
+    fn send_to_actor(
+        &self,
+        match_id: Uuid,
+        cached: Option<MatchHandle>,
+        mut msg: ActorMsg,
+    ) -> Result<MatchHandle, (ErrorCode, ActorMsg)> {
         let mut handle = cached;
         for _ in 0..2 {
             let h = match handle.take() {
                 Some(h) if !h.tx.is_closed() => h,
-                _ => self
-                    .shared
-                    .registry
-                    .get_or_load(match_id)
-                    .map_err(|_| ErrorCode::Unavailable)?,
+                _ => match self.shared.registry.get_or_load(match_id) {
+                    Ok(h) => h,
+                    Err(_) => return Err((ErrorCode::Unavailable, msg)),
+                },
             };
             match h.tx.try_send(msg) {
                 Ok(()) => return Ok(h),
-                Err(mpsc::error::TrySendError::Full(_)) => return Err(ErrorCode::Busy),
+                Err(mpsc::error::TrySendError::Full(m)) => return Err((ErrorCode::Busy, m)),
                 Err(mpsc::error::TrySendError::Closed(m)) => msg = m,
             }
         }
-        Err(ErrorCode::Unavailable)
+        Err((ErrorCode::Unavailable, msg))
     }
 
     /// Enters (or updates its place in) a followed match's chat room: as a player when this
@@ -1076,12 +1315,51 @@ mod tests {
                 },
             ));
             let id = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);
-            let task = tokio::spawn(run(sink, stream, Arc::clone(&self.shared), id, None, None));
+            let socket = Duplex { sink, stream };
+            let task = tokio::spawn(run(socket, Arc::clone(&self.shared), id, None, None));
             Client {
                 to_server,
                 from_server,
                 task,
             }
+        }
+    }
+
+    /// A stream and a sink as one socket, as the connection loop takes it.
+    struct Duplex<W, R> {
+        sink: W,
+        stream: R,
+    }
+
+    impl<W: Unpin, R: Stream + Unpin> Stream for Duplex<W, R> {
+        type Item = R::Item;
+        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<R::Item>> {
+            self.stream.poll_next_unpin(cx)
+        }
+    }
+
+    impl<W: Sink<Message> + Unpin, R: Unpin> Sink<Message> for Duplex<W, R> {
+        type Error = W::Error;
+        fn poll_ready(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Result<(), W::Error>> {
+            self.sink.poll_ready_unpin(cx)
+        }
+        fn start_send(mut self: Pin<&mut Self>, item: Message) -> Result<(), W::Error> {
+            self.sink.start_send_unpin(item)
+        }
+        fn poll_flush(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Result<(), W::Error>> {
+            self.sink.poll_flush_unpin(cx)
+        }
+        fn poll_close(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Result<(), W::Error>> {
+            self.sink.poll_close_unpin(cx)
         }
     }
 

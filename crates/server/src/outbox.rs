@@ -4,20 +4,31 @@
 
 use crate::wire::Frame;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 use tracing::debug;
 
-/// The sending side of one client connection, as seen by match actors.
+/// The sending side of one client connection, as seen by match actors. Cloned for every
+/// command a connection hands to its match, so it is one shared allocation (one reference count
+/// to touch per clone and per drop).
 #[derive(Debug, Clone)]
 pub struct ConnHandle {
     pub id: u64,
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     tx: mpsc::Sender<Frame>,
     too_slow: Arc<TooSlow>,
     /// Notified by the connection's writer each time it has written queued frames: a catch-up
     /// waiting for room in the queue goes on.
     drained: Arc<Notify>,
+    /// Catch-ups waiting on `drained` now. The writer notifies only when there is one:
+    /// `Notify::notify_waiters` takes a lock every time, and a write per frame batch is the
+    /// connection's hot path.
+    paced: AtomicUsize,
 }
 
 /// Raised when a connection's queue overflows; the connection task closes the socket with
@@ -41,6 +52,15 @@ impl TooSlow {
     }
 }
 
+/// Counts a waiting catch-up for as long as it lives.
+struct Pacing<'a>(&'a AtomicUsize);
+
+impl Drop for Pacing<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 impl ConnHandle {
     pub fn new(
         id: u64,
@@ -50,55 +70,75 @@ impl ConnHandle {
     ) -> Self {
         ConnHandle {
             id,
-            tx,
-            too_slow,
-            drained,
+            inner: Arc::new(Inner {
+                tx,
+                too_slow,
+                drained,
+                paced: AtomicUsize::new(0),
+            }),
         }
     }
 
     /// Tells the connection to close as too slow.
     pub fn push_too_slow(&self) {
-        self.too_slow.raise();
+        self.inner.too_slow.raise();
     }
 
     /// Queues a frame without waiting. False when the connection is gone or too slow (then it is
     /// told to close): the caller drops it. Once a connection is too slow nothing more is queued
     /// for it, so that what it still receives before the close has no hole.
     pub fn push(&self, frame: Frame) -> bool {
-        if self.too_slow.is_raised() {
+        let inner = &*self.inner;
+        if inner.too_slow.is_raised() {
             return false;
         }
-        match self.tx.try_send(frame) {
+        match inner.tx.try_send(frame) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
-                self.too_slow.raise();
+                inner.too_slow.raise();
                 false
             }
             Err(mpsc::error::TrySendError::Closed(_)) => false,
         }
     }
 
+    /// Called by the connection's writer after each write: wakes the catch-ups waiting for room,
+    /// if any. The writer took the frames out of the queue before writing them, so a catch-up
+    /// that counted itself in after this check sees that room when it looks.
+    pub(crate) fn wrote(&self) {
+        // Orders the queue's freed places (taken before the write) before the count's load,
+        // against the catch-up's count before its look at the queue.
+        fence(Ordering::SeqCst);
+        if self.inner.paced.load(Ordering::Relaxed) > 0 {
+            self.inner.drained.notify_waiters();
+        }
+    }
+
     /// Free places in the queue that a catch-up leaves to live frames (replies, the diffs of
     /// other matches): a quarter of the queue.
     fn headroom(&self) -> usize {
-        self.tx.max_capacity().div_ceil(4)
+        self.inner.tx.max_capacity().div_ceil(4)
     }
 
     /// How many frames may be queued at once now without eating into the headroom.
     pub(crate) fn room(&self) -> usize {
-        self.tx.capacity().saturating_sub(self.headroom())
+        self.inner.tx.capacity().saturating_sub(self.headroom())
     }
 
     /// Queues a catch-up frame as the queue drains: waits while the queue is fuller than its
     /// headroom allows. A client that reads nothing for `patience` is too slow (and told so).
     /// False when the frame was not queued.
     pub(crate) async fn push_paced(&self, frame: Frame, patience: Duration) -> bool {
+        let inner = &*self.inner;
         loop {
-            if self.too_slow.is_raised() || self.tx.is_closed() {
+            if inner.too_slow.is_raised() || inner.tx.is_closed() {
                 return false;
             }
-            // Registered before the check, so that a drain between the two is not missed.
-            let drained = self.drained.notified();
+            // Counted, then registered, then the check: a drain between any two is not missed.
+            inner.paced.fetch_add(1, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            let _pacing = Pacing(&inner.paced);
+            let drained = inner.drained.notified();
             tokio::pin!(drained);
             drained.as_mut().enable();
             if self.room() > 0 {
@@ -106,7 +146,7 @@ impl ConnHandle {
             }
             if tokio::time::timeout(patience, drained).await.is_err() {
                 debug!("catch-up: the client read nothing in time");
-                self.too_slow.raise();
+                inner.too_slow.raise();
                 return false;
             }
         }

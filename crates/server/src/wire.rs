@@ -1,37 +1,40 @@
 //! Encoding server messages into frames, once for any number of receivers.
 
-use bytes::Bytes;
+use axum::extract::ws::Utf8Bytes;
 use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage};
-use std::io::Write as _;
+use std::fmt::Write as _;
 use tracing::error;
 use uuid::Uuid;
 
 /// One encoded server message: UTF-8 JSON text, cheap to clone (shared bytes). The connection's
 /// writer turns it into a WebSocket text message; match actors never see the socket's types.
+///
+/// The bytes are kept as the socket layer's UTF-8 type, built from `String`s: the text message
+/// is the frame itself, without checking its UTF-8 again for every receiver.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame(Bytes);
+pub struct Frame(Utf8Bytes);
 
 impl Frame {
     pub fn from_static(s: &'static str) -> Self {
-        Frame(Bytes::from_static(s.as_bytes()))
+        Frame(Utf8Bytes::from_static(s))
     }
 
     /// The frame's text.
     pub fn as_str(&self) -> &str {
-        // Built only from `String`s, `&str`s and JSON written by serde_json, so always UTF-8.
-        std::str::from_utf8(&self.0).unwrap_or_default()
+        self.0.as_str()
     }
 
     /// The frame's length in bytes.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.as_str().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.as_str().is_empty()
     }
 
-    pub fn into_bytes(self) -> Bytes {
+    /// The frame as the text of a WebSocket message (shared, not copied).
+    pub fn into_text(self) -> Utf8Bytes {
         self.0
     }
 }
@@ -41,7 +44,7 @@ impl From<String> for Frame {
     /// a frame kept in a match's window holds its length, not up to twice that.
     fn from(mut s: String) -> Self {
         s.shrink_to_fit();
-        Frame(Bytes::from(s))
+        Frame(Utf8Bytes::from(s))
     }
 }
 
@@ -69,33 +72,62 @@ pub fn error_frame(code: ErrorCode, id: Option<String>, message: impl Into<Strin
 /// arrays): the bytes of `frame(&ServerMessage::Diff { .. })` without serializing the events and
 /// the patch a second time.
 pub fn diff_frame(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> Frame {
-    let mut out = Vec::with_capacity(96 + events.len() + patch.len());
-    out.extend_from_slice(br#"{"type":"diff","match_id":""#);
+    let mut out = String::with_capacity(96 + events.len() + patch.len());
+    out.push_str(r#"{"type":"diff","match_id":""#);
     push_uuid(&mut out, match_id);
+    // Into a `String` `write!` cannot fail.
     let _ = write!(out, r#"","seq":{seq},"events":"#);
-    out.extend_from_slice(events.as_bytes());
-    out.extend_from_slice(br#","patch":"#);
-    out.extend_from_slice(patch.as_bytes());
-    out.push(b'}');
-    Frame(Bytes::from(out))
+    out.push_str(events);
+    out.push_str(r#","patch":"#);
+    out.push_str(patch);
+    out.push('}');
+    Frame(Utf8Bytes::from(out))
 }
 
 /// The `ack` frame, written directly: the bytes of `frame(&ServerMessage::Ack { .. })`.
 pub fn ack_frame(id: &str, match_id: Uuid, seq: Seq) -> Frame {
-    let mut out = Vec::with_capacity(80 + id.len());
-    out.extend_from_slice(br#"{"type":"ack","id":"#);
-    // Into a `Vec` serde_json cannot fail on a `&str`; it escapes exactly as `frame` would.
-    let _ = serde_json::to_writer(&mut out, id);
-    out.extend_from_slice(br#","match_id":""#);
+    let mut out = String::with_capacity(80 + id.len());
+    out.push_str(r#"{"type":"ack","id":"#);
+    push_json_str(&mut out, id);
+    out.push_str(r#","match_id":""#);
     push_uuid(&mut out, match_id);
     let _ = write!(out, r#"","seq":{seq}}}"#);
-    Frame(Bytes::from(out))
+    Frame(Utf8Bytes::from(out))
+}
+
+/// A JSON string as serde_json writes it (the same escapes: `"`, `\\`, and control characters,
+/// `\b \f \n \r \t` by name, the others as `\u00XX`; everything else as is).
+fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
 }
 
 /// A uuid as serde writes it: lower-case, hyphenated.
-fn push_uuid(out: &mut Vec<u8>, id: Uuid) {
+fn push_uuid(out: &mut String, id: Uuid) {
     let mut buf = Uuid::encode_buffer();
-    out.extend_from_slice(id.hyphenated().encode_lower(&mut buf).as_bytes());
+    out.push_str(id.hyphenated().encode_lower(&mut buf));
 }
 
 #[cfg(test)]
