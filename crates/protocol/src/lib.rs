@@ -883,14 +883,14 @@ fn recover_id(text: &str) -> Option<String> {
 /// unread; the message's own types have checked them.
 #[derive(Deserialize)]
 struct SquaresProbe {
-    #[serde(default)]
-    command: Option<CommandSquares>,
+    #[serde(default, rename = "command")]
+    _command: Option<CommandSquares>,
 }
 
 #[derive(Deserialize)]
 struct CommandSquares {
-    #[serde(default)]
-    pos: Option<StrictSquare>,
+    #[serde(default, rename = "pos")]
+    _pos: Option<StrictSquare>,
 }
 
 #[derive(Deserialize)]
