@@ -884,7 +884,7 @@ async fn diverging_replay_marks_the_match_broken(db: &TestDb) {
 
 /// The store writes a batch in one transaction: a batch with one bad record stores nothing.
 async fn store_batches_are_atomic(db: &TestDb) {
-    use server::store::{CommandRow, MatchRow, MatchStatus, SeatRow, Store};
+    use server::store::{Append, CommandRow, MatchRow, MatchStatus, SeatRow, Store};
     let config = db.config();
     let store = Store::open(config.store.url(), &config.store.data_dir)
         .await
@@ -1004,6 +1004,65 @@ async fn store_batches_are_atomic(db: &TestDb) {
         assert_eq!(t.await.expect("task"), i != 7, "append {i}");
         let stored = store.commands(ids[i], 0).await.expect("read").len();
         assert_eq!(stored, if i == 7 { 0 } else { 2 }, "match {i}");
+    }
+
+    // A large group with every mix of records (none to three), status and wake time (SQLite
+    // writes a large group as chunks of fixed texts): each append is stored as written.
+    let mut ids = Vec::new();
+    for i in 0..90u8 {
+        let mid = uuid::Uuid::new_v4();
+        let m = MatchRow {
+            id: mid,
+            wake_at: Some(5),
+            ..row.clone()
+        };
+        store
+            .create_match(&m, &[seat(0, &format!("w{i}-{mid}"))])
+            .await
+            .expect("create");
+        ids.push(mid);
+    }
+    let records = move |i: u8| -> Vec<CommandRow> {
+        (1..=u64::from(i % 4))
+            .map(|s| rec(s, &format!("m{s}")))
+            .collect()
+    };
+    let status = |i: u8| i.is_multiple_of(3).then_some(MatchStatus::Finished);
+    let wake = |i: u8| match i % 5 {
+        1 => Some(Some(1000 + i64::from(i))),
+        2 => Some(None),
+        _ => None,
+    };
+    let mut tasks = Vec::new();
+    for (i, mid) in ids.iter().copied().enumerate() {
+        let store = store.clone();
+        let i = i as u8;
+        tasks.push(tokio::spawn(async move {
+            let records = records(i);
+            let append = Append {
+                records: &records,
+                status: status(i),
+                wake: wake(i),
+            };
+            store.write(mid, append).await
+        }));
+    }
+    for (i, t) in tasks.into_iter().enumerate() {
+        t.await.expect("task").expect("write");
+        let i = i as u8;
+        let stored = store.commands(ids[usize::from(i)], 0).await.expect("read");
+        let keys = |rows: &[CommandRow]| -> Vec<(u64, String)> {
+            rows.iter().map(|r| (r.seq, r.command_id.clone())).collect()
+        };
+        assert_eq!(keys(&stored), keys(&records(i)), "match {i}: records");
+        let m = store
+            .load_match(ids[usize::from(i)])
+            .await
+            .expect("load")
+            .expect("match");
+        let expect_status = status(i).unwrap_or(MatchStatus::Active);
+        assert_eq!(m.status, expect_status, "match {i}: status");
+        assert_eq!(m.wake_at, wake(i).unwrap_or(Some(5)), "match {i}: wake");
     }
     store.close().await;
 }
