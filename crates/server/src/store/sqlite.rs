@@ -28,8 +28,8 @@ static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sq
 const MAX_GROUP: usize = 256;
 
 /// Statement texts the writing connection keeps prepared (sqlx's default is 100): the group
-/// commit's 28 fixed texts ([`GroupTexts`]) and the other writes' single statements.
-const WRITE_STATEMENT_CACHE: usize = 48;
+/// commit's 48 fixed texts ([`GroupTexts`]) and the other writes' single statements.
+const WRITE_STATEMENT_CACHE: usize = 64;
 
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -105,7 +105,7 @@ impl SqliteStore {
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
         // sqlx keeps each text prepared, one statement per statement of the text. The group
-        // commit uses a fixed set of texts whatever the groups' sizes (`GroupTexts`, 225
+        // commit uses a fixed set of texts whatever the groups' sizes (`GroupTexts`, 451
         // statements at most), so the cache holds them all and the memory stays bounded.
         let write = SqlitePoolOptions::new()
             .max_connections(1)
@@ -308,42 +308,59 @@ const BEGIN: &str = "BEGIN IMMEDIATE;";
 const COMMIT: &str = "COMMIT;";
 
 /// A group of at most this many rows and no update is written as one text (`BEGIN IMMEDIATE;`,
-/// its `INSERT`s, `COMMIT;`) in one call: the small groups of a lightly loaded server keep one
-/// call into the connection per group, and these few texts stay prepared.
-const WHOLE_MAX: usize = 8;
+/// its `INSERT`s, `COMMIT;`) in one call: the groups of a lightly loaded server keep one call
+/// into the connection per group (each call waits for the connection's thread to be woken and
+/// scheduled, which on a busy machine is the group's latency), and these texts stay prepared.
+const WHOLE_MAX: usize = 16;
 
 /// The largest chunk of a larger group: its rows go in chunks of 32, 16, …, 1 statements.
 const CHUNK_MAX: usize = 32;
 
-/// Every statement text the group commit uses. A group's batch of one text per group size and
-/// update mix missed the prepared statements' cache at any load (≈ 3 % of the server's CPU in
-/// `sqlite3_prepare` at M = 100); these texts are few and fixed, so they stay prepared: a group
-/// of `n` rows is `whole[n]` when small, else the chunks of `n`'s binary digits (at most 32
-/// rows each, the first with the `BEGIN`), then its updates in chunks alike, then `COMMIT`.
-/// Memory: 36 + 3 × 63 prepared statements at most, whatever the group sizes.
-struct GroupTexts {
-    /// `whole[n]`: `BEGIN IMMEDIATE;`, `n` inserts, `COMMIT;` (index 0 unused).
-    whole: Vec<String>,
-    /// `begin_inserts[k]`: `BEGIN IMMEDIATE;` and 2^k inserts.
-    begin_inserts: Vec<String>,
-    /// `inserts[k]`: 2^k inserts.
-    inserts: Vec<String>,
-    /// `updates[k]`: 2^k updates.
-    updates: Vec<String>,
-}
-
 /// log2 of `CHUNK_MAX`.
 const CHUNK_BITS: u32 = CHUNK_MAX.trailing_zeros();
 
+/// Every statement text the group commit uses. A group's batch of one text per group size and
+/// update mix missed the prepared statements' cache at any load (≈ 6 % of the server's CPU in
+/// `sqlite3_prepare` at M = 100); these texts are few and fixed, so they stay prepared: a group
+/// of `n` rows is `whole[n]` when small, else the chunks of `n` (full chunks of 32, then the
+/// rest's binary digits, the first chunk with the `BEGIN`), then its updates in chunks alike,
+/// the last chunk with the `COMMIT`: two or three calls for most groups. Memory: 136 + 5 × 63
+/// prepared statements at most, whatever the group sizes.
+struct GroupTexts {
+    /// `whole[n]`: `BEGIN IMMEDIATE;`, `n` inserts, `COMMIT;` (index 0 unused).
+    whole: Vec<String>,
+    /// `inserts[first][last][k]`: 2^k inserts, after `BEGIN IMMEDIATE;` if `first`, before
+    /// `COMMIT;` if `last` (not both: that group is a `whole` one or ends with a lone `COMMIT`).
+    inserts: [[Vec<String>; 2]; 2],
+    /// `updates[last][k]`: 2^k updates, before `COMMIT;` if `last`.
+    updates: [Vec<String>; 2],
+}
+
 static GROUP_TEXTS: std::sync::LazyLock<GroupTexts> = std::sync::LazyLock::new(|| {
-    let chunk = |prefix: &str, stmt: &str, k: u32| prefix.to_string() + &stmt.repeat(1 << k);
+    let family = |first: bool, stmt: &str, last: bool| -> Vec<String> {
+        (0..=CHUNK_BITS)
+            .map(|k| {
+                let mut text = String::new();
+                if first {
+                    text.push_str(BEGIN);
+                }
+                text.push_str(&stmt.repeat(1 << k));
+                if last {
+                    text.push_str(COMMIT);
+                }
+                text
+            })
+            .collect()
+    };
     GroupTexts {
         whole: (0..=WHOLE_MAX)
             .map(|n| format!("{BEGIN}{}{COMMIT}", INSERT.repeat(n)))
             .collect(),
-        begin_inserts: (0..=CHUNK_BITS).map(|k| chunk(BEGIN, INSERT, k)).collect(),
-        inserts: (0..=CHUNK_BITS).map(|k| chunk("", INSERT, k)).collect(),
-        updates: (0..=CHUNK_BITS).map(|k| chunk("", UPDATE, k)).collect(),
+        inserts: [
+            [family(false, INSERT, false), family(false, INSERT, true)],
+            [family(true, INSERT, false), Vec::new()],
+        ],
+        updates: [family(false, UPDATE, false), family(false, UPDATE, true)],
     }
 });
 
@@ -354,6 +371,43 @@ fn chunks(n: usize) -> impl Iterator<Item = u32> {
     let rest = n % CHUNK_MAX;
     std::iter::repeat_n(CHUNK_BITS, full)
         .chain((0..CHUNK_BITS).rev().filter(move |k| rest & (1 << k) != 0))
+}
+
+/// One call of a chunked group: what it holds and which fixed text it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    /// 2^k inserts; `first`: with the `BEGIN`, `last`: with the `COMMIT`.
+    Inserts { k: u32, first: bool, last: bool },
+    /// 2^k updates; `last`: with the `COMMIT`.
+    Updates { k: u32, last: bool },
+    /// A lone `BEGIN IMMEDIATE` (a group of updates only).
+    Begin,
+    /// A lone `COMMIT` (a group of one chunk of inserts and no update).
+    Commit,
+}
+
+/// The calls of a group of `rows` rows and `updates` updates, written in chunks.
+fn plan(rows: usize, updates: usize) -> Vec<Call> {
+    let mut calls: Vec<Call> = chunks(rows)
+        .map(|k| Call::Inserts {
+            k,
+            first: false,
+            last: false,
+        })
+        .chain(chunks(updates).map(|k| Call::Updates { k, last: false }))
+        .collect();
+    match calls.first_mut() {
+        Some(Call::Inserts { first, .. }) => *first = true,
+        _ => calls.insert(0, Call::Begin),
+    }
+    match calls.last_mut() {
+        Some(Call::Inserts {
+            first: false, last, ..
+        })
+        | Some(Call::Updates { last, .. }) => *last = true,
+        _ => calls.push(Call::Commit),
+    }
+    calls
 }
 
 /// One row's parameters, in `INSERT`'s order.
@@ -398,41 +452,38 @@ async fn write_group_at_once(
         q.execute(&mut *conn).await?;
         return Ok(());
     }
-    let mut begun = false;
-    let mut rest = rows.as_slice();
-    for k in chunks(rows.len()) {
-        let (chunk, tail) = rest.split_at(1 << k);
-        rest = tail;
-        let text = match begun {
-            false => &texts.begin_inserts[k as usize],
-            true => &texts.inserts[k as usize],
+    let (mut rows, mut updates) = (rows.as_slice(), updates.as_slice());
+    for call in plan(rows.len(), updates.len()) {
+        let q = match call {
+            Call::Inserts { k, first, last } => {
+                let (chunk, rest) = rows.split_at(1 << k);
+                rows = rest;
+                let text = &texts.inserts[usize::from(first)][usize::from(last)][k as usize];
+                let mut q = sqlx::query(text.as_str());
+                for &(id, r) in chunk {
+                    q = bind_row(q, id, r);
+                }
+                q
+            }
+            Call::Updates { k, last } => {
+                let (chunk, rest) = updates.split_at(1 << k);
+                updates = rest;
+                let mut q = sqlx::query(texts.updates[usize::from(last)][k as usize].as_str());
+                for req in chunk {
+                    q = q
+                        .bind(req.status.map(|s| s.as_str()))
+                        .bind(req.status.map(|_| now))
+                        .bind(req.wake.is_some())
+                        .bind(req.wake.flatten())
+                        .bind(req.id.to_string());
+                }
+                q
+            }
+            Call::Begin => sqlx::query(BEGIN),
+            Call::Commit => sqlx::query(COMMIT),
         };
-        begun = true;
-        let mut q = sqlx::query(text.as_str());
-        for &(id, r) in chunk {
-            q = bind_row(q, id, r);
-        }
         q.execute(&mut *conn).await?;
     }
-    if !begun {
-        sqlx::query(BEGIN).execute(&mut *conn).await?;
-    }
-    let mut rest = updates.as_slice();
-    for k in chunks(updates.len()) {
-        let (chunk, tail) = rest.split_at(1 << k);
-        rest = tail;
-        let mut q = sqlx::query(texts.updates[k as usize].as_str());
-        for req in chunk {
-            q = q
-                .bind(req.status.map(|s| s.as_str()))
-                .bind(req.status.map(|_| now))
-                .bind(req.wake.is_some())
-                .bind(req.wake.flatten())
-                .bind(req.id.to_string());
-        }
-        q.execute(&mut *conn).await?;
-    }
-    sqlx::query(COMMIT).execute(&mut *conn).await?;
     Ok(())
 }
 
@@ -827,11 +878,6 @@ mod tests {
                 sizes.len() <= n / CHUNK_MAX + CHUNK_BITS as usize,
                 "{n}: {sizes:?}"
             );
-            for k in chunks(n) {
-                assert_eq!(texts.inserts[k as usize].matches("INSERT").count(), 1 << k);
-                assert_eq!(texts.updates[k as usize].matches("UPDATE").count(), 1 << k);
-                assert!(texts.begin_inserts[k as usize].starts_with(BEGIN));
-            }
         }
         for n in 1..=WHOLE_MAX {
             let whole = &texts.whole[n];
@@ -839,12 +885,46 @@ mod tests {
             assert_eq!(whole.matches("INSERT").count(), n);
         }
         let all = texts.whole.len() - 1
-            + texts.begin_inserts.len()
-            + texts.inserts.len()
-            + texts.updates.len()
+            + texts.inserts.iter().flatten().map(Vec::len).sum::<usize>()
+            + texts.updates.iter().map(Vec::len).sum::<usize>()
             + 2;
         // The cache keeps them all, and room for the other writes' texts.
-        assert_eq!(all, 28);
+        assert_eq!(all, 48);
         assert!(all + 16 <= WRITE_STATEMENT_CACHE, "{all} texts");
+    }
+
+    /// Each plan is one transaction: one `BEGIN` first, one `COMMIT` last, every row and update
+    /// once, in order, each call a text that exists.
+    #[test]
+    fn a_plan_begins_once_commits_once_and_covers_the_group() {
+        let texts = &*GROUP_TEXTS;
+        for rows in 0..=2 * MAX_GROUP {
+            for updates in [0, 1, 2, 3, 7, 40, 77, MAX_GROUP] {
+                if rows == 0 && updates == 0 {
+                    continue;
+                }
+                let calls = plan(rows, updates);
+                let mut sql = String::new();
+                for call in &calls {
+                    sql.push_str(match *call {
+                        Call::Inserts { k, first, last } => {
+                            &texts.inserts[usize::from(first)][usize::from(last)][k as usize]
+                        }
+                        Call::Updates { k, last } => &texts.updates[usize::from(last)][k as usize],
+                        Call::Begin => BEGIN,
+                        Call::Commit => COMMIT,
+                    });
+                }
+                let why = format!("{rows} rows, {updates} updates: {calls:?}");
+                assert!(sql.starts_with(BEGIN) && sql.ends_with(COMMIT), "{why}");
+                assert_eq!(sql.matches("BEGIN").count(), 1, "{why}");
+                assert_eq!(sql.matches("COMMIT").count(), 1, "{why}");
+                assert_eq!(sql.matches("INSERT").count(), rows, "{why}");
+                assert_eq!(sql.matches("UPDATE").count(), updates, "{why}");
+                let last_insert = sql.rfind("INSERT").unwrap_or(0);
+                assert!(sql.find("UPDATE").is_none_or(|u| u > last_insert), "{why}");
+            }
+        }
+        assert_eq!(plan(20, 0).len(), 2, "16 + 4 rows, the COMMIT with the 4");
     }
 }
