@@ -19,6 +19,7 @@ mod limits;
 mod lobby;
 mod messages;
 mod metrics;
+mod migrations;
 mod openapi;
 mod outside;
 mod suites;

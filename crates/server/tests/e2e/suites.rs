@@ -13,6 +13,7 @@ on_both_stores!(
     bad_input_gets_typed_errors_and_the_match_goes_on,
     dropped_client_resumes_without_gap_or_repeat,
     restart_graceful_and_abrupt_loses_no_acknowledged_move,
+    a_command_id_repeated_after_a_restart_is_answered_not_stored,
     slow_and_silent_clients_are_dropped_without_slowing_the_match,
     http_api,
     pipelined_commands_are_answered_in_order,
@@ -449,6 +450,71 @@ async fn restart_graceful_and_abrupt_loses_no_acknowledged_move(db: &TestDb) {
     server.stop().await;
 }
 
+/// A command id re-sent after a restart (graceful, then abrupt) gets its first ack and seq, and
+/// nothing more is stored: the store no longer refuses a repeated id (migration 0010), the
+/// actor's dedupe, rebuilt from the store on each load, does.
+async fn a_command_id_repeated_after_a_restart_is_answered_not_stored(db: &TestDb) {
+    let config = db.config();
+    let mut server = TestServer::start(config.clone());
+    let created = create(&server, 2).await;
+    let id = created.match_id;
+    let tokens = seat_tokens(&created);
+    let mut seats = join_seats(&server, &created).await;
+    let mut rng = Rng::new(0x5eed_0010);
+    assert_eq!(play(&mut seats, &mut [], &mut rng, 6).await, 6);
+
+    // One more move whose command we keep, to send it again word for word.
+    let (player, cmd) = pick_move(&seats[0].view(), &mut rng).expect("a move");
+    let p = usize::from(player);
+    let cid = seats[p].new_id();
+    let out = seats[p].command(&cid, cmd.clone()).await;
+    assert!(
+        matches!(out, CommandOutcome::Accepted { seq: 7, .. }),
+        "{out:?}"
+    );
+    for f in seats.iter_mut() {
+        f.sync_to(7).await;
+    }
+    let (old_id, old_seq) = seats[0].acks[0].clone();
+
+    for abrupt in [false, true] {
+        if abrupt {
+            server.kill().await;
+        } else {
+            server.stop().await;
+        }
+        server = TestServer::start(config.clone());
+        for (i, f) in seats.iter_mut().enumerate() {
+            f.reconnect(&server, Some(&tokens[i])).await;
+        }
+        let out = seats[p].command(&cid, cmd.clone()).await;
+        assert!(
+            matches!(out, CommandOutcome::Accepted { seq: 7, .. }),
+            "abrupt {abrupt}: {out:?}"
+        );
+        // An older id, with another command: still its first answer.
+        let out = seats[0].command(&old_id, Command::Pass {}).await;
+        assert!(
+            matches!(out, CommandOutcome::Accepted { seq, .. } if seq == old_seq),
+            "abrupt {abrupt}: {out:?}"
+        );
+        let (seq, _) = server_view(&server, id).await;
+        assert_eq!(seq, 7, "abrupt {abrupt}: nothing was applied again");
+        let log = admin_log(&server, id).await;
+        let seqs: Vec<u64> = log["commands"]
+            .as_array()
+            .expect("commands")
+            .iter()
+            .filter_map(|c| c["seq"].as_u64())
+            .collect();
+        assert_eq!(seqs, (1..=7).collect::<Vec<_>>(), "abrupt {abrupt}");
+    }
+    // Play goes on from seq 8.
+    assert_eq!(play(&mut seats, &mut [], &mut rng, 2).await, 2);
+    assert_eq!(seats[0].seq(), Some(9));
+    server.stop().await;
+}
+
 /// A raw socket with a tiny receive buffer (so that the kernel cannot absorb what the server
 /// sends), which asks for snapshot after snapshot and reads none of them.
 async fn hostile_reader(
@@ -818,7 +884,7 @@ async fn diverging_replay_marks_the_match_broken(db: &TestDb) {
 
 /// The store writes a batch in one transaction: a batch with one bad record stores nothing.
 async fn store_batches_are_atomic(db: &TestDb) {
-    use server::store::{CommandRow, MatchRow, MatchStatus, SeatRow, Store};
+    use server::store::{Append, CommandRow, MatchRow, MatchStatus, SeatRow, Store};
     let config = db.config();
     let store = Store::open(config.store.url(), &config.store.data_dir)
         .await
@@ -871,10 +937,10 @@ async fn store_batches_are_atomic(db: &TestDb) {
         )),
         created_at: chrono::Utc::now(),
     };
-    // Same (match, seat, command id) twice: the whole batch fails.
+    // Same seq twice in one batch: the whole batch fails.
     assert!(
         store
-            .append(id, &[rec(1, "a"), rec(2, "a")], None)
+            .append(id, &[rec(1, "a"), rec(1, "b")], None)
             .await
             .is_err()
     );
@@ -885,8 +951,14 @@ async fn store_batches_are_atomic(db: &TestDb) {
         .expect("append");
     // The same seq twice is refused.
     assert!(store.append(id, &[rec(2, "c")], None).await.is_err());
+    // A repeated command id is not the store's to refuse (migration 0010): the match's actor
+    // answers it from its dedupe before anything reaches the store.
+    store
+        .append(id, &[rec(3, "a")], None)
+        .await
+        .expect("a repeated command id at a new seq");
     let got = store.commands(id, 1).await.expect("read");
-    assert_eq!(got.iter().map(|r| r.seq).collect::<Vec<_>>(), [2]);
+    assert_eq!(got.iter().map(|r| r.seq).collect::<Vec<_>>(), [2, 3]);
     let patch: serde_json::Value =
         serde_json::from_str(got[0].patch.as_deref().expect("patch")).expect("json");
     assert_eq!(patch[0]["value"], 2, "the patch is stored as sent");
@@ -920,7 +992,7 @@ async fn store_batches_are_atomic(db: &TestDb) {
     for (i, mid) in ids.iter().copied().enumerate() {
         let store = store.clone();
         let records = if i == 7 {
-            vec![rec(1, "dup"), rec(2, "dup")]
+            vec![rec(1, "x"), rec(1, "y")]
         } else {
             vec![rec(1, "x"), rec(2, "y")]
         };
@@ -932,6 +1004,65 @@ async fn store_batches_are_atomic(db: &TestDb) {
         assert_eq!(t.await.expect("task"), i != 7, "append {i}");
         let stored = store.commands(ids[i], 0).await.expect("read").len();
         assert_eq!(stored, if i == 7 { 0 } else { 2 }, "match {i}");
+    }
+
+    // A large group with every mix of records (none to three), status and wake time (SQLite
+    // writes a large group as chunks of fixed texts): each append is stored as written.
+    let mut ids = Vec::new();
+    for i in 0..90u8 {
+        let mid = uuid::Uuid::new_v4();
+        let m = MatchRow {
+            id: mid,
+            wake_at: Some(5),
+            ..row.clone()
+        };
+        store
+            .create_match(&m, &[seat(0, &format!("w{i}-{mid}"))])
+            .await
+            .expect("create");
+        ids.push(mid);
+    }
+    let records = move |i: u8| -> Vec<CommandRow> {
+        (1..=u64::from(i % 4))
+            .map(|s| rec(s, &format!("m{s}")))
+            .collect()
+    };
+    let status = |i: u8| i.is_multiple_of(3).then_some(MatchStatus::Finished);
+    let wake = |i: u8| match i % 5 {
+        1 => Some(Some(1000 + i64::from(i))),
+        2 => Some(None),
+        _ => None,
+    };
+    let mut tasks = Vec::new();
+    for (i, mid) in ids.iter().copied().enumerate() {
+        let store = store.clone();
+        let i = i as u8;
+        tasks.push(tokio::spawn(async move {
+            let records = records(i);
+            let append = Append {
+                records: &records,
+                status: status(i),
+                wake: wake(i),
+            };
+            store.write(mid, append).await
+        }));
+    }
+    for (i, t) in tasks.into_iter().enumerate() {
+        t.await.expect("task").expect("write");
+        let i = i as u8;
+        let stored = store.commands(ids[usize::from(i)], 0).await.expect("read");
+        let keys = |rows: &[CommandRow]| -> Vec<(u64, String)> {
+            rows.iter().map(|r| (r.seq, r.command_id.clone())).collect()
+        };
+        assert_eq!(keys(&stored), keys(&records(i)), "match {i}: records");
+        let m = store
+            .load_match(ids[usize::from(i)])
+            .await
+            .expect("load")
+            .expect("match");
+        let expect_status = status(i).unwrap_or(MatchStatus::Active);
+        assert_eq!(m.status, expect_status, "match {i}: status");
+        assert_eq!(m.wake_at, wake(i).unwrap_or(Some(5)), "match {i}: wake");
     }
     store.close().await;
 }

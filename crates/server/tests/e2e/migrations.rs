@@ -1,0 +1,151 @@
+//! Schema upgrades on stored data: a store at an older migration is filled through the store's
+//! own API, then migrated to the latest, and must give back every row as it was.
+
+use crate::common::*;
+use server::store::{CommandRow, MatchRow, MatchStatus, SeatRow, Store};
+use sqlx::Connection as _;
+use sqlx::migrate::Migrator;
+use std::path::Path;
+
+on_both_stores!(migration_0010_keeps_every_command);
+
+/// A migrator of this store's migrations up to `version` only (copied to `dir`).
+async fn migrator_upto(kind: &str, version: i64, dir: &Path) -> Migrator {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../migrations")
+        .join(kind);
+    for entry in std::fs::read_dir(&src).expect("migrations") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).expect("name");
+        let v: i64 = name
+            .split('_')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("version");
+        if v <= version {
+            std::fs::copy(&path, dir.join(name)).expect("copy");
+        }
+    }
+    Migrator::new(dir).await.expect("migrator")
+}
+
+/// Migration 0010 (the UNIQUE (match_id, seat, command_id) constraint dropped; on SQLite the
+/// `commands` table rebuilt): a store with matches and commands at 0009 keeps every row, every
+/// column included, and its primary key; a repeated command id is no longer the store's to refuse.
+async fn migration_0010_keeps_every_command(db: &TestDb) {
+    let config = db.config();
+    let old = tempfile::tempdir().expect("temp dir");
+    let migrator = migrator_upto(db.kind(), 9, old.path()).await;
+    assert_eq!(migrator.iter().count(), 9, "migrations 0001 to 0009");
+    match config.store.url() {
+        Some(url) => {
+            let mut conn = sqlx::PgConnection::connect(url).await.expect("postgres");
+            migrator.run(&mut conn).await.expect("migrate to 0009");
+            conn.close().await.expect("close");
+        }
+        None => {
+            std::fs::create_dir_all(&config.store.data_dir).expect("data dir");
+            let options = sqlx::sqlite::SqliteConnectOptions::new()
+                .filename(config.store.data_dir.join("server.db"))
+                .create_if_missing(true)
+                .foreign_keys(true);
+            let mut conn = sqlx::SqliteConnection::connect_with(&options)
+                .await
+                .expect("sqlite");
+            migrator.run(&mut conn).await.expect("migrate to 0009");
+            conn.close().await.expect("close");
+        }
+    }
+
+    // Filled at 0009 through the store (opened without migrating).
+    let store = match config.store.url() {
+        Some(url) => Store::open_postgres(url).await,
+        None => Store::open_sqlite(&config.store.data_dir.join("server.db")).await,
+    }
+    .expect("open at 0009");
+    let rec = |seq: u64, seat: u8, cid: &str| CommandRow {
+        seq,
+        seat,
+        command_id: cid.into(),
+        command: format!(r#"{{"type":"pass","n":{seq}}}"#),
+        events: format!(r#"[{{"type":"passed","seq":{seq}}}]"#),
+        // Rows from before 0002 have no patch: keep one such row.
+        patch: (seq != 2).then(|| format!(r#"[{{"op":"replace","path":"/turn","value":{seq}}}]"#)),
+        created_at: chrono::DateTime::from_timestamp_micros(1_780_000_000_000_000 + seq as i64)
+            .expect("time"),
+    };
+    let mut ids = Vec::new();
+    for m in 0..3u8 {
+        let id = uuid::Uuid::new_v4();
+        let row = MatchRow {
+            id,
+            setup: r#"{"players":["red","blue"],"seed":7}"#.into(),
+            status: MatchStatus::Active,
+            rules_version: rules::RULES_VERSION.into(),
+            created_at: chrono::Utc::now(),
+            decision_timeout_ms: None,
+            clock: None,
+            wake_at: None,
+        };
+        let seats: Vec<SeatRow> = (0..2)
+            .map(|seat| SeatRow {
+                seat,
+                colour: "red".into(),
+                token_hash: format!("m{m}-s{seat}-{id}"),
+            })
+            .collect();
+        store.create_match(&row, &seats).await.expect("create");
+        let records: Vec<CommandRow> = (1..=5u64)
+            .map(|seq| rec(seq, (seq % 2) as u8, &format!("c{seq}")))
+            .collect();
+        store.append(id, &records, None).await.expect("append");
+        ids.push(id);
+    }
+    let mut before = Vec::new();
+    for id in &ids {
+        before.push(store.commands(*id, 0).await.expect("read"));
+    }
+    assert!(before.iter().all(|rows| rows.len() == 5));
+    // The constraint is still there at 0009.
+    assert!(
+        store
+            .append(ids[0], &[rec(6, 1, "c1")], None)
+            .await
+            .is_err(),
+        "0009 refuses a repeated command id"
+    );
+
+    store.migrate().await.expect("migrate to the latest");
+    for (id, rows) in ids.iter().zip(&before) {
+        assert_eq!(&store.commands(*id, 0).await.expect("read"), rows, "{id}");
+        let m = store.load_match(*id).await.expect("load").expect("match");
+        assert_eq!(m.status, MatchStatus::Active);
+    }
+    assert!(
+        store
+            .seat_for_token(&format!("m1-s1-{}", ids[1]))
+            .await
+            .expect("seat")
+            .is_some()
+    );
+    // The primary key (match_id, seq) still holds; the command id's constraint is gone.
+    assert!(
+        store
+            .append(ids[0], &[rec(5, 1, "again")], None)
+            .await
+            .is_err(),
+        "a stored seq is refused"
+    );
+    store
+        .append(ids[0], &[rec(6, 1, "c1")], None)
+        .await
+        .expect("a repeated command id at a new seq");
+    assert_eq!(store.commands(ids[0], 5).await.expect("read").len(), 1);
+    store.close().await;
+    // Opening it again finds nothing left to migrate.
+    let again = Store::open(config.store.url(), &config.store.data_dir)
+        .await
+        .expect("reopen");
+    assert_eq!(again.commands(ids[2], 0).await.expect("read"), before[2]);
+    again.close().await;
+}
