@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
 # Runs the loadgen for 10 s at each M against a fresh server (a fresh SQLite directory, or a fresh
 # Postgres database on 127.0.0.1:5432) and prints one line per run. Alternate two builds to
-# compare them on a noisy machine:
+# compare them on a noisy machine. On Postgres it also prints the CPU of the `postgres` processes
+# per move (pg_us):
 #   crates/loadgen/bench.sh target/release/server target/release/loadgen sqlite after 2 20 100 1000
 # usage: bench.sh <server-bin> <loadgen-bin> <sqlite|postgres> <label> [M...]
 set -u
 SERVER=$1; LOADGEN=$2; STORE=$3; LABEL=$4; shift 4
 MS=${*:-2 20 100 1000}
 PORT=18400
+# CPU ticks (user + system) of every `postgres` process now: the store's own CPU per move on
+# Postgres (`pg_us`), which the server's figure leaves out. Counts the whole cluster: keep other
+# Postgres work off the machine while measuring.
+pg_ticks() {
+  local t=0 pid f
+  for pid in $(pgrep -x postgres); do
+    f=$(cut -d' ' -f14,15 /proc/$pid/stat 2>/dev/null) || continue
+    t=$((t + ${f% *} + ${f#* }))
+  done
+  echo $t
+}
 for M in $MS; do
   if [ "$STORE" = sqlite ]; then
     D=$(mktemp -d /tmp/bench-XXXX); ARGS="--data-dir $D"
@@ -18,14 +30,18 @@ for M in $MS; do
   RUST_LOG=warn $SERVER --bind 127.0.0.1:$PORT $ARGS --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s > /tmp/bench-server.log 2>&1 &
   SP=$!
   for i in $(seq 1 50); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.2; done
+  PG0=$(pg_ticks)
   OUT=$($LOADGEN --url http://127.0.0.1:$PORT --matches $M --secs 10 --server-pid $SP 2>&1)
-  echo "$OUT" | awk -v l="$LABEL" -v s="$STORE" -v m="$M" '
+  PG1=$(pg_ticks)
+  echo "$OUT" | awk -v l="$LABEL" -v s="$STORE" -v m="$M" -v pg=$((PG1 - PG0)) -v hz=$(getconf CLK_TCK) '
     /moves\/s/ {match($0,/\(([0-9]+) moves\/s\)/,a); mv=a[1]; match($0,/errors ([0-9]+)/,e); err=e[1]}
     /own diff/ {p50=$5; p99=$7}
     /server CPU/ {match($0,/= ([0-9]+) us\/move/,c); cpu=c[1]}
     /loadgen CPU/ {match($0,/= ([0-9]+) us\/move/,c); lcpu=c[1]}
     /load average/ {la=$3}
-    END {printf "%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s loadgen_us=%s load=%s errors=%s\n", l, s, m, mv, p50, p99, cpu, lcpu, la, err}'
+    /^moves / {match($0,/^moves ([0-9]+)/,n); total=n[1]}
+    END {pgus = (s == "postgres" && total > 0) ? sprintf(" pg_us=%d", pg * 1e6 / hz / total) : "";
+         printf "%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s%s loadgen_us=%s load=%s errors=%s\n", l, s, m, mv, p50, p99, cpu, pgus, lcpu, la, err}'
   kill $SP; wait $SP 2>/dev/null
   [ "$STORE" = postgres ] && psql -h 127.0.0.1 -U postgres -d test -qc "drop database $DB" >/dev/null
   [ "$STORE" = sqlite ] && rm -rf $D
