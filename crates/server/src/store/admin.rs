@@ -135,7 +135,7 @@ const SQLITE_LIST: &str = "SELECT m.id, m.setup, m.status, m.rules_version, m.cr
 const PG_LIST: &str = "SELECT m.id, m.setup::text AS setup, m.status, m.rules_version, m.created_at, \
      m.updated_at, \
      COALESCE((SELECT MAX(c.seq) FROM commands c WHERE c.match_id = m.id), 0) AS seq, \
-     CASE WHEN m.status = 'finished' THEN (SELECT c.events::text FROM commands c \
+     CASE WHEN m.status = 'finished' THEN (SELECT c.events FROM commands c \
         WHERE c.match_id = m.id ORDER BY c.seq DESC LIMIT 1) END AS last_events \
      FROM matches m \
      WHERE ($1::uuid IS NULL OR m.id = $1) \

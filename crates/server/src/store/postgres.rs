@@ -1,5 +1,6 @@
-//! The Postgres dialect, used when a database URL is given. JSON columns are `jsonb`, read back
-//! as text.
+//! The Postgres dialect, used when a database URL is given. The commands' JSON columns are text
+//! (written and read whole, never queried inside; migration 0011); the other JSON columns are
+//! `jsonb`, read back as text.
 //!
 //! Appends are group-committed like SQLite's: one transaction per match cost a round trip per
 //! statement and a commit per match, and fell behind SQLite under load. Writer tasks take every
@@ -140,8 +141,7 @@ impl PgStore {
 
     pub async fn commands(&self, id: Uuid, seqs: Seqs) -> Result<Vec<CommandRow>, StoreError> {
         sqlx::query(
-            "SELECT seq, seat, command_id, command::text AS command, events::text AS events, \
-             patch::text AS patch, created_at FROM commands \
+            "SELECT seq, seat, command_id, command, events, patch, created_at FROM commands \
              WHERE match_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq",
         )
         .bind(id)
@@ -299,7 +299,7 @@ async fn write_group(pool: &PgPool, group: &[WriteReq]) -> Result<(), StoreError
         "WITH inserted AS ( \
            INSERT INTO commands \
            (match_id, seq, seat, command_id, command, events, patch, created_at) \
-           SELECT m, s, st, ci, c::jsonb, e::jsonb, p::jsonb, t \
+           SELECT m, s, st, ci, c, e, p, t \
            FROM UNNEST($1::uuid[], $2::bigint[], $3::smallint[], $4::text[], $5::text[], \
                        $6::text[], $7::text[], $8::timestamptz[]) \
                 AS u(m, s, st, ci, c, e, p, t) \
@@ -337,7 +337,7 @@ async fn append_one(pool: &PgPool, req: &WriteReq) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO commands \
              (match_id, seq, seat, command_id, command, events, patch, created_at) \
-             VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, $8)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(req.id)
         .bind(seq_to_db(r.seq))
