@@ -1220,7 +1220,7 @@ impl Game {
         let map = self.board.map()?;
         let chips = self.modules.chips.as_ref();
         Some(Box::new(crate::view::MapView {
-            info: map.info(),
+            info: map.shared_info(),
             chips: chips.map_or_else(Vec::new, |c| c.lying().collect()),
             hands: chips.map_or_else(Vec::new, |c| {
                 (0..self.players.len())

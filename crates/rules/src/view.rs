@@ -83,7 +83,9 @@ pub struct PawnsView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MapView {
-    pub info: crate::maps::MapInfo,
+    // Shared by every view of the matches on this map (`Map::shared_info`): not a doc comment,
+    // which would be the schema's description.
+    pub info: std::sync::Arc<crate::maps::MapInfo>,
     /// Squares where a chip lies face down: only "a chip lies here", never its face (P7, B9).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chips: Vec<Pos>,
