@@ -928,7 +928,7 @@ fn decision(value: &serde_json::Value) -> Result<Decision, serde_json::Error> {
     #[derive(serde::Deserialize)]
     struct PlaceTile {
         player: rules::PlayerId,
-        tile: String,
+        tile: rules::Key,
         placements: Vec<rules::Placement>,
     }
     if value.get("type").and_then(|t| t.as_str()) == Some("place_tile") {

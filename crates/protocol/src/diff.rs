@@ -61,7 +61,7 @@ pub fn match_view_patch_json_touched(
 pub struct PatchWriter {
     path: String,
     values: ValueWriter,
-    keys: Vec<String>,
+    keys: Vec<rules::Key>,
 }
 
 impl PatchWriter {
@@ -235,7 +235,7 @@ struct Differ<'t, S> {
     /// The only squares of the board that may differ, when the caller knows them.
     board_touched: Option<&'t [Pos]>,
     /// The touched squares' keys (kept by a [`PatchWriter`]).
-    keys: Vec<String>,
+    keys: Vec<rules::Key>,
 }
 
 /// Appends `/segment` to a JSON pointer, escaped (RFC 6901: `~` → `~0`, `/` → `~1`).
@@ -402,8 +402,8 @@ impl<S: Sink> Differ<'_, S> {
     fn map<V: PartialEq + Serialize>(
         &mut self,
         key: &str,
-        old: &BTreeMap<String, V>,
-        new: &BTreeMap<String, V>,
+        old: &BTreeMap<rules::Key, V>,
+        new: &BTreeMap<rules::Key, V>,
     ) -> Res {
         self.at(key, |d| {
             // One key comparison per step (most steps: the same key on both sides).
@@ -446,22 +446,14 @@ impl<S: Sink> Differ<'_, S> {
     fn map_touched<V: PartialEq + Serialize>(
         &mut self,
         key: &str,
-        old: &BTreeMap<String, V>,
-        new: &BTreeMap<String, V>,
+        old: &BTreeMap<rules::Key, V>,
+        new: &BTreeMap<rules::Key, V>,
         touched: &[Pos],
     ) -> Res {
-        // The keys' strings are kept from one patch to the next: refilled in place.
+        // The keys' vector is kept from one patch to the next (a key is inline: no allocation).
         let mut keys = std::mem::take(&mut self.keys);
-        keys.truncate(touched.len());
-        for (i, p) in touched.iter().enumerate() {
-            match keys.get_mut(i) {
-                Some(k) => {
-                    k.clear();
-                    p.write_key(k);
-                }
-                None => keys.push(p.key()),
-            }
-        }
+        keys.clear();
+        keys.extend(touched.iter().map(|p| p.key()));
         let live = &mut keys[..touched.len()];
         live.sort_unstable();
         let r = self.at(key, |d| {
@@ -550,7 +542,10 @@ impl<S: Sink> Differ<'_, S> {
 
     fn map_view(&mut self, old: &MapView, new: &MapView) -> Res {
         let MapView { info, chips, hands } = new;
-        self.scalar("info", &old.info, info)?;
+        // The printed map never changes: the same shared one on both sides is not compared.
+        if !std::sync::Arc::ptr_eq(&old.info, info) {
+            self.scalar("info", &old.info, info)?;
+        }
         self.omissible("chips", &old.chips, chips, Vec::is_empty)?;
         self.omissible("hands", &old.hands, hands, Vec::is_empty)
     }
@@ -597,14 +592,14 @@ mod tests {
     #[test]
     fn maps_yield_one_op_per_changed_key() -> Res {
         let old = BTreeMap::from([
-            ("a".to_owned(), 1),
-            ("b".to_owned(), 2),
-            ("c".to_owned(), 3),
+            (rules::Key::from("a"), 1),
+            (rules::Key::from("b"), 2),
+            (rules::Key::from("c"), 3),
         ]);
         let new = BTreeMap::from([
-            ("b".to_owned(), 5),
-            ("c".to_owned(), 3),
-            ("d".to_owned(), 4),
+            (rules::Key::from("b"), 5),
+            (rules::Key::from("c"), 3),
+            (rules::Key::from("d"), 4),
         ]);
         let mut d = Differ::new(Vec::new());
         d.map("pile", &old, &new)?;

@@ -23,7 +23,8 @@ pub enum Decision {
     /// Phase 1: `player` must place `tile` (answer: `place_tile`).
     PlaceTile {
         player: PlayerId,
-        tile: String,
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
+        tile: crate::view::Key,
         placements: Vec<Placement>,
     },
     /// Phase 2: `player` may place a meeple on one of `meeple_targets` of the tile at `pos`, or

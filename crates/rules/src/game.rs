@@ -15,7 +15,7 @@ use crate::geometry::{Pos, Rotation, Side};
 use crate::modules::{Agenda, Ask, Ctx, Hook, Modules, Step};
 use crate::setup::{PlayerId, Setup, StartSquare, StartTile};
 use crate::tiles::{Catalogue, TileIdx, catalogue};
-use crate::view::{MeepleView, PlayerView, TileView, View};
+use crate::view::{Key, MeepleView, PlayerView, TileView, View};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -256,7 +256,7 @@ impl Game {
                 StartTile::Open => continue,
             };
             game.put_tile(tile, s.pos, rotation);
-            let id = cat.get(tile).id.clone();
+            let id = cat.get(tile).id.to_string();
             events.push(if i == first {
                 Event::GameStarted {
                     players: game.setup.players.clone(),
@@ -414,7 +414,7 @@ impl Game {
                 let t = self.put_tile(tile, pos, rotation);
                 events.push(Event::TilePlaced {
                     player,
-                    tile: self.cat.get(tile).id.clone(),
+                    tile: self.cat.get(tile).id.to_string(),
                     pos,
                     rotation,
                 });
@@ -574,7 +574,7 @@ impl Game {
             let kind = self.cat.get(tile);
             events.push(Event::TileDrawn {
                 player: self.active,
-                tile: kind.id.clone(),
+                tile: kind.id.to_string(),
             });
             if self.board.fits_anywhere(&kind.fits) {
                 self.agenda.push(Step::Ask(Ask::PlaceTile {
@@ -586,7 +586,7 @@ impl Game {
             self.discarded.push(tile);
             events.push(Event::TileDiscarded {
                 player: self.active,
-                tile: kind.id.clone(),
+                tile: kind.id.to_string(),
             });
         }
         if !extra {
@@ -1020,7 +1020,7 @@ impl Game {
                 let pos = self.board.pos(self.features.tile_of(seg));
                 let target = self.features.target_of(&self.board, seg);
                 (
-                    format!("{pos} {target}"),
+                    compact_str::format_compact!("{pos} {target}"),
                     MeepleView {
                         player,
                         pos,
@@ -1158,7 +1158,7 @@ impl Game {
     /// Brings a view's pile (tile id → copies left) up to date: the copies counted per design,
     /// then the map walked once in key order beside the designs in id order, so that no tile
     /// costs a search by its id and no key is allocated unless a design is missing from the map.
-    fn refresh_pile(&self, pile: &mut BTreeMap<String, u32>) {
+    fn refresh_pile(&self, pile: &mut BTreeMap<Key, u32>) {
         let mut counts = vec![0u32; self.cat.tiles.len()];
         for &t in &self.pile {
             counts[t as usize] += 1;
@@ -1173,7 +1173,7 @@ impl Game {
         // copy: a `retain` would rebuild its way through the whole map for that one key).
         let mut next = left.clone().peekable();
         let mut missing = false;
-        let mut stale: Vec<String> = Vec::new();
+        let mut stale: Vec<Key> = Vec::new();
         for (id, n) in pile.iter_mut() {
             loop {
                 let Some(&&t) = next.peek() else {
@@ -1220,7 +1220,7 @@ impl Game {
         let map = self.board.map()?;
         let chips = self.modules.chips.as_ref();
         Some(Box::new(crate::view::MapView {
-            info: map.info(),
+            info: map.shared_info(),
             chips: chips.map_or_else(Vec::new, |c| c.lying().collect()),
             hands: chips.map_or_else(Vec::new, |c| {
                 (0..self.players.len())
@@ -1271,7 +1271,7 @@ impl Game {
                 .pile
                 .iter()
                 .rev()
-                .map(|&t| self.cat.get(t).id.clone())
+                .map(|&t| self.cat.get(t).id.to_string())
                 .collect(),
             chips: self.modules.chips.as_ref().map_or_else(Vec::new, |c| {
                 c.face_down()

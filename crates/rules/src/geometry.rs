@@ -44,26 +44,32 @@ impl Pos {
             .map(move |(dx, dy)| Pos::new(self.x + dx, self.y + dy))
     }
 
-    /// The key used for this square in the maps of the public view: `"x,y"`.
-    pub fn key(self) -> String {
-        let mut key = String::with_capacity(8);
-        self.write_key(&mut key);
-        key
+    /// The key used for this square in the maps of the public view: `"x,y"` (at most 23 bytes,
+    /// so always inline in a [`crate::Key`]: no allocation).
+    pub fn key(self) -> crate::Key {
+        let mut buf = [0u8; KEY_MAX];
+        crate::Key::from(self.key_str(&mut buf))
     }
 
-    /// Appends [`Pos::key`] to `out`, without the formatting machinery (a view keys each new
+    /// [`Pos::key`] written into `buf`, without the formatting machinery (a view keys each new
     /// square, and a differ each touched one, on every move).
-    pub fn write_key(self, out: &mut String) {
-        push_i32(out, self.x);
-        out.push(',');
-        push_i32(out, self.y);
+    pub fn key_str(self, buf: &mut [u8; KEY_MAX]) -> &str {
+        let mut n = push_i32(buf, 0, self.x);
+        buf[n] = b',';
+        n = push_i32(buf, n + 1, self.y);
+        // Only ASCII digits, '-' and ',' were written.
+        std::str::from_utf8(&buf[..n]).unwrap_or_default()
     }
 }
 
-/// Appends `n` in decimal, as `Display` writes it.
-fn push_i32(out: &mut String, n: i32) {
+/// The longest [`Pos::key`]: `"-2147483648,-2147483648"`.
+pub const KEY_MAX: usize = 23;
+
+/// Writes `n` in decimal, as `Display` writes it, into `out` from `at`; returns the end.
+fn push_i32(out: &mut [u8; KEY_MAX], mut at: usize, n: i32) -> usize {
     if n < 0 {
-        out.push('-');
+        out[at] = b'-';
+        at += 1;
     }
     let mut m = n.unsigned_abs();
     let mut digits = [0u8; 10];
@@ -76,9 +82,9 @@ fn push_i32(out: &mut String, n: i32) {
             break;
         }
     }
-    for &b in &digits[i..] {
-        out.push(char::from(b));
-    }
+    let d = &digits[i..];
+    out[at..at + d.len()].copy_from_slice(d);
+    at + d.len()
 }
 
 impl fmt::Display for Pos {
@@ -291,6 +297,7 @@ mod tests {
                 let p = Pos::new(x, y);
                 assert_eq!(p.key(), format!("{x},{y}"));
                 assert_eq!(p.key(), p.to_string());
+                assert!(!p.key().is_heap_allocated(), "{p}");
             }
         }
     }

@@ -37,7 +37,7 @@ pub use setup::{
     Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartSquare, StartTile,
 };
 pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileKind, catalogue};
-pub use view::{MessagesView, PawnsView, View};
+pub use view::{Key, MessagesView, PawnsView, View};
 
 /// Version of the rules implementation (the crate's version): what clients are told. It does not
 /// decide whether a stored match can be replayed; [`REPLAY_VERSION`] does.

@@ -25,7 +25,7 @@ pub use load::{MapError, parse};
 
 use crate::geometry::{Pos, Side};
 use serde::{Deserialize, Serialize};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The map files compiled into the crate: (id, text). The id is the file name without `.toml`.
 const DATA: &[(&str, &str)] = &[("france", include_str!("../data/maps/france.toml"))];
@@ -236,6 +236,8 @@ pub struct Map {
     pub(crate) cities: Vec<LargeCity>,
     pub(crate) towns: Vec<Town>,
     pub(crate) borders: Vec<BorderPrint>,
+    /// [`Map::info`], built once and shared by every view of a match on this map.
+    pub(crate) shared_info: OnceLock<Arc<MapInfo>>,
 }
 
 impl Map {
@@ -339,6 +341,13 @@ impl Map {
                 Across::Border(print) if print.sells_abroad() => Some((s, print)),
                 _ => None,
             })
+    }
+
+    /// [`Map::info`], built on first use and then shared: a view carries it whole, so that every
+    /// view of every match on this map holds the same one (no copy of the printed map per view),
+    /// and a differ that finds the same one on both sides need not compare it.
+    pub fn shared_info(&self) -> Arc<MapInfo> {
+        Arc::clone(self.shared_info.get_or_init(|| Arc::new(self.info())))
     }
 
     /// The public description of this map (for views and clients).

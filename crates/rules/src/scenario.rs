@@ -304,7 +304,7 @@ fn public_setup(setup: &Setup, game: &Game, events: &[Event]) -> Result<Setup, S
         }
     }
     for (tile, &count) in &game.view().pile {
-        pile.extend(std::iter::repeat_n(tile.clone(), count as usize));
+        pile.extend(std::iter::repeat_n(tile.to_string(), count as usize));
     }
     let mut out = setup.clone();
     out.seed = 0;

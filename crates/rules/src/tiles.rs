@@ -124,7 +124,7 @@ impl Segment {
 #[derive(Debug, Clone)]
 pub struct TileKind {
     /// Stable id, `set/letter` with `+picture` for the copies that show one: `base/U+garden`.
-    pub id: String,
+    pub id: crate::view::Key,
     /// The community letter (B1), shared by the copies of a kind that differ only in pictures.
     pub letter: String,
     /// The set it belongs to: `base`, `tollkeepers`.
@@ -339,7 +339,7 @@ pub fn parse(files: &[(&str, &str)]) -> Result<Catalogue, DataError> {
     }
     let mut by_id = HashMap::new();
     for (i, t) in tiles.iter().enumerate() {
-        if by_id.insert(t.id.clone(), i as TileIdx).is_some() {
+        if by_id.insert(t.id.to_string(), i as TileIdx).is_some() {
             return Err(DataError(format!("tile id {} is defined twice", t.id)));
         }
     }
@@ -572,7 +572,7 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
         crossroads,
         monastery,
         pictured_roads,
-        id: def.id,
+        id: def.id.into(),
         letter: def.letter,
         set,
         count: def.count,

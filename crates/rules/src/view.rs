@@ -9,6 +9,13 @@ use crate::setup::{Colour, Modules, PlayerId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A key or a tile id in the view: a string kept inline up to 24 bytes (every square's `"x,y"`,
+/// meeple's `"x,y target"` and tile id is), so that a view kept per live match holds no heap
+/// block per key, and refreshing and diffing views clone and compare them without allocating or
+/// chasing pointers. Serialized, ordered and hashed exactly as the `String` it stands for (a
+/// `BTreeMap` of them is in the strings' byte order); its JSON Schema is a plain string.
+pub type Key = compact_str::CompactString;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct View {
@@ -16,20 +23,25 @@ pub struct View {
     /// Seats in turn order.
     pub players: Vec<PlayerView>,
     /// Placed tiles keyed by square, `"x,y"`.
-    pub board: BTreeMap<String, TileView>,
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, TileView>"))]
+    pub board: BTreeMap<Key, TileView>,
     /// Meeples on the board keyed by `"x,y target"`, for example `"0,1 road:E"`.
-    pub meeples: BTreeMap<String, MeepleView>,
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, MeepleView>"))]
+    pub meeples: BTreeMap<Key, MeepleView>,
     /// Tiles still in the pile, by tile id (the order is secret).
-    pub pile: BTreeMap<String, u32>,
+    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, u32>"))]
+    pub pile: BTreeMap<Key, u32>,
     pub pile_size: u32,
     /// Tiles that fitted nowhere and left the game (B4).
-    pub discarded: Vec<String>,
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<String>"))]
+    pub discarded: Vec<Key>,
     /// Turn number, from 1.
     pub turn: u32,
     /// Whose turn it is.
     pub active: PlayerId,
     /// The tile drawn this turn and not yet placed.
-    pub drawn: Option<String>,
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    pub drawn: Option<Key>,
     /// The decisions open now.
     pub decisions: Vec<Decision>,
     pub finished: bool,
@@ -71,7 +83,9 @@ pub struct PawnsView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MapView {
-    pub info: crate::maps::MapInfo,
+    // Shared by every view of the matches on this map (`Map::shared_info`): not a doc comment,
+    // which would be the schema's description.
+    pub info: std::sync::Arc<crate::maps::MapInfo>,
     /// Squares where a chip lies face down: only "a chip lies here", never its face (P7, B9).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chips: Vec<Pos>,
@@ -103,7 +117,8 @@ pub struct TollhouseView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TileView {
-    pub tile: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub tile: Key,
     pub rotation: Rotation,
 }
 

@@ -96,7 +96,7 @@ fn games() -> Vec<(String, Setup)> {
         .view()
         .pile
         .into_iter()
-        .flat_map(|(id, n)| std::iter::repeat_n(id, n as usize))
+        .flat_map(|(id, n)| std::iter::repeat_n(id.to_string(), n as usize))
         .collect();
     rest.truncate(40);
     order.extend(rest);

@@ -700,3 +700,34 @@ fn the_public_map_info_round_trips_and_matches_the_board() {
     assert_eq!((info.starts.len(), info.towns.len()), (3, 15));
     assert_eq!(info.borders.as_slice(), map.border_prints());
 }
+
+#[test]
+fn every_view_shares_the_maps_one_public_description() {
+    let map = france();
+    assert_eq!(*map.shared_info(), map.info());
+    assert!(std::sync::Arc::ptr_eq(
+        &map.shared_info(),
+        &map.shared_info()
+    ));
+    // Two matches on the map: their views hold the same description (the differ relies on it to
+    // skip comparing the printed map on every move).
+    let view = |seed| {
+        let modules = rules::Modules {
+            map: Some(Box::new(rules::MapSetup::france(false))),
+            ..rules::Modules::default()
+        };
+        let setup = rules::Setup::new(rules::Colour::ALL[..2].to_vec(), seed).modules(modules);
+        rules::Game::start(setup).map(|(g, _)| g.view())
+    };
+    let (a, b) = (view(1), view(2));
+    let info = |v: &Result<rules::View, _>| {
+        v.as_ref()
+            .ok()
+            .and_then(|v| v.map.as_ref())
+            .map(|m| m.info.clone())
+    };
+    match (info(&a), info(&b)) {
+        (Some(x), Some(y)) => assert!(std::sync::Arc::ptr_eq(&x, &y)),
+        other => panic!("no map in the views: {other:?}"),
+    }
+}

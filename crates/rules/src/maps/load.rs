@@ -333,6 +333,7 @@ pub fn parse(id: &str, text: &str) -> Result<Map, MapError> {
         cities: Vec::new(),
         towns: Vec::new(),
         borders: Vec::new(),
+        shared_info: std::sync::OnceLock::new(),
     };
 
     // P2 start squares and P5 towns: one placeable square each (placeable by construction).
