@@ -552,20 +552,8 @@ impl<S: Sink> Differ<'_, S> {
 }
 
 /// Appends `n` in decimal (a JSON pointer's index), without the formatting machinery.
-fn push_decimal(path: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &b in &digits[i..] {
-        path.push(char::from(b));
-    }
+fn push_decimal(path: &mut String, n: usize) {
+    path.push_str(itoa::Buffer::new().format(n));
 }
 
 #[cfg(test)]

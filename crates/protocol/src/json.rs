@@ -163,21 +163,7 @@ impl ValueWriter {
 /// serializer per number.
 fn push_integer(out: &mut Vec<u8>, v: impl Into<i64>) -> Result<(), Error> {
     let v: i64 = v.into();
-    if v < 0 {
-        out.push(b'-');
-    }
-    let mut n = v.unsigned_abs();
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
     Ok(())
 }
 

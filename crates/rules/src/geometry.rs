@@ -66,23 +66,9 @@ impl Pos {
 pub const KEY_MAX: usize = 23;
 
 /// Writes `n` in decimal, as `Display` writes it, into `out` from `at`; returns the end.
-fn push_i32(out: &mut [u8; KEY_MAX], mut at: usize, n: i32) -> usize {
-    if n < 0 {
-        out[at] = b'-';
-        at += 1;
-    }
-    let mut m = n.unsigned_abs();
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (m % 10) as u8;
-        m /= 10;
-        if m == 0 {
-            break;
-        }
-    }
-    let d = &digits[i..];
+fn push_i32(out: &mut [u8; KEY_MAX], at: usize, n: i32) -> usize {
+    let mut buf = itoa::Buffer::new();
+    let d = buf.format(n).as_bytes();
     out[at..at + d.len()].copy_from_slice(d);
     at + d.len()
 }
