@@ -41,7 +41,9 @@ pub(super) fn id_key(seat: u8, id: &str) -> IdKey {
 }
 
 /// What a match remembers of command ids, to give a repeated id its first answer: every accepted
-/// id, and the recently refused ones (bounded per seat).
+/// id, and the recently refused ones (bounded per seat). It is the only guard against storing an
+/// id twice (migration 0010 dropped the store's unique index on ids): it is rebuilt from the
+/// store by every load's replay, and one actor owns each match.
 #[derive(Debug, Default)]
 pub(super) struct Dedupe {
     /// Every accepted command: its (seat, id) key and seq, in seq order. Sized by what the match
