@@ -39,6 +39,16 @@ async fn next_error(conn: &mut Connection) -> ErrorCode {
     }
 }
 
+/// Subscribes and waits for the snapshot. The connection joins the match's chat room when it
+/// asks the actor for the subscription, so once the snapshot is here, chat said by others reaches
+/// it (without the wait, a line said at once could be delivered before the join, and missed).
+async fn watch(conn: &mut Connection, match_id: Uuid) {
+    conn.subscribe(match_id, None).await.expect("subscribe");
+    conn.wait_for(|m| matches!(m, ServerMessage::Snapshot { .. }))
+        .await
+        .expect("the match's snapshot");
+}
+
 async fn say_match(conn: &mut Connection, match_id: Uuid, text: &str) {
     conn.send(&ClientMessage::Chat {
         match_id: Some(match_id),
@@ -120,7 +130,7 @@ pub(crate) async fn two_player_match(
     let match_id: Uuid = serde_json::from_value(v["match_id"].clone()).expect("match id");
     for c in [&mut ca, &mut cb] {
         c.take_seat(match_id).await.expect("take seat");
-        c.subscribe(match_id, None).await.expect("subscribe");
+        watch(c, match_id).await;
     }
     (lobby, match_id, vec![(a.0, a.1, ca), (b.0, b.1, cb)])
 }
@@ -143,7 +153,7 @@ async fn chat_reaches_the_lobby_the_table_the_spectators_and_the_admin_log(db: &
     .await
     .expect("send");
     assert_eq!(next_error(&mut cc).await, ErrorCode::NotInChat);
-    cc.subscribe(match_id, None).await.expect("subscribe");
+    watch(&mut cc, match_id).await;
 
     // Table chat reaches the other player and the spectator.
     let sent = say_and_echo(&mut ca, match_id, "good luck").await;
