@@ -12,6 +12,7 @@ pub mod admin;
 pub mod chat;
 pub mod postgres;
 pub mod sqlite;
+pub mod sqlite_sync;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
@@ -38,6 +39,10 @@ pub enum StoreError {
     Commit(String),
     #[error("the store is closed")]
     Closed,
+    /// The WAL sync after a commit failed: the write may not be on disk, so it is not
+    /// acknowledged.
+    #[error("the sync to disk failed: {0}")]
+    Sync(String),
 }
 
 /// Where a match stands. `Broken` marks a match whose replay did not reproduce its stored events:
