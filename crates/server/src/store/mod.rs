@@ -231,6 +231,15 @@ impl Store {
         }
     }
 
+    /// Waits until every commit that returned before this call is durable. Only SQLite's reads
+    /// can see a commit before that (for about one WAL sync); Postgres shows none before it is.
+    pub async fn sync(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(s) => s.sync().await,
+            Store::Postgres(_) => Ok(()),
+        }
+    }
+
     pub async fn close(&self) {
         match self {
             Store::Sqlite(s) => s.close().await,
