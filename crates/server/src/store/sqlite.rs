@@ -46,12 +46,19 @@ pub struct SqliteStore {
     /// once [`SqliteStore::sync`] returned after its `COMMIT`.
     pub(super) write: SqlitePool,
     writer: mpsc::Sender<WriteReq>,
+    /// Behind one pointer: every match's actor holds a store, and its run loop's future with it.
+    durability: Arc<Durability>,
+}
+
+/// The syncer's and the checkpointer's side of the store.
+#[derive(Debug)]
+struct Durability {
     /// The syncer's queue.
     sync: mpsc::Sender<Batch>,
     ctl: Arc<WalControl>,
     stats: Arc<SyncStats>,
     /// The checkpointer, stopped and awaited by `close`.
-    checkpoints: Arc<std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>>,
+    checkpoints: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// One match's append, waiting for the group it is committed with.
@@ -178,10 +185,12 @@ impl SqliteStore {
             read,
             write,
             writer,
-            sync,
-            ctl,
-            stats,
-            checkpoints: Arc::new(std::sync::Mutex::new(Some(checkpoints))),
+            durability: Arc::new(Durability {
+                sync,
+                ctl,
+                stats,
+                checkpoints: std::sync::Mutex::new(Some(checkpoints)),
+            }),
         })
     }
 
@@ -194,6 +203,7 @@ impl SqliteStore {
         self.read.close().await;
         self.write.close().await;
         let checkpoints = self
+            .durability
             .checkpoints
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -210,9 +220,10 @@ impl SqliteStore {
     /// through `self.write` outside the group writer calls it before answering, and a reader
     /// that must not show a commit that is not durable yet may call it after reading.
     pub async fn sync(&self) -> Result<(), StoreError> {
-        self.ctl.dirty.store(true, Ordering::Relaxed);
+        self.durability.ctl.dirty.store(true, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
-        self.sync
+        self.durability
+            .sync
             .send(vec![(reply, Ok(()))])
             .await
             .map_err(|_| StoreError::Closed)?;
@@ -221,7 +232,7 @@ impl SqliteStore {
 
     /// The syncer's and checkpointer's counters.
     pub fn sync_stats(&self) -> &SyncStats {
-        &self.stats
+        &self.durability.stats
     }
 
     pub async fn create_match(&self, m: &MatchRow, seats: &[SeatRow]) -> Result<(), StoreError> {
