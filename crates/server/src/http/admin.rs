@@ -704,6 +704,9 @@ async fn secrets_of(shared: &Shared, id: Uuid) -> Result<AdminMatchSecrets, ApiE
         ));
     }
     let records = shared.store.commands(id, 0).await.map_err(store_failed)?;
+    // The status and records read may be of a commit not yet synced (SQLite): once this returns
+    // they are durable, so no power cut can take back the end of a match whose secrets are shown.
+    shared.store.sync().await.map_err(store_failed)?;
     let replayed = replay_upto(&row, records).await?;
     let start = Game::start(replayed.game.setup().clone())
         .map_err(|e| ApiError::internal(format!("the setup no longer starts: {e}")))?
@@ -758,6 +761,8 @@ async fn scenario_of(
     let reveal = is_over(row.status);
     let setup = parse_setup(&row.setup)?;
     let records = shared.store.commands(id, 0).await.map_err(store_failed)?;
+    // As in `secrets_of`: what was read is durable before it (and perhaps the secrets) is shown.
+    shared.store.sync().await.map_err(store_failed)?;
     let seq = records.last().map_or(0, |r| r.seq);
     let mut log = Vec::with_capacity(records.len());
     for r in &records {

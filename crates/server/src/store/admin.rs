@@ -303,6 +303,7 @@ impl SqliteStore {
                 .bind(i64::from(seat))
                 .execute(&self.write)
                 .await?;
+        self.sync().await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -313,6 +314,7 @@ impl SqliteStore {
                 .bind(account.to_string())
                 .execute(&self.write)
                 .await?;
+        self.sync().await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -329,6 +331,7 @@ impl SqliteStore {
         .bind(&a.outcome)
         .fetch_one(&self.write)
         .await?;
+        self.sync().await?;
         Ok(row.try_get("id")?)
     }
 

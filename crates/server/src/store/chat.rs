@@ -80,7 +80,7 @@ impl SqliteStore {
         .bind(at)
         .execute(&self.write)
         .await?;
-        Ok(())
+        self.sync().await
     }
 
     async fn match_chat(

@@ -12,6 +12,7 @@ pub mod admin;
 pub mod chat;
 pub mod postgres;
 pub mod sqlite;
+pub mod sqlite_sync;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
@@ -38,6 +39,10 @@ pub enum StoreError {
     Commit(String),
     #[error("the store is closed")]
     Closed,
+    /// The WAL sync after a commit failed: the write may not be on disk, so it is not
+    /// acknowledged.
+    #[error("the sync to disk failed: {0}")]
+    Sync(String),
 }
 
 /// Where a match stands. `Broken` marks a match whose replay did not reproduce its stored events:
@@ -223,6 +228,15 @@ impl Store {
         match self {
             Store::Sqlite(_) => "sqlite",
             Store::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Waits until every commit that returned before this call is durable. Only SQLite's reads
+    /// can see a commit before that (for about one WAL sync); Postgres shows none before it is.
+    pub async fn sync(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(s) => s.sync().await,
+            Store::Postgres(_) => Ok(()),
         }
     }
 

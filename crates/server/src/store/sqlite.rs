@@ -4,20 +4,28 @@
 //! SQLite takes one writer at a time. Rather than let connections fight over the lock (SQLite's
 //! busy handler sleeps up to 100 ms between tries), every write goes through one connection, and
 //! appends go through one writer task that commits the appends of all matches queued at that
-//! moment in ONE transaction: one fsync for many matches (group commit). Reads use their own
-//! pool; with WAL they never wait for the writer.
+//! moment in ONE transaction (group commit). Its `COMMIT` does not fsync: a syncer thread does,
+//! after it, while the writer goes on with the next group, and only then are the appends
+//! answered; checkpoints run on a connection of their own ([`super::sqlite_sync`] has the
+//! durability argument). Reads use their own pool; with WAL they never wait for the writer.
 
+use super::sqlite_sync::{
+    Batch, SyncStats, Tuning, WalControl, checkpointer, finish_checkpoint, spawn_syncer,
+};
 use super::{
     Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, clock_from_db,
     clock_to_db, seat_from_db, seq_from_db, seq_to_db, timeout_from_db, timeout_to_db,
 };
 use chrono::{DateTime, Utc};
+use sqlx::ConnectOptions as _;
 use sqlx::Row;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
     SqliteSynchronous,
 };
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
@@ -34,8 +42,23 @@ const WRITE_STATEMENT_CACHE: usize = 64;
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pub(super) read: SqlitePool,
+    /// The one writing connection (`synchronous=NORMAL`): a write through it is durable only
+    /// once [`SqliteStore::sync`] returned after its `COMMIT`.
     pub(super) write: SqlitePool,
     writer: mpsc::Sender<WriteReq>,
+    /// Behind one pointer: every match's actor holds a store, and its run loop's future with it.
+    durability: Arc<Durability>,
+}
+
+/// The syncer's and the checkpointer's side of the store.
+#[derive(Debug)]
+struct Durability {
+    /// The syncer's queue.
+    sync: mpsc::Sender<Batch>,
+    ctl: Arc<WalControl>,
+    stats: Arc<SyncStats>,
+    /// The checkpointer, stopped and awaited by `close`.
+    checkpoints: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// One match's append, waiting for the group it is committed with.
@@ -88,9 +111,14 @@ fn command_row(r: &SqliteRow) -> Result<CommandRow, StoreError> {
 }
 
 impl SqliteStore {
-    /// WAL with `synchronous=FULL`: a commit is on disk before it returns, so an acknowledged
-    /// move survives a power cut, while readers never block the writer.
+    /// WAL, readers never block the writer; an acknowledged write is on disk (see
+    /// [`super::sqlite_sync`]), so an acknowledged move survives a power cut.
     pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_tuned(path, Tuning::default()).await
+    }
+
+    /// [`SqliteStore::open`] with other checkpoint settings (tests).
+    pub async fn open_tuned(path: &Path, tuning: Tuning) -> Result<SqliteStore, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
                 path: dir.display().to_string(),
@@ -104,45 +132,114 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
+        // The writer's commits do not fsync (the syncer does, before anything is answered) and
+        // run no checkpoint (the checkpointer does). Each connection the pool opens again (sqlx
+        // closes idle and old ones) gets the same settings.
+        let writing = options
+            .clone()
+            .synchronous(SqliteSynchronous::Normal)
+            .pragma("wal_autocheckpoint", "0");
         // sqlx keeps each text prepared, one statement per statement of the text. The group
         // commit uses a fixed set of texts whatever the groups' sizes (`GroupTexts`, 451
         // statements at most), so the cache holds them all and the memory stays bounded.
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .connect_with(
-                options
+                writing
                     .clone()
                     .statement_cache_capacity(WRITE_STATEMENT_CACHE),
             )
             .await?;
+        // Readers keep `FULL`: they commit nothing, and the checkpoint of the last connection to
+        // close syncs either way.
         let read = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
             .await?;
+        // Its own connection, never closed by a pool: it also keeps the WAL file from being
+        // deleted and created again while the store is open. `NORMAL` syncs the WAL before a
+        // checkpoint and the database file after it, as `FULL` does.
+        let checkpointing = writing.clone().connect().await?;
+        let stats = Arc::new(SyncStats::default());
+        let ctl = Arc::new(WalControl::default());
+        let sync = spawn_syncer(path, stats.clone())?;
+        let (nudge, nudges) = mpsc::channel(1);
+        let checkpoints = tokio::spawn(checkpointer(
+            checkpointing,
+            nudges,
+            ctl.clone(),
+            stats.clone(),
+            tuning,
+        ));
         let (writer, rx) = mpsc::channel(4096);
-        tokio::spawn(sqlite_writer(write.clone(), rx));
+        tokio::spawn(sqlite_writer(Writer {
+            pool: write.clone(),
+            rx,
+            sync: sync.clone(),
+            nudge,
+            ctl: ctl.clone(),
+            stats: stats.clone(),
+            tuning,
+        }));
         Ok(SqliteStore {
             read,
             write,
             writer,
+            durability: Arc::new(Durability {
+                sync,
+                ctl,
+                stats,
+                checkpoints: std::sync::Mutex::new(Some(checkpoints)),
+            }),
         })
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {
         MIGRATIONS.run(&self.write).await?;
-        Ok(())
+        self.sync().await
     }
 
     pub async fn close(&self) {
         self.read.close().await;
         self.write.close().await;
+        let checkpoints = self
+            .durability
+            .checkpoints
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(task) = checkpoints {
+            // Its connection closes when the task ends; an abort drops it mid-checkpoint, which
+            // SQLite survives like any interrupted checkpoint (the WAL stays authoritative).
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    /// Waits until every write whose `COMMIT` returned before this call is on disk: every write
+    /// through `self.write` outside the group writer calls it before answering, and a reader
+    /// that must not show a commit that is not durable yet may call it after reading.
+    pub async fn sync(&self) -> Result<(), StoreError> {
+        self.durability.ctl.dirty.store(true, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        self.durability
+            .sync
+            .send(vec![(reply, Ok(()))])
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// The syncer's and checkpointer's counters.
+    pub fn sync_stats(&self) -> &SyncStats {
+        &self.durability.stats
     }
 
     pub async fn create_match(&self, m: &MatchRow, seats: &[SeatRow]) -> Result<(), StoreError> {
         let mut tx = self.write.begin().await?;
         insert_match(&mut tx, m, seats).await?;
         tx.commit().await?;
-        Ok(())
+        self.sync().await
     }
 
     pub async fn seat_for_token(&self, token_hash: &str) -> Result<Option<(Uuid, u8)>, StoreError> {
@@ -181,7 +278,7 @@ impl SqliteStore {
         .collect()
     }
 
-    /// Queues the append for the writer task and waits until its group is committed.
+    /// Queues the append for the writer task and waits until its group is committed and synced.
     pub async fn append(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
         let Append {
             records,
@@ -240,10 +337,34 @@ impl SqliteStore {
     }
 }
 
+/// What the writer task holds.
+#[derive(Debug)]
+struct Writer {
+    pool: SqlitePool,
+    rx: mpsc::Receiver<WriteReq>,
+    sync: mpsc::Sender<Batch>,
+    /// Wakes the checkpointer (capacity 1: a nudge pending is enough).
+    nudge: mpsc::Sender<()>,
+    ctl: Arc<WalControl>,
+    stats: Arc<SyncStats>,
+    tuning: Tuning,
+}
+
 /// The SQLite writer: takes every append queued now, writes each inside its own savepoint (a bad
-/// one fails alone), commits them together, then answers each. Nothing is answered before the
-/// commit returned, so "persist, then broadcast" holds for every match in the group.
-async fn sqlite_writer(pool: SqlitePool, mut rx: mpsc::Receiver<WriteReq>) {
+/// one fails alone), commits them together, then hands the answers to the syncer and goes on
+/// with the next group. Nothing is answered before the commit returned and the WAL was synced
+/// after it, so "persist, then broadcast" holds for every match in the group.
+async fn sqlite_writer(w: Writer) {
+    let Writer {
+        pool,
+        mut rx,
+        sync,
+        nudge,
+        ctl,
+        stats,
+        tuning,
+    } = w;
+    let mut rows_since_nudge = 0u64;
     while let Some(first) = rx.recv().await {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
@@ -252,13 +373,36 @@ async fn sqlite_writer(pool: SqlitePool, mut rx: mpsc::Receiver<WriteReq>) {
                 Err(_) => break,
             }
         }
+        if ctl.finish.load(Ordering::Acquire) != 0 {
+            match pool.acquire().await {
+                Ok(mut conn) => finish_checkpoint(&mut conn, &ctl, &stats).await,
+                Err(e) => tracing::warn!(error = %e, "no connection for the checkpoint"),
+            }
+        }
+        let rows: usize = group.iter().map(|r| r.records.len()).sum();
         match write_group(&pool, &group).await {
             Ok(results) => {
-                for (req, result) in group.into_iter().zip(results) {
-                    let _ = req.reply.send(result);
+                ctl.dirty.store(true, Ordering::Relaxed);
+                rows_since_nudge += rows as u64;
+                if rows_since_nudge >= tuning.checkpoint_rows {
+                    rows_since_nudge = 0;
+                    let _ = nudge.try_send(());
+                }
+                let batch: Batch = group
+                    .into_iter()
+                    .zip(results)
+                    .map(|(req, result)| (req.reply, result))
+                    .collect();
+                if let Err(mpsc::error::SendError(batch)) = sync.send(batch).await {
+                    // No syncer (it cannot have ended while we hold a sender, but never ack
+                    // unsynced): fail them.
+                    for (reply, _) in batch {
+                        let _ = reply.send(Err(StoreError::Closed));
+                    }
                 }
             }
             Err(e) => {
+                // Nothing of the group was committed: nothing to sync.
                 let message = e.to_string();
                 for req in group {
                     let _ = req.reply.send(Err(StoreError::Commit(message.clone())));
@@ -659,7 +803,7 @@ impl SqliteStore {
         .await?;
         insert_session(&mut tx, s).await?;
         tx.commit().await?;
-        Ok(())
+        self.sync().await
     }
 
     pub async fn registered_account(
@@ -681,7 +825,7 @@ impl SqliteStore {
         let mut tx = self.write.begin().await?;
         insert_session(&mut tx, s).await?;
         tx.commit().await?;
-        Ok(())
+        self.sync().await
     }
 
     pub async fn session_account(
@@ -734,6 +878,7 @@ impl SqliteStore {
                     .await?
             }
         };
+        self.sync().await?;
         Ok(done.rows_affected())
     }
 
@@ -758,7 +903,7 @@ impl SqliteStore {
         let mut tx = self.write.begin().await?;
         upsert_lobby(&mut tx, l).await?;
         tx.commit().await?;
-        Ok(())
+        self.sync().await
     }
 
     pub async fn delete_lobby(&self, id: Uuid) -> Result<(), StoreError> {
@@ -766,7 +911,7 @@ impl SqliteStore {
             .bind(id.to_string())
             .execute(&self.write)
             .await?;
-        Ok(())
+        self.sync().await
     }
 
     pub async fn live_lobbies(&self) -> Result<Vec<LobbyRow>, StoreError> {
@@ -818,7 +963,7 @@ impl SqliteStore {
         }
         upsert_lobby(&mut tx, lobby).await?;
         tx.commit().await?;
-        Ok(())
+        self.sync().await
     }
 }
 
@@ -863,6 +1008,159 @@ async fn insert_match(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    async fn store_with_match(
+        dir: &Path,
+        tuning: Tuning,
+        matches: usize,
+    ) -> Result<(SqliteStore, Vec<Uuid>), StoreError> {
+        let store = SqliteStore::open_tuned(&dir.join("t.db"), tuning).await?;
+        store.migrate().await?;
+        let mut ids = Vec::new();
+        for i in 0..matches {
+            let id = Uuid::new_v4();
+            let row = MatchRow {
+                id,
+                setup: "{}".into(),
+                status: MatchStatus::Active,
+                rules_version: "test".into(),
+                created_at: Utc::now(),
+                decision_timeout_ms: None,
+                clock: None,
+                wake_at: None,
+            };
+            let seat = SeatRow {
+                seat: 0,
+                colour: "red".into(),
+                token_hash: format!("h{i}-{id}"),
+            };
+            store.create_match(&row, &[seat]).await?;
+            ids.push(id);
+        }
+        Ok((store, ids))
+    }
+
+    fn record(seq: u64, events: String) -> CommandRow {
+        CommandRow {
+            seq,
+            seat: 0,
+            command_id: format!("c{seq}"),
+            command: "{}".into(),
+            events,
+            patch: None,
+            created_at: Utc::now(),
+        }
+    }
+
+    fn append(records: &[CommandRow]) -> Append<'_> {
+        Append {
+            records,
+            status: None,
+            wake: None,
+        }
+    }
+
+    /// "Persist, then ack": an append whose group is committed is not answered while its sync
+    /// has not run, and is answered once it ran.
+    // The gate is a std mutex held across awaits on purpose: the syncer thread blocks on it.
+    #[allow(clippy::await_holding_lock)]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_append_is_answered_only_after_its_sync() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let (store, ids) = store_with_match(dir.path(), Tuning::default(), 1).await?;
+        let id = ids[0];
+        let before = store.sync_stats().syncs.load(Ordering::Relaxed);
+        let gate = store.sync_stats().gate.lock().map_err(|e| e.to_string())?;
+        let pending = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let rows = [record(1, "[]".into())];
+                store.append(id, append(&rows)).await
+            }
+        });
+        // Committed (a reader sees it) but not acknowledged.
+        let seqs = Seqs { after: 0, upto: 9 };
+        let mut seen = Vec::new();
+        for _ in 0..100 {
+            seen = store.commands(id, seqs).await?;
+            if !seen.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(seen.len(), 1, "the group is committed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!pending.is_finished(), "answered before its sync");
+        assert_eq!(store.sync_stats().syncs.load(Ordering::Relaxed), before);
+        drop(gate);
+        pending.await??;
+        assert!(store.sync_stats().syncs.load(Ordering::Relaxed) > before);
+        store.close().await;
+        Ok(())
+    }
+
+    /// Under continuous appends the checkpoints keep the WAL file within a few times its bound
+    /// (the commits themselves run none), and readers see every row.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_wal_stays_bounded_and_readers_see_every_row()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let tuning = Tuning {
+            checkpoint_rows: 16,
+            wal_bound: 64,
+            idle: Duration::from_millis(50),
+        };
+        let (store, ids) = store_with_match(dir.path(), tuning, 4).await?;
+        const PER_MATCH: u64 = 250;
+        let mut tasks = Vec::new();
+        for &id in &ids {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                for seq in 1..=PER_MATCH {
+                    // About one page a row.
+                    let rows = [record(seq, format!("[\"{}\"]", "e".repeat(3000)))];
+                    store.append(id, append(&rows)).await?;
+                }
+                Ok::<_, StoreError>(())
+            }));
+        }
+        for t in tasks {
+            t.await??;
+        }
+        let wal = std::fs::metadata(dir.path().join("t.db-wal"))?.len();
+        let frame = 4096 + 24;
+        let stats = store.sync_stats();
+        let written = ids.len() as u64 * PER_MATCH;
+        assert!(
+            wal <= 32 + 8 * 64 * frame,
+            "WAL {wal} bytes ({} frames) after {written} rows",
+            wal / frame
+        );
+        assert!(
+            stats.writer_checkpoints.load(Ordering::Relaxed) > 0,
+            "the WAL was started over"
+        );
+        assert!(stats.checkpoints.load(Ordering::Relaxed) > 0);
+        assert!(
+            stats.syncs.load(Ordering::Relaxed) <= written + 16,
+            "one sync per group at most"
+        );
+        for &id in &ids {
+            let rows = store
+                .commands(
+                    id,
+                    Seqs {
+                        after: 0,
+                        upto: PER_MATCH,
+                    },
+                )
+                .await?;
+            assert_eq!(rows.len() as u64, PER_MATCH);
+            assert!(rows.iter().zip(1..).all(|(r, seq)| r.seq == seq));
+        }
+        store.close().await;
+        Ok(())
+    }
 
     /// A group's rows are split into chunks that add up to it, none larger than `CHUNK_MAX`,
     /// each with a fixed text, so that every size reuses the same few prepared texts.
