@@ -142,8 +142,11 @@ impl SqliteStore {
         // sqlx keeps each text prepared, one statement per statement of the text. The group
         // commit uses a fixed set of texts whatever the groups' sizes (`GroupTexts`, 451
         // statements at most), so the cache holds them all and the memory stays bounded.
+        // No ping before a connection is handed out: it tests a network link, and a file has
+        // none (each ping is a round trip to the connection's thread).
         let write = SqlitePoolOptions::new()
             .max_connections(1)
+            .test_before_acquire(false)
             .connect_with(
                 writing
                     .clone()
@@ -154,6 +157,7 @@ impl SqliteStore {
         // close syncs either way.
         let read = SqlitePoolOptions::new()
             .max_connections(4)
+            .test_before_acquire(false)
             .connect_with(options)
             .await?;
         // Its own connection, never closed by a pool: it also keeps the WAL file from being
@@ -366,62 +370,78 @@ async fn sqlite_writer(w: Writer) {
     } = w;
     let mut rows_since_nudge = 0u64;
     while let Some(first) = rx.recv().await {
-        let mut group = vec![first];
-        while group.len() < MAX_GROUP {
-            match rx.try_recv() {
-                Ok(r) => group.push(r),
-                Err(_) => break,
+        let mut conn = match pool.acquire().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                let _ = first.reply.send(Err(e.into()));
+                continue;
             }
-        }
-        if ctl.finish.load(Ordering::Acquire) != 0 {
-            match pool.acquire().await {
-                Ok(mut conn) => finish_checkpoint(&mut conn, &ctl, &stats).await,
-                Err(e) => tracing::warn!(error = %e, "no connection for the checkpoint"),
-            }
-        }
-        let rows: usize = group.iter().map(|r| r.records.len()).sum();
-        match write_group(&pool, &group).await {
-            Ok(results) => {
-                ctl.dirty.store(true, Ordering::Relaxed);
-                rows_since_nudge += rows as u64;
-                if rows_since_nudge >= tuning.checkpoint_rows {
-                    rows_since_nudge = 0;
-                    let _ = nudge.try_send(());
+        };
+        // The connection stays with the writer while appends keep coming, up to `HOLD`: giving
+        // it back costs a round trip to its thread (sqlx pings a connection on release), once a
+        // group; the other writes (a new match, an account) wait at most `HOLD` and a group.
+        let held = std::time::Instant::now();
+        let mut next = Some(first);
+        while let Some(first) = next.take() {
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP {
+                match rx.try_recv() {
+                    Ok(r) => group.push(r),
+                    Err(_) => break,
                 }
-                let batch: Batch = group
-                    .into_iter()
-                    .zip(results)
-                    .map(|(req, result)| (req.reply, result))
-                    .collect();
-                if let Err(mpsc::error::SendError(batch)) = sync.send(batch).await {
-                    // No syncer (it cannot have ended while we hold a sender, but never ack
-                    // unsynced): fail them.
-                    for (reply, _) in batch {
-                        let _ = reply.send(Err(StoreError::Closed));
+            }
+            if ctl.finish.load(Ordering::Acquire) != 0 {
+                finish_checkpoint(&mut conn, &ctl, &stats).await;
+            }
+            let rows: usize = group.iter().map(|r| r.records.len()).sum();
+            match write_group(&mut conn, &group).await {
+                Ok(results) => {
+                    ctl.dirty.store(true, Ordering::Relaxed);
+                    rows_since_nudge += rows as u64;
+                    if rows_since_nudge >= tuning.checkpoint_rows {
+                        rows_since_nudge = 0;
+                        let _ = nudge.try_send(());
+                    }
+                    let batch: Batch = group
+                        .into_iter()
+                        .zip(results)
+                        .map(|(req, result)| (req.reply, result))
+                        .collect();
+                    if let Err(mpsc::error::SendError(batch)) = sync.send(batch).await {
+                        // No syncer (it cannot have ended while we hold a sender, but never ack
+                        // unsynced): fail them.
+                        for (reply, _) in batch {
+                            let _ = reply.send(Err(StoreError::Closed));
+                        }
+                    }
+                }
+                Err(e) => {
+                    // Nothing of the group was committed: nothing to sync.
+                    let message = e.to_string();
+                    for req in group {
+                        let _ = req.reply.send(Err(StoreError::Commit(message.clone())));
                     }
                 }
             }
-            Err(e) => {
-                // Nothing of the group was committed: nothing to sync.
-                let message = e.to_string();
-                for req in group {
-                    let _ = req.reply.send(Err(StoreError::Commit(message.clone())));
-                }
+            if held.elapsed() < HOLD {
+                next = rx.try_recv().ok();
             }
         }
     }
 }
+
+/// Longest time the writer keeps the write connection while appends keep coming.
+const HOLD: Duration = Duration::from_millis(20);
 
 /// Writes a group: first all of it in one statement batch, which the store's connection runs in
 /// one call (sqlx hands each call to the connection's own thread and waits for its answer, so a
 /// call per row was most of the server's CPU per move); when that fails, append by append, so
 /// that a bad one (a seq already stored, say) fails alone.
 async fn write_group(
-    pool: &SqlitePool,
+    conn: &mut sqlx::SqliteConnection,
     group: &[WriteReq],
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-    let mut conn = pool.acquire().await?;
-    match write_group_at_once(&mut conn, group).await {
+    match write_group_at_once(conn, group).await {
         Ok(()) => Ok(group.iter().map(|_| Ok(())).collect()),
         Err(e) => {
             // The batch stops at its first failing statement, inside its transaction, or after
@@ -430,7 +450,7 @@ async fn write_group(
             if group.len() == 1 {
                 return Ok(vec![Err(e)]);
             }
-            write_group_each(&mut conn, group).await
+            write_group_each(conn, group).await
         }
     }
 }
