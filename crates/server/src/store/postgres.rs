@@ -216,6 +216,10 @@ impl PgStore {
 /// A Postgres writer: waits for its turn at the queue, takes every append queued now, and writes
 /// them in one transaction while the next writer takes the next group.
 async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteReq>>>) {
+    // The writer keeps one connection of the pool: sqlx pings a connection each time it goes
+    // back to the pool (a round trip to Postgres), which was one more round trip a group. It is
+    // given back (and tested) after an error, and taken again for the next group.
+    let mut held: Option<sqlx::pool::PoolConnection<sqlx::Postgres>> = None;
     loop {
         let group = {
             let mut rx = rx.lock().await;
@@ -231,7 +235,17 @@ async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteReq>>>) {
             }
             group
         };
-        match write_group(&pool, &group).await {
+        let written = match held.as_mut() {
+            Some(conn) => write_group(conn, &group).await,
+            None => match pool.acquire().await {
+                Ok(conn) => write_group(held.insert(conn), &group).await,
+                Err(e) => Err(e.into()),
+            },
+        };
+        if written.is_err() {
+            held = None;
+        }
+        match written {
             Ok(()) => {
                 for req in group {
                     let _ = req.reply.send(Ok(()));
@@ -259,7 +273,7 @@ async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteReq>>>) {
 /// in one multi-row insert (`UNNEST` of arrays), the matches' new statuses and wake times in one
 /// update (one row per match: a statement may not update a row twice). Was `BEGIN`, insert,
 /// updates and `COMMIT`, four round trips a group.
-async fn write_group(pool: &PgPool, group: &[WriteReq]) -> Result<(), StoreError> {
+async fn write_group(conn: &mut sqlx::PgConnection, group: &[WriteReq]) -> Result<(), StoreError> {
     let n: usize = group.iter().map(|r| r.records.len()).sum();
     let mut ids = Vec::with_capacity(n);
     let mut seqs = Vec::with_capacity(n);
@@ -325,7 +339,7 @@ async fn write_group(pool: &PgPool, group: &[WriteReq]) -> Result<(), StoreError
     .bind(&set_wake)
     .bind(&wakes)
     .bind(Utc::now())
-    .execute(pool)
+    .execute(conn)
     .await?;
     Ok(())
 }
