@@ -185,15 +185,15 @@ impl PgStore {
             .collect()
     }
 
-    pub async fn waking(&self) -> Result<Vec<Uuid>, StoreError> {
+    pub async fn waking(&self) -> Result<Vec<(Uuid, i64)>, StoreError> {
         sqlx::query(
-            "SELECT id FROM matches WHERE status = 'active' AND wake_at IS NOT NULL \
+            "SELECT id, wake_at FROM matches WHERE status = 'active' AND wake_at IS NOT NULL \
              ORDER BY wake_at",
         )
         .fetch_all(&self.pool)
         .await?
         .iter()
-        .map(|r| Ok(r.try_get("id")?))
+        .map(|r| Ok((r.try_get("id")?, r.try_get("wake_at")?)))
         .collect()
     }
 

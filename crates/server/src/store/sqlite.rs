@@ -212,15 +212,15 @@ impl SqliteStore {
             .collect()
     }
 
-    pub async fn waking(&self) -> Result<Vec<Uuid>, StoreError> {
+    pub async fn waking(&self) -> Result<Vec<(Uuid, i64)>, StoreError> {
         sqlx::query(
-            "SELECT id FROM matches WHERE status = 'active' AND wake_at IS NOT NULL \
+            "SELECT id, wake_at FROM matches WHERE status = 'active' AND wake_at IS NOT NULL \
              ORDER BY wake_at",
         )
         .fetch_all(&self.read)
         .await?
         .iter()
-        .map(|r| match_id(r, "id"))
+        .map(|r| Ok((match_id(r, "id")?, r.try_get("wake_at")?)))
         .collect()
     }
 
