@@ -1,5 +1,6 @@
-//! Running a server: open the store, serve at once while unfinished matches load in the
-//! background (the others on first touch), shut down gracefully.
+//! Running a server: open the store, serve at once while the unfinished matches whose deadline
+//! is due load in the background (those due later at their deadline, a few recently played as a
+//! warm-up, the others on first touch), shut down gracefully.
 
 use crate::actor::{LoadOutcome, Registry};
 use crate::config::Config;
