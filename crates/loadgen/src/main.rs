@@ -19,7 +19,10 @@
 //!
 //! `--fill K` instead creates `--matches` matches, plays K moves in each and hangs up, leaving
 //! them unfinished: with `--server-pid` it prints the server's resident memory per match held in
-//! memory, and the filled store is the starting point for timing a restart.
+//! memory, and the filled store is the starting point for timing a restart: `--seats-out FILE`
+//! writes each filled match's id and first seat's token, and `--probe FILE`, started with the
+//! restarted server (`--server-pid`), times from the server's process start until `/healthz`
+//! answers and until a first command on one of those matches is answered.
 
 use clap::Parser;
 use client::{ClientError, Connection, Mirror, TextFrame};
@@ -84,10 +87,21 @@ struct Args {
     #[arg(long, default_value_t = 64)]
     fill_parallel: usize,
     /// A game clock for every match: each player's bank, in seconds (no increment). Every
-    /// unfinished match then has a deadline, so a restart loads them all: for timing that
-    /// worst case of recovery, and for measuring the clocks' cost per move.
+    /// unfinished match then has a deadline (a restart schedules those not due within a few
+    /// seconds rather than loading them): for timing recovery, and for measuring the clocks'
+    /// cost per move.
     #[arg(long)]
     clock_secs: Option<u64>,
+    /// Fill mode: write one line per filled match to this file, its id and its first seat's
+    /// token (the matches a restart probe plays).
+    #[arg(long)]
+    seats_out: Option<std::path::PathBuf>,
+    /// Restart probe instead of a load, started with the server: waits until `/healthz`
+    /// answers, then sends a first command (a pass, answered or refused by the rules) in the
+    /// first, middle and last match of this `--seats-out` file, in turn, and prints each time
+    /// since the server's process started (`--server-pid`) or else since the probe started.
+    #[arg(long)]
+    probe: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -316,9 +330,10 @@ fn main() -> Result<(), LoadError> {
             .enable_all()
             .build()?
     };
-    match args.fill {
-        Some(moves) => runtime.block_on(fill(args, moves)),
-        None => runtime.block_on(run(args)),
+    match (args.fill, args.probe.clone()) {
+        (Some(moves), _) => runtime.block_on(fill(args, moves)),
+        (None, Some(seats)) => runtime.block_on(probe(args, seats)),
+        (None, None) => runtime.block_on(run(args)),
     }
 }
 
@@ -591,24 +606,35 @@ async fn fill(args: Args, moves: u64) -> Result<(), LoadError> {
             let (ctx, next) = (ctx.clone(), next.clone());
             tokio::spawn(async move {
                 let mut stats = Stats::default();
+                let mut seats = String::new();
                 while next.fetch_add(1, Ordering::Relaxed) < total {
                     match fill_one(&ctx, moves).await {
-                        Ok(s) => stats.merge(s),
+                        Ok((s, id, token)) => {
+                            stats.merge(s);
+                            seats.push_str(&format!("{id} {token}\n"));
+                        }
                         Err(e) => stats.errors.push(format!("filling a match: {e}")),
                     }
                 }
-                stats
+                (stats, seats)
             })
         })
         .collect();
     let mut stats = Stats::default();
+    let mut seats = String::new();
     for w in workers {
         match w.await {
-            Ok(s) => stats.merge(s),
+            Ok((s, lines)) => {
+                stats.merge(s);
+                seats.push_str(&lines);
+            }
             Err(e) => stats.errors.push(format!("task: {e}")),
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
+    if let Some(path) = &args.seats_out {
+        std::fs::write(path, seats)?;
+    }
     println!(
         "filled {} matches ({} moves each, {} finished first; {} refused, {} of them rate limited) in {:.1} s, errors {}",
         total,
@@ -639,8 +665,9 @@ async fn fill(args: Args, moves: u64) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Plays `moves` moves in a new match; what its seats counted.
-async fn fill_one(ctx: &Ctx, moves: u64) -> Result<Stats, LoadError> {
+/// Plays `moves` moves in a new match; what its seats counted, its id and its first seat's
+/// token.
+async fn fill_one(ctx: &Ctx, moves: u64) -> Result<(Stats, Uuid, String), LoadError> {
     let (created, conns) = open_match(ctx).await?;
     let shared = Arc::new(MatchShared::new(conns.len(), Some(moves)));
     let far = Instant::now() + Duration::from_secs(24 * 3600);
@@ -680,7 +707,95 @@ async fn fill_one(ctx: &Ctx, moves: u64) -> Result<Stats, LoadError> {
         return Err(LoadError::Args(e.clone()));
     }
     stats.matches_finished = u64::from(stats.matches_finished > 0);
-    Ok(stats)
+    let token = created
+        .seats
+        .first()
+        .map(|s| s.token.clone())
+        .unwrap_or_default();
+    Ok((stats, created.match_id, token))
+}
+
+/// Restart probe: the times from the server's start until `/healthz` answers, then until a
+/// first command is answered in the first, middle and last match of `seats` (each a fresh
+/// connection: auth, then a pass, which the match's actor answers once it has loaded).
+async fn probe(args: Args, seats: std::path::PathBuf) -> Result<(), LoadError> {
+    let ctx = context(&args);
+    let lines = std::fs::read_to_string(&seats)?;
+    let matches: Vec<(Uuid, &str)> = lines
+        .lines()
+        .filter_map(|l| {
+            let (id, token) = l.split_once(' ')?;
+            Some((id.parse().ok()?, token))
+        })
+        .collect();
+    if matches.is_empty() {
+        return Err(LoadError::Args(format!("no match in {}", seats.display())));
+    }
+    let picks = [0, matches.len() / 2, matches.len() - 1];
+    // Since the server's process start when known, else since ours.
+    let probe_start = Instant::now();
+    let offset = match args.server_pid {
+        Some(pid) => process_age(pid)?,
+        None => Duration::ZERO,
+    };
+    let since = || (offset + probe_start.elapsed()).as_secs_f64() * 1e3;
+    let healthz = format!("{}/healthz", ctx.http);
+    loop {
+        if let Ok((200, _)) = client::http_get(&healthz).await {
+            break;
+        }
+        if probe_start.elapsed() > Duration::from_secs(600) {
+            return Err(LoadError::Args("/healthz did not answer in 600 s".into()));
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    println!(
+        "healthz answered {:.0} ms after the server started",
+        since()
+    );
+    for (n, i) in picks.into_iter().enumerate() {
+        let (id, token) = matches[i];
+        let asked = Instant::now();
+        let mut conn = Connection::connect(&ctx.ws).await?;
+        conn.set_read_timeout(Some(Duration::from_secs(600)));
+        conn.auth(token).await?;
+        let out = conn
+            .command(&format!("probe-{n}"), rules::Command::Pass {})
+            .await?;
+        let answer = match out {
+            client::CommandOutcome::Accepted { seq, .. } => format!("accepted at seq {seq}"),
+            client::CommandOutcome::Rejected(e) => format!("refused ({:?})", e.code),
+        };
+        println!(
+            "match {id} (line {}): first command {answer} {:.0} ms after the server started, {:.1} ms after asking",
+            i + 1,
+            since(),
+            asked.elapsed().as_secs_f64() * 1e3
+        );
+        let _ = conn.close().await;
+    }
+    Ok(())
+}
+
+/// How long a process has been running (`/proc/<pid>/stat`'s start time against
+/// `/proc/uptime`, at the kernel's 100 ticks per second).
+fn process_age(pid: u32) -> Result<Duration, LoadError> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let uptime = std::fs::read_to_string("/proc/uptime")?;
+    let bad = || LoadError::Args(format!("cannot read the start time of pid {pid}"));
+    // Fields after the command's closing parenthesis; the start time is field 22 overall.
+    let after = stat.rsplit_once(')').ok_or_else(bad)?.1;
+    let ticks: f64 = after
+        .split_whitespace()
+        .nth(19)
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(bad)?;
+    let up: f64 = uptime
+        .split_whitespace()
+        .next()
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(bad)?;
+    Ok(Duration::from_secs_f64((up - ticks / 100.0).max(0.0)))
 }
 
 /// Resident set size of a process (`VmRSS` of `/proc/<pid>/status`), in bytes.

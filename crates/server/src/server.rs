@@ -1,5 +1,6 @@
-//! Running a server: open the store, serve at once while unfinished matches load in the
-//! background (the others on first touch), shut down gracefully.
+//! Running a server: open the store, serve at once while the unfinished matches whose deadline
+//! is due load in the background (those due later at their deadline, a few recently played as a
+//! warm-up, the others on first touch), shut down gracefully.
 
 use crate::actor::{LoadOutcome, Registry};
 use crate::config::Config;
@@ -137,26 +138,48 @@ pub async fn run(
     Ok(())
 }
 
-/// The start's recovery, in the background while the server serves: first every unfinished
-/// match with a deadline pending (by the indexed `wake_at`, soonest first), so that it fires on
-/// time, a deadline passed while the server was down at once; then a warm-up of at most
-/// `warm_up` other unfinished matches, the most recently played first. Any other match is
-/// replayed on its first touch. A match whose replay diverges is marked broken when it loads.
+/// How far ahead of now the start's recovery loads a match with a deadline at once rather than
+/// handing it to the registry's waker: the waker would load it about now anyway, and loading it
+/// here, soonest first, lets its replay finish before its deadline. A few seconds: longer than a
+/// replay (milliseconds) even with the start's loads queued, short next to any decision timeout
+/// or clock, so that the matches whose deadlines are minutes away stay out of memory.
+const WAKE_HORIZON_MS: i64 = 5_000;
+
+/// The start's recovery, in the background while the server serves. The unfinished matches
+/// with a deadline pending are found by the indexed `wake_at` (soonest first); those due within
+/// [`WAKE_HORIZON_MS`] (a deadline passed while the server was down among them) load at once,
+/// so that they fire on time; the others are handed to the registry's waker, which loads each
+/// at its wake time (and a client's touch loads it earlier, its own timers taking over). Then a
+/// warm-up of at most `warm_up` unfinished matches without a deadline, the most recently played
+/// first. Any other match is replayed on its first touch. A match whose replay diverges is
+/// marked broken when it loads.
 async fn recover(store: Store, registry: Arc<Registry>, warm_up: usize, parallel: usize) {
     let started = std::time::Instant::now();
     let waking = match store.waking().await {
-        Ok(ids) => ids,
+        Ok(waking) => waking,
         Err(e) => {
             error!(error = %e, "cannot list the matches with a deadline");
             Vec::new()
         }
     };
-    let (due, failed) = load_all(&registry, waking, parallel).await;
+    let horizon = crate::actor::timers::now_millis().saturating_add(WAKE_HORIZON_MS);
+    let (due, later): (Vec<_>, Vec<_>) = waking.into_iter().partition(|&(_, at)| at <= horizon);
+    // Handed over first (a queue's worth at a time, which the waker drains into its heap): the
+    // loads below may take a while, and the waker fires these meanwhile if their time comes.
+    let scheduled = later.len();
+    for (id, at) in later {
+        if !registry.wake_at(id, at).await {
+            return; // shutting down
+        }
+    }
+    let due: Vec<Uuid> = due.into_iter().map(|(id, _)| id).collect();
+    let (loaded, failed) = load_all(&registry, due, parallel).await;
     info!(
-        loaded = due,
+        loaded,
         failed,
+        scheduled,
         ms = started.elapsed().as_millis() as u64,
-        "recovery: matches with a deadline loaded"
+        "recovery: matches with a deadline due loaded, the others scheduled"
     );
     let recent = match store.recently_played(warm_up).await {
         Ok(ids) => ids,

@@ -92,6 +92,14 @@ impl Registry {
         self.waker.try_send((at, id)).is_ok()
     }
 
+    /// Asks the waker to load a match that is not in memory at `at` (its stored wake time): the
+    /// start's recovery, for every match whose deadline is not due yet. Waits for room in the
+    /// waker's queue (which it drains at once into its heap) rather than dropping the match.
+    /// False when the waker is gone (shutting down).
+    pub async fn wake_at(&self, id: Uuid, at: Millis) -> bool {
+        self.waker.send((at, id)).await.is_ok()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, RegistryInner> {
         // A panic while holding this short lock cannot leave the map inconsistent.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
@@ -220,8 +228,11 @@ impl Registry {
     }
 }
 
-/// The waker: one task for every match that left memory with a deadline pending, a min-heap of
-/// (when, match); at each time it loads the match, whose actor then fires what is due. It keeps
+/// The waker: one task for every match out of memory with a deadline pending (one that left
+/// memory, or one the start's recovery did not load), a min-heap of (when, match); at each time
+/// it loads the match, whose actor then fires what is due. A match loaded before its time (a
+/// client touched it) fires with its own timers; its entry then loads a live match, which does
+/// nothing, or was overtaken by the time it asked when it left memory again. It keeps
 /// one time per match (the latest asked): asking again for the same time adds nothing, and an
 /// entry overtaken by a newer time is skipped when it comes up, so a match that cannot leave
 /// memory and asks at every idle period never grows the heap. Ends when the registry is gone or
@@ -235,7 +246,14 @@ async fn wake_matches(registry: Weak<Registry>, mut rx: mpsc::Receiver<(Millis, 
         });
         tokio::select! {
             msg = rx.recv() => match msg {
-                Some((at, id)) => waker.ask(at, id),
+                Some((at, id)) => {
+                    waker.ask(at, id);
+                    // What else is queued (the recovery's many), before the next sleep.
+                    for _ in 1..WAKER_QUEUE {
+                        let Ok((at, id)) = rx.try_recv() else { break };
+                        waker.ask(at, id);
+                    }
+                }
                 None => return,
             },
             () = tokio::time::sleep(wait), if next.is_some() => {

@@ -330,9 +330,10 @@ impl Store {
         }
     }
 
-    /// The unfinished matches with a wake time, soonest first (an indexed query): what a
-    /// restart loads before anything else, so that their deadlines fire on time.
-    pub async fn waking(&self) -> Result<Vec<Uuid>, StoreError> {
+    /// The unfinished matches with a wake time, as (id, wake time in Unix milliseconds),
+    /// soonest first (an indexed query): a restart loads those already due at once and hands
+    /// the others to the registry's waker, so that their deadlines fire on time.
+    pub async fn waking(&self) -> Result<Vec<(Uuid, i64)>, StoreError> {
         dispatch!(self.waking())
     }
 

@@ -185,16 +185,20 @@ impl PgStore {
             .collect()
     }
 
-    pub async fn waking(&self) -> Result<Vec<Uuid>, StoreError> {
-        sqlx::query(
-            "SELECT id FROM matches WHERE status = 'active' AND wake_at IS NOT NULL \
+    /// Row by row rather than `fetch_all`: only the pairs are held, not every row at once
+    /// (a restart with very many unfinished matches).
+    pub async fn waking(&self) -> Result<Vec<(Uuid, i64)>, StoreError> {
+        use futures_util::TryStreamExt;
+        let mut rows = sqlx::query(
+            "SELECT id, wake_at FROM matches WHERE status = 'active' AND wake_at IS NOT NULL \
              ORDER BY wake_at",
         )
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|r| Ok(r.try_get("id")?))
-        .collect()
+        .fetch(&self.pool);
+        let mut waking = Vec::new();
+        while let Some(r) = rows.try_next().await? {
+            waking.push((r.try_get("id")?, r.try_get("wake_at")?));
+        }
+        Ok(waking)
     }
 
     pub async fn recently_played(&self, limit: i64) -> Result<Vec<Uuid>, StoreError> {
