@@ -145,8 +145,8 @@ pub struct MatchConfig {
     pub decision_timeout: Duration,
 
     /// Unfinished matches with nothing pending that a start replays in the background, the
-    /// most recently played first; the others are replayed on first touch. Matches with a
-    /// deadline pending are always loaded (first, soonest first).
+    /// most recently played first; the others are replayed on first touch. A match with a
+    /// deadline pending loads at its deadline (at once if due within 5 s).
     #[arg(long, env = "WARM_UP", default_value = "1000",
           value_parser = RangedU64ValueParser::<usize>::new().range(0..=10_000_000))]
     pub warm_up: usize,
