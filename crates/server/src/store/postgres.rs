@@ -222,14 +222,14 @@ impl PgStore {
 async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteReq>>>) {
     // The writer keeps one connection of the pool: sqlx pings a connection each time it goes
     // back to the pool (a round trip to Postgres), which was one more round trip a group. It is
-    // given back (and tested) after an error, and taken again for the next group.
+    // given back (and tested) after an error, and taken again for the next group; and when the
+    // pool closes (the server's shutdown), which waits for every connection to come back.
     let mut held: Option<sqlx::pool::PoolConnection<sqlx::Postgres>> = None;
+    let mut closing = std::pin::pin!(pool.close_event());
     loop {
-        let group = {
+        let next = async {
             let mut rx = rx.lock().await;
-            let Some(first) = rx.recv().await else {
-                return;
-            };
+            let first = rx.recv().await?;
             let mut group = vec![first];
             while group.len() < MAX_GROUP {
                 match rx.try_recv() {
@@ -237,7 +237,16 @@ async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteReq>>>) {
                     Err(_) => break,
                 }
             }
-            group
+            Some(group)
+        };
+        let group = tokio::select! {
+            group = next => match group {
+                Some(group) => group,
+                None => return,
+            },
+            // What is still queued fails with the pool closed anyway; its appends are answered
+            // as closed when their replies drop.
+            () = &mut closing => return,
         };
         let written = match held.as_mut() {
             Some(conn) => write_group(conn, &group).await,
