@@ -43,6 +43,8 @@ use tokio::sync::oneshot;
 pub const ADMIN_TOKEN: &str = "admin-secret-for-tests";
 /// Any single wait in a test; a hang fails the test instead of blocking the suite.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(20);
+/// Longest a graceful stop of a test server may take (see [`TestServer::stop`]).
+const STOP_BOUND: Duration = Duration::from_secs(30);
 
 /// A store for one test. Dropping it removes it.
 pub enum TestDb {
@@ -262,11 +264,17 @@ impl TestServer {
     }
 
     /// SIGTERM-like: the graceful path.
+    /// A graceful stop, bounded: the server's three grace periods (5 s each in tests) and the
+    /// store's close, with room to spare. A stop that hangs (a store whose close waits for a
+    /// connection nobody gives back, say) fails the test instead of stalling the suite; the
+    /// drop then kills the server.
     pub async fn stop(mut self) {
         if let Some(tx) = self.graceful.take() {
             let _ = tx.send(());
         }
-        self.join().await;
+        tokio::time::timeout(STOP_BOUND, self.join())
+            .await
+            .expect("the server stopped gracefully in time");
     }
 
     /// Like a crash: the runtime is dropped with every task in it, mid-flight.
