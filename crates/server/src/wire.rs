@@ -72,27 +72,85 @@ pub fn error_frame(code: ErrorCode, id: Option<String>, message: impl Into<Strin
 /// arrays): the bytes of `frame(&ServerMessage::Diff { .. })` without serializing the events and
 /// the patch a second time.
 pub fn diff_frame(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> Frame {
-    let mut out = String::with_capacity(96 + events.len() + patch.len());
-    out.push_str(r#"{"type":"diff","match_id":""#);
+    Frame(Utf8Bytes::from(diff_text(match_id, seq, events, patch)))
+}
+
+const DIFF_HEAD: &str = r#"{"type":"diff","match_id":""#;
+const ACK_HEAD: &str = r#"{"type":"ack","id":"#;
+const SEQ: &str = r#"","seq":"#;
+/// A hyphenated uuid's length.
+const UUID_LEN: usize = 36;
+
+/// The diff frame's text, in a string of exactly its length: the shared bytes take a full
+/// string's buffer as it is, where one with spare room costs them an allocation of their own.
+fn diff_text(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> String {
+    const EVENTS: &str = r#","events":"#;
+    const PATCH: &str = r#","patch":"#;
+    let len = DIFF_HEAD.len()
+        + UUID_LEN
+        + SEQ.len()
+        + decimal_len(seq)
+        + EVENTS.len()
+        + events.len()
+        + PATCH.len()
+        + patch.len()
+        + 1;
+    let mut out = String::with_capacity(len);
+    out.push_str(DIFF_HEAD);
     push_uuid(&mut out, match_id);
+    out.push_str(SEQ);
     // Into a `String` `write!` cannot fail.
-    let _ = write!(out, r#"","seq":{seq},"events":"#);
+    let _ = write!(out, "{seq}");
+    out.push_str(EVENTS);
     out.push_str(events);
-    out.push_str(r#","patch":"#);
+    out.push_str(PATCH);
     out.push_str(patch);
     out.push('}');
-    Frame(Utf8Bytes::from(out))
+    debug_assert_eq!(out.len(), len);
+    out
 }
 
 /// The `ack` frame, written directly: the bytes of `frame(&ServerMessage::Ack { .. })`.
 pub fn ack_frame(id: &str, match_id: Uuid, seq: Seq) -> Frame {
-    let mut out = String::with_capacity(80 + id.len());
-    out.push_str(r#"{"type":"ack","id":"#);
+    Frame(Utf8Bytes::from(ack_text(id, match_id, seq)))
+}
+
+/// The ack frame's text, in a string of exactly its length (as [`diff_text`]).
+fn ack_text(id: &str, match_id: Uuid, seq: Seq) -> String {
+    const MATCH_ID: &str = r#","match_id":""#;
+    let len = ACK_HEAD.len()
+        + json_str_len(id)
+        + MATCH_ID.len()
+        + UUID_LEN
+        + SEQ.len()
+        + decimal_len(seq)
+        + 1;
+    let mut out = String::with_capacity(len);
+    out.push_str(ACK_HEAD);
     push_json_str(&mut out, id);
-    out.push_str(r#","match_id":""#);
+    out.push_str(MATCH_ID);
     push_uuid(&mut out, match_id);
-    let _ = write!(out, r#"","seq":{seq}}}"#);
-    Frame(Utf8Bytes::from(out))
+    out.push_str(SEQ);
+    let _ = write!(out, "{seq}}}");
+    debug_assert_eq!(out.len(), len);
+    out
+}
+
+/// How many digits `n` has in decimal.
+fn decimal_len(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// The length of `s` as [`push_json_str`] writes it, quotes included.
+fn json_str_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0x00..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 /// A JSON string as serde_json writes it (the same escapes: `"`, `\\`, and control characters,
@@ -162,12 +220,10 @@ mod tests {
                 // As the actor writes it: the patch's JSON written directly, no `Value`s, only
                 // the squares placed since `before` compared.
                 let placed: Vec<_> = game.placed_since(before.view.board.len()).collect();
-                let direct = diff_frame(
-                    match_id,
-                    seq,
-                    &serde_json::to_string(&events)?,
-                    &protocol::diff::match_view_patch_json_touched(&before, &after, &placed)?,
-                );
+                let events_json = serde_json::to_string(&events)?;
+                let patch_json =
+                    protocol::diff::match_view_patch_json_touched(&before, &after, &placed)?;
+                let direct = diff_frame(match_id, seq, &events_json, &patch_json);
                 let serde = frame(&ServerMessage::Diff {
                     match_id,
                     seq,
@@ -175,6 +231,9 @@ mod tests {
                     patch,
                 });
                 assert_eq!(direct.as_str(), serde.as_str());
+                // Exactly sized: the frame's bytes take the string's buffer as it is.
+                let text = diff_text(match_id, seq, &events_json, &patch_json);
+                assert_eq!(text.capacity(), text.len());
                 before = after;
             }
         }
@@ -186,6 +245,8 @@ mod tests {
                     seq,
                 });
                 assert_eq!(ack_frame(id, match_id, seq).as_str(), serde.as_str());
+                let text = ack_text(id, match_id, seq);
+                assert_eq!(text.capacity(), text.len(), "{id:?} {seq}");
             }
         }
         Ok(())

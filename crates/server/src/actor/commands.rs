@@ -464,7 +464,7 @@ impl Actor {
     /// Persist, then broadcast: writes the batch's records in one transaction, and only when that
     /// succeeded acks and sends the diffs. If the write fails nothing is acknowledged and the
     /// match is reloaded from the store, which is the truth. False: the write failed.
-    pub(super) async fn commit(&mut self, batch: Batch) -> bool {
+    pub(super) async fn commit(&mut self, mut batch: Batch) -> bool {
         if batch.staged.is_empty() {
             return true;
         }
@@ -483,16 +483,18 @@ impl Actor {
                 State::Failed { .. } => None,
             };
             let started = Instant::now();
+            let commands = batch.records.len();
+            let last_seq = batch.records.last().map(|r| r.seq);
             let append = Append {
-                records: &batch.records,
+                records: std::mem::take(&mut batch.records),
                 status,
                 wake,
             };
             let written = self.store.write(self.id, append).await;
             metrics.store_commit.record(started.elapsed().as_secs_f64());
-            metrics.store_batch.record(batch.records.len() as f64);
+            metrics.store_batch.record(commands as f64);
             if let Err(e) = written {
-                error!(error = %e, commands = batch.records.len(), "store write failed");
+                error!(error = %e, commands, "store write failed");
                 for s in batch.staged {
                     let (conn, id) = match s {
                         Staged::Accepted { conn, id, .. } => {
@@ -508,11 +510,11 @@ impl Actor {
                         "the store failed; nothing was applied: send the command again",
                     ));
                 }
-                self.reload().await;
+                Box::pin(self.reload()).await;
                 return false;
             }
             if batch.finished {
-                info!(seq = batch.records.last().map(|r| r.seq), "match finished");
+                info!(seq = last_seq, "match finished");
             }
             if let (Some(due), State::Ready(l)) = (wake, &mut self.state) {
                 l.stored_wake = due;
@@ -547,7 +549,7 @@ impl Actor {
             }
         }
         if poisoned {
-            self.reload().await;
+            Box::pin(self.reload()).await;
         }
         true
     }

@@ -339,7 +339,7 @@ impl Actor {
                 }
                 ActorMsg::Abort { reply } => {
                     self.commit(std::mem::take(&mut batch)).await;
-                    self.abort(reply).await;
+                    Box::pin(self.abort(reply)).await;
                 }
                 other => {
                     // Anything else must see only stored state.

@@ -125,10 +125,11 @@ pub struct Seqs {
 }
 
 /// What one append writes: the records, the match's new status if it changed, and its new wake
-/// time if it changed (`Some(None)`: nothing pending any more).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Append<'a> {
-    pub records: &'a [CommandRow],
+/// time if it changed (`Some(None)`: nothing pending any more). It owns the records: they move
+/// from the actor's batch into the writer's request without a copy.
+#[derive(Debug, Clone, Default)]
+pub struct Append {
+    pub records: Vec<CommandRow>,
     pub status: Option<MatchStatus>,
     pub wake: Option<Option<i64>>,
 }
@@ -301,7 +302,7 @@ impl Store {
         self.write(
             id,
             Append {
-                records,
+                records: records.to_vec(),
                 status,
                 wake: None,
             },
@@ -311,7 +312,7 @@ impl Store {
 
     /// [`Store::append`] with the match's new wake time, in the same transaction (and the same
     /// group commit): the stored wake time never lags the log it is computed from.
-    pub async fn write(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
+    pub async fn write(&self, id: Uuid, append: Append) -> Result<(), StoreError> {
         match self {
             Store::Sqlite(s) => s.append(id, append).await,
             Store::Postgres(p) => p.append(id, append).await,

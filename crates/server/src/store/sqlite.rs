@@ -283,24 +283,28 @@ impl SqliteStore {
     }
 
     /// Queues the append for the writer task and waits until its group is committed and synced.
-    pub async fn append(&self, id: Uuid, append: Append<'_>) -> Result<(), StoreError> {
+    pub async fn append(&self, id: Uuid, append: Append) -> Result<(), StoreError> {
         let Append {
             records,
             status,
             wake,
         } = append;
+        // A place in the queue first, then the request: the request is not held twice across
+        // the wait (in this future and in `send`'s), which keeps the actor's per-batch future
+        // small enough for the allocator's thread cache.
+        let permit = self
+            .writer
+            .reserve()
+            .await
+            .map_err(|_| StoreError::Closed)?;
         let (reply, answer) = oneshot::channel();
-        let req = WriteReq {
+        permit.send(WriteReq {
             id,
-            records: records.to_vec(),
+            records,
             status,
             wake,
             reply,
-        };
-        self.writer
-            .send(req)
-            .await
-            .map_err(|_| StoreError::Closed)?;
+        });
         answer.await.map_err(|_| StoreError::Closed)?
     }
 
@@ -1076,9 +1080,9 @@ mod tests {
         }
     }
 
-    fn append(records: &[CommandRow]) -> Append<'_> {
+    fn append(records: &[CommandRow]) -> Append {
         Append {
-            records,
+            records: records.to_vec(),
             status: None,
             wake: None,
         }

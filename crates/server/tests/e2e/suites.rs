@@ -1038,9 +1038,8 @@ async fn store_batches_are_atomic(db: &TestDb) {
         let store = store.clone();
         let i = i as u8;
         tasks.push(tokio::spawn(async move {
-            let records = records(i);
             let append = Append {
-                records: &records,
+                records: records(i),
                 status: status(i),
                 wake: wake(i),
             };
