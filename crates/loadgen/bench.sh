@@ -2,7 +2,7 @@
 # Runs the loadgen for 10 s at each M against a fresh server (a fresh SQLite directory, or a fresh
 # Postgres database on 127.0.0.1:5432) and prints one line per run. Alternate two builds to
 # compare them on a noisy machine. On Postgres it also prints the CPU of the `postgres` processes
-# per move (pg_us):
+# per move (pg_us); cs is the server's context switches per move:
 #   crates/loadgen/bench.sh target/release/server target/release/loadgen sqlite after 2 20 100 1000
 # usage: bench.sh <server-bin> <loadgen-bin> <sqlite|postgres> <label> [M...]
 set -u
@@ -38,10 +38,11 @@ for M in $MS; do
     /own diff/ {p50=$5; p99=$7}
     /server CPU/ {match($0,/= ([0-9]+) us\/move/,c); cpu=c[1]}
     /loadgen CPU/ {match($0,/= ([0-9]+) us\/move/,c); lcpu=c[1]}
+    /server context switches/ {match($0,/= ([0-9.]+) \/move/,c); cs=c[1]}
     /load average/ {la=$3}
     /^moves / {match($0,/^moves ([0-9]+)/,n); total=n[1]}
     END {pgus = (s == "postgres" && total > 0) ? sprintf(" pg_us=%d", pg * 1e6 / hz / total) : "";
-         printf "%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s%s loadgen_us=%s load=%s errors=%s\n", l, s, m, mv, p50, p99, cpu, pgus, lcpu, la, err}'
+         printf "%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s%s cs=%s loadgen_us=%s load=%s errors=%s\n", l, s, m, mv, p50, p99, cpu, pgus, cs, lcpu, la, err}'
   kill $SP; wait $SP 2>/dev/null
   [ "$STORE" = postgres ] && psql -h 127.0.0.1 -U postgres -d test -qc "drop database $DB" >/dev/null
   [ "$STORE" = sqlite ] && rm -rf $D

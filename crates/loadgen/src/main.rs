@@ -68,7 +68,8 @@ struct Args {
     /// Modules, comma-separated: tollkeepers, messages, france, chips (chips implies france).
     #[arg(long, value_delimiter = ',')]
     modules: Vec<ModuleName>,
-    /// The server's pid, when it runs on this machine: its CPU time per move is printed.
+    /// The server's pid, when it runs on this machine: its CPU time and context switches per
+    /// move are printed.
     #[arg(long)]
     server_pid: Option<u32>,
     /// Seed of the random moves.
@@ -400,12 +401,14 @@ async fn run(args: Args) -> Result<(), LoadError> {
         args.secs
     );
     let cpu_before = args.server_pid.map(cpu_ticks).transpose()?;
+    let switches_before = args.server_pid.map(context_switches);
     let self_before = cpu_ticks_self()?;
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(args.secs);
     let _ = go_tx.send(Some(end));
     tokio::time::sleep_until(end).await;
     let cpu_after = args.server_pid.map(cpu_ticks).transpose()?;
+    let switches_after = args.server_pid.map(context_switches);
     let self_after = cpu_ticks_self()?;
     let elapsed = start.elapsed().as_secs_f64();
     let mut stats = Stats::default();
@@ -415,17 +418,23 @@ async fn run(args: Args) -> Result<(), LoadError> {
             Err(e) => stats.errors.push(format!("task: {e}")),
         }
     }
-    report(
-        &args,
-        &stats,
-        elapsed,
-        cpu_before.zip(cpu_after),
-        self_after - self_before,
-    );
+    let server = ServerUse {
+        cpu: cpu_before.zip(cpu_after),
+        switches: switches_before.zip(switches_after),
+    };
+    report(&args, &stats, elapsed, &server, self_after - self_before);
     Ok(())
 }
 
-fn report(args: &Args, s: &Stats, elapsed: f64, server_cpu: Option<(u64, u64)>, self_ticks: u64) {
+/// What the server process used over the run (`--server-pid`): before and after.
+struct ServerUse {
+    /// CPU clock ticks.
+    cpu: Option<(u64, u64)>,
+    /// Context switches (voluntary, involuntary) of its threads.
+    switches: Option<(Switches, Switches)>,
+}
+
+fn report(args: &Args, s: &Stats, elapsed: f64, server: &ServerUse, self_ticks: u64) {
     let p = |v: &[Duration], q: f64| client::latency::percentile(v, q).as_secs_f64() * 1000.0;
     let moves_per_s = s.moves as f64 / elapsed;
     let mods: Vec<String> = args
@@ -473,13 +482,24 @@ fn report(args: &Args, s: &Stats, elapsed: f64, server_cpu: Option<(u64, u64)>, 
             ticks as f64 / CLK_TCK * 1e6 / s.moves as f64
         }
     };
-    if let Some((before, after)) = server_cpu {
+    if let Some((before, after)) = server.cpu {
         let t = after.saturating_sub(before);
         println!(
             "server CPU {:.2} s = {:.0} us/move ({:.0}% of one core)",
             t as f64 / CLK_TCK,
             per_move(t),
             t as f64 / CLK_TCK / elapsed * 100.0
+        );
+    }
+    if let Some((before, after)) = server.switches
+        && s.moves > 0
+    {
+        let moves = s.moves as f64;
+        let vol = after.voluntary.saturating_sub(before.voluntary) as f64 / moves;
+        let invol = after.involuntary.saturating_sub(before.involuntary) as f64 / moves;
+        println!(
+            "server context switches = {:.2} /move ({vol:.2} voluntary, {invol:.2} involuntary)",
+            vol + invol
         );
     }
     println!(
@@ -796,6 +816,49 @@ fn process_age(pid: u32) -> Result<Duration, LoadError> {
         .and_then(|t| t.parse().ok())
         .ok_or_else(bad)?;
     Ok(Duration::from_secs_f64((up - ticks / 100.0).max(0.0)))
+}
+
+/// Context switches of a process's threads, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Switches {
+    /// The thread blocked (waiting for a lock, a socket, a futex, the disk).
+    voluntary: u64,
+    /// The scheduler took the core away (another thread's turn).
+    involuntary: u64,
+}
+
+/// The context switches of every thread of a process now, from each thread's
+/// `/proc/<pid>/task/<tid>/status` (the process's own `status` counts its first thread only). A
+/// thread that ended during the run takes its count with it: the figure is a floor. Best effort:
+/// an unreadable thread counts nothing.
+fn context_switches(pid: u32) -> Switches {
+    let mut sum = Switches::default();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return sum;
+    };
+    for task in tasks.flatten() {
+        if let Ok(status) = std::fs::read_to_string(task.path().join("status")) {
+            let t = parse_switches(&status);
+            sum.voluntary += t.voluntary;
+            sum.involuntary += t.involuntary;
+        }
+    }
+    sum
+}
+
+/// `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches` of a `status` text (0 if absent).
+fn parse_switches(status: &str) -> Switches {
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim_start_matches(':').trim().parse().ok())
+            .unwrap_or(0)
+    };
+    Switches {
+        voluntary: field("voluntary_ctxt_switches"),
+        involuntary: field("nonvoluntary_ctxt_switches"),
+    }
 }
 
 /// Resident set size of a process (`VmRSS` of `/proc/<pid>/status`), in bytes.
@@ -1183,6 +1246,21 @@ mod tests {
         let status = "Name:\tserver\nVmPeak:\t  9000 kB\nVmRSS:\t  1234 kB\nThreads:\t3\n";
         assert_eq!(parse_rss(status), Some(1234 * 1024));
         assert_eq!(parse_rss("Name:\tserver\n"), None);
+    }
+
+    #[test]
+    fn context_switches_are_read_from_a_thread_status() {
+        let status = "Name:\tserver\nThreads:\t3\nvoluntary_ctxt_switches:\t120\n\
+                      nonvoluntary_ctxt_switches:\t7\n";
+        let want = Switches {
+            voluntary: 120,
+            involuntary: 7,
+        };
+        assert_eq!(parse_switches(status), want);
+        assert_eq!(parse_switches("Name:\tserver\n"), Switches::default());
+        // This test's own process has at least one thread with a status to read.
+        let own = context_switches(std::process::id());
+        assert!(own.voluntary + own.involuntary > 0, "{own:?}");
     }
 
     /// A fill budget runs out after its moves; a refused move is given back; without a budget
