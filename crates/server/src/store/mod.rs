@@ -134,6 +134,43 @@ pub struct Append {
     pub wake: Option<Option<i64>>,
 }
 
+/// One match's append as a store's writer receives it, waiting for the group it is committed
+/// with.
+#[derive(Debug)]
+pub(crate) struct WriteReq {
+    pub id: Uuid,
+    pub records: Vec<CommandRow>,
+    pub status: Option<MatchStatus>,
+    pub wake: Option<Option<i64>>,
+    pub reply: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// Queues an append for a store's writer and waits for its answer (committed, and on SQLite
+/// synced). A place in the queue first, then the request: the request is not held twice across
+/// the wait (in this future and in `send`'s), which keeps the actor's per-batch future small
+/// enough for the allocator's thread cache.
+async fn queue_append(
+    writer: &tokio::sync::mpsc::Sender<WriteReq>,
+    id: Uuid,
+    append: Append,
+) -> Result<(), StoreError> {
+    let Append {
+        records,
+        status,
+        wake,
+    } = append;
+    let permit = writer.reserve().await.map_err(|_| StoreError::Closed)?;
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    permit.send(WriteReq {
+        id,
+        records,
+        status,
+        wake,
+        reply,
+    });
+    answer.await.map_err(|_| StoreError::Closed)?
+}
+
 #[derive(Debug, Clone)]
 pub enum Store {
     Sqlite(SqliteStore),
@@ -313,10 +350,12 @@ impl Store {
     /// [`Store::append`] with the match's new wake time, in the same transaction (and the same
     /// group commit): the stored wake time never lags the log it is computed from.
     pub async fn write(&self, id: Uuid, append: Append) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(s) => s.append(id, append).await,
-            Store::Postgres(p) => p.append(id, append).await,
-        }
+        // One future whichever the store: both writers take the same requests.
+        let writer = match self {
+            Store::Sqlite(s) => &s.writer,
+            Store::Postgres(p) => &p.writer,
+        };
+        queue_append(writer, id, append).await
     }
 
     pub async fn set_status(&self, id: Uuid, status: MatchStatus) -> Result<(), StoreError> {

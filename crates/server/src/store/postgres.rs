@@ -11,7 +11,7 @@
 //! alone. Nothing is answered before its commit returned: "persist, then broadcast" holds.
 
 use super::{
-    Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, clock_from_db,
+    CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, WriteReq, clock_from_db,
     clock_to_db, seat_from_db, seq_from_db, seq_to_db, timeout_from_db, timeout_to_db,
 };
 use chrono::Utc;
@@ -20,7 +20,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{Mutex, mpsc};
 use uuid::Uuid;
 
 static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -33,17 +33,7 @@ const WRITERS: usize = 2;
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pub(super) pool: PgPool,
-    writer: mpsc::Sender<WriteReq>,
-}
-
-/// One match's append, waiting for the group it is committed with.
-#[derive(Debug)]
-struct WriteReq {
-    id: Uuid,
-    records: Vec<CommandRow>,
-    status: Option<MatchStatus>,
-    wake: Option<Option<i64>>,
-    reply: oneshot::Sender<Result<(), StoreError>>,
+    pub(super) writer: mpsc::Sender<WriteReq>,
 }
 
 // Row mapping: one function per row type.
@@ -152,32 +142,6 @@ impl PgStore {
         .iter()
         .map(command_row)
         .collect()
-    }
-
-    /// Queues the append for a writer task and waits until its group is committed.
-    pub async fn append(&self, id: Uuid, append: Append) -> Result<(), StoreError> {
-        let Append {
-            records,
-            status,
-            wake,
-        } = append;
-        // A place in the queue first, then the request: the request is not held twice across
-        // the wait (in this future and in `send`'s), which keeps the actor's per-batch future
-        // small enough for the allocator's thread cache.
-        let permit = self
-            .writer
-            .reserve()
-            .await
-            .map_err(|_| StoreError::Closed)?;
-        let (reply, answer) = oneshot::channel();
-        permit.send(WriteReq {
-            id,
-            records,
-            status,
-            wake,
-            reply,
-        });
-        answer.await.map_err(|_| StoreError::Closed)?
     }
 
     pub async fn unfinished(&self) -> Result<Vec<Uuid>, StoreError> {

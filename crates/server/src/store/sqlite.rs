@@ -13,7 +13,7 @@ use super::sqlite_sync::{
     Batch, SyncStats, Tuning, WalControl, checkpointer, finish_checkpoint, spawn_syncer,
 };
 use super::{
-    Append, CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, clock_from_db,
+    CommandRow, MatchRow, MatchStatus, SeatRow, Seqs, StoreError, WriteReq, clock_from_db,
     clock_to_db, seat_from_db, seq_from_db, seq_to_db, timeout_from_db, timeout_to_db,
 };
 use chrono::{DateTime, Utc};
@@ -45,7 +45,7 @@ pub struct SqliteStore {
     /// The one writing connection (`synchronous=NORMAL`): a write through it is durable only
     /// once [`SqliteStore::sync`] returned after its `COMMIT`.
     pub(super) write: SqlitePool,
-    writer: mpsc::Sender<WriteReq>,
+    pub(super) writer: mpsc::Sender<WriteReq>,
     /// Behind one pointer: every match's actor holds a store, and its run loop's future with it.
     durability: Arc<Durability>,
 }
@@ -59,16 +59,6 @@ struct Durability {
     stats: Arc<SyncStats>,
     /// The checkpointer, stopped and awaited by `close`.
     checkpoints: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-/// One match's append, waiting for the group it is committed with.
-#[derive(Debug)]
-struct WriteReq {
-    id: Uuid,
-    records: Vec<CommandRow>,
-    status: Option<MatchStatus>,
-    wake: Option<Option<i64>>,
-    reply: oneshot::Sender<Result<(), StoreError>>,
 }
 
 // Row mapping: one function per row type.
@@ -282,30 +272,11 @@ impl SqliteStore {
         .collect()
     }
 
-    /// Queues the append for the writer task and waits until its group is committed and synced.
-    pub async fn append(&self, id: Uuid, append: Append) -> Result<(), StoreError> {
-        let Append {
-            records,
-            status,
-            wake,
-        } = append;
-        // A place in the queue first, then the request: the request is not held twice across
-        // the wait (in this future and in `send`'s), which keeps the actor's per-batch future
-        // small enough for the allocator's thread cache.
-        let permit = self
-            .writer
-            .reserve()
-            .await
-            .map_err(|_| StoreError::Closed)?;
-        let (reply, answer) = oneshot::channel();
-        permit.send(WriteReq {
-            id,
-            records,
-            status,
-            wake,
-            reply,
-        });
-        answer.await.map_err(|_| StoreError::Closed)?
+    /// Queues the append for the writer task and waits until its group is committed and synced
+    /// (the server goes through [`super::Store::write`]).
+    #[cfg(test)]
+    pub async fn append(&self, id: Uuid, append: super::Append) -> Result<(), StoreError> {
+        super::queue_append(&self.writer, id, append).await
     }
 
     pub async fn unfinished(&self) -> Result<Vec<Uuid>, StoreError> {
@@ -1036,6 +1007,7 @@ async fn insert_match(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Append;
 
     async fn store_with_match(
         dir: &Path,
