@@ -79,7 +79,11 @@ fn main() -> Result<(), Error> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let games = if mode == "setup" { Vec::new() } else { games };
+    let (games, moves) = if mode == "setup" {
+        (Vec::new(), 0)
+    } else {
+        (games, moves)
+    };
     let bytes = runtime.block_on(play(games))?;
     println!(
         "{mode}: {moves} moves through the actor, {} bytes of frames per move",

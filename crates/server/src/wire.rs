@@ -86,10 +86,12 @@ const UUID_LEN: usize = 36;
 fn diff_text(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> String {
     const EVENTS: &str = r#","events":"#;
     const PATCH: &str = r#","patch":"#;
+    let mut digits = itoa::Buffer::new();
+    let seq = digits.format(seq);
     let len = DIFF_HEAD.len()
         + UUID_LEN
         + SEQ.len()
-        + decimal_len(seq)
+        + seq.len()
         + EVENTS.len()
         + events.len()
         + PATCH.len()
@@ -99,8 +101,7 @@ fn diff_text(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> String {
     out.push_str(DIFF_HEAD);
     push_uuid(&mut out, match_id);
     out.push_str(SEQ);
-    // Into a `String` `write!` cannot fail.
-    let _ = write!(out, "{seq}");
+    out.push_str(seq);
     out.push_str(EVENTS);
     out.push_str(events);
     out.push_str(PATCH);
@@ -118,63 +119,72 @@ pub fn ack_frame(id: &str, match_id: Uuid, seq: Seq) -> Frame {
 /// The ack frame's text, in a string of exactly its length (as [`diff_text`]).
 fn ack_text(id: &str, match_id: Uuid, seq: Seq) -> String {
     const MATCH_ID: &str = r#","match_id":""#;
-    let len = ACK_HEAD.len()
-        + json_str_len(id)
-        + MATCH_ID.len()
-        + UUID_LEN
-        + SEQ.len()
-        + decimal_len(seq)
-        + 1;
+    let mut digits = itoa::Buffer::new();
+    let seq = digits.format(seq);
+    let len =
+        ACK_HEAD.len() + json_str_len(id) + MATCH_ID.len() + UUID_LEN + SEQ.len() + seq.len() + 1;
     let mut out = String::with_capacity(len);
     out.push_str(ACK_HEAD);
     push_json_str(&mut out, id);
     out.push_str(MATCH_ID);
     push_uuid(&mut out, match_id);
     out.push_str(SEQ);
-    let _ = write!(out, "{seq}}}");
+    out.push_str(seq);
+    out.push('}');
     debug_assert_eq!(out.len(), len);
     out
 }
 
-/// How many digits `n` has in decimal.
-fn decimal_len(n: u64) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+/// How serde_json writes one byte of a string: as it is, by a short name (`"`, `\\`, and
+/// `\b \f \n \r \t`), or as `\u00XX` (the other control characters).
+enum Escape {
+    None,
+    Named(&'static str),
+    Unicode,
+}
+
+fn escape(b: u8) -> Escape {
+    match b {
+        b'"' => Escape::Named("\\\""),
+        b'\\' => Escape::Named("\\\\"),
+        b'\n' => Escape::Named("\\n"),
+        b'\r' => Escape::Named("\\r"),
+        b'\t' => Escape::Named("\\t"),
+        0x08 => Escape::Named("\\b"),
+        0x0c => Escape::Named("\\f"),
+        0x00..=0x1f => Escape::Unicode,
+        _ => Escape::None,
+    }
 }
 
 /// The length of `s` as [`push_json_str`] writes it, quotes included.
 fn json_str_len(s: &str) -> usize {
     2 + s
         .bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
-            0x00..=0x1f => 6,
-            _ => 1,
+        .map(|b| match escape(b) {
+            Escape::None => 1,
+            Escape::Named(e) => e.len(),
+            Escape::Unicode => "\\u00XX".len(),
         })
         .sum::<usize>()
 }
 
-/// A JSON string as serde_json writes it (the same escapes: `"`, `\\`, and control characters,
-/// `\b \f \n \r \t` by name, the others as `\u00XX`; everything else as is).
+/// A JSON string as serde_json writes it (the same escapes: see [`escape`]).
 fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0x00..=0x1f => "",
-            _ => continue,
-        };
+        let e = escape(b);
+        if let Escape::None = e {
+            continue;
+        }
         out.push_str(&s[start..i]);
-        if escape.is_empty() {
-            let _ = write!(out, "\\u{b:04x}");
-        } else {
-            out.push_str(escape);
+        match e {
+            Escape::Named(name) => out.push_str(name),
+            // Into a `String` `write!` cannot fail.
+            Escape::Unicode | Escape::None => {
+                let _ = write!(out, "\\u{b:04x}");
+            }
         }
         start = i + 1;
     }
