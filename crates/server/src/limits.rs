@@ -44,8 +44,10 @@ pub struct Limited {
 }
 
 impl Limited {
+    /// The wait in whole milliseconds, rounded up: a client that waits exactly this long
+    /// gets through (truncating 1999.6 ms to 1999 ms would refuse it once more), and never 0.
     pub fn retry_after_ms(&self) -> u64 {
-        u64::try_from(self.retry_after.as_millis())
+        u64::try_from(self.retry_after.as_nanos().div_ceil(1_000_000))
             .unwrap_or(u64::MAX)
             .max(1)
     }
@@ -169,5 +171,27 @@ impl ConnLimits {
             Some(a) => shared.check(kind, a),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(wait: Duration) -> u64 {
+        Limited {
+            kind: Kind::Command,
+            retry_after: wait,
+        }
+        .retry_after_ms()
+    }
+
+    #[test]
+    fn the_wait_is_rounded_up_to_whole_milliseconds() {
+        assert_eq!(ms(Duration::from_micros(1_999_600)), 2_000);
+        assert_eq!(ms(Duration::from_millis(2_000)), 2_000);
+        assert_eq!(ms(Duration::from_nanos(2_000_000_001)), 2_001);
+        assert_eq!(ms(Duration::from_nanos(1)), 1);
+        assert_eq!(ms(Duration::ZERO), 1);
     }
 }
