@@ -356,9 +356,11 @@ async fn sqlite_writer(w: Writer) {
                 continue;
             }
         };
-        // The connection stays with the writer while appends keep coming, up to `HOLD`: giving
-        // it back costs a round trip to its thread (sqlx pings a connection on release), once a
-        // group; the other writes (a new match, an account) wait at most `HOLD` and a group.
+        stats.writer_acquires.fetch_add(1, Ordering::Relaxed);
+        // The connection stays with the writer while appends keep coming (within `linger` of
+        // each other), up to `hold`: giving it back costs a round trip to its thread (sqlx pings
+        // a connection on release); the other writes (a new match, an account) wait at most
+        // `hold` and a group.
         let held = std::time::Instant::now();
         let mut next = Some(first);
         while let Some(first) = next.take() {
@@ -402,15 +404,23 @@ async fn sqlite_writer(w: Writer) {
                     }
                 }
             }
-            if held.elapsed() < HOLD {
-                next = rx.try_recv().ok();
+            if held.elapsed() < tuning.hold {
+                next = match rx.try_recv() {
+                    Ok(r) => Some(r),
+                    // `recv` is cancel-safe: an append that comes as the wait ends stays queued.
+                    // (A zero timeout would still wait for the timer's next tick.)
+                    Err(_) if !tuning.linger.is_zero() => {
+                        tokio::time::timeout(tuning.linger, rx.recv())
+                            .await
+                            .ok()
+                            .flatten()
+                    }
+                    Err(_) => None,
+                };
             }
         }
     }
 }
-
-/// Longest time the writer keeps the write connection while appends keep coming.
-const HOLD: Duration = Duration::from_millis(20);
 
 /// Writes a group: first all of it in one statement batch, which the store's connection runs in
 /// one call (sqlx hands each call to the connection's own thread and waits for its answer, so a
@@ -1017,27 +1027,32 @@ mod tests {
         let store = SqliteStore::open_tuned(&dir.join("t.db"), tuning).await?;
         store.migrate().await?;
         let mut ids = Vec::new();
-        for i in 0..matches {
-            let id = Uuid::new_v4();
-            let row = MatchRow {
-                id,
-                setup: "{}".into(),
-                status: MatchStatus::Active,
-                rules_version: "test".into(),
-                created_at: Utc::now(),
-                decision_timeout_ms: None,
-                clock: None,
-                wake_at: None,
-            };
-            let seat = SeatRow {
-                seat: 0,
-                colour: "red".into(),
-                token_hash: format!("h{i}-{id}"),
-            };
-            store.create_match(&row, &[seat]).await?;
-            ids.push(id);
+        for _ in 0..matches {
+            ids.push(new_match(&store).await?);
         }
         Ok((store, ids))
+    }
+
+    /// A new active match of one seat.
+    async fn new_match(store: &SqliteStore) -> Result<Uuid, StoreError> {
+        let id = Uuid::new_v4();
+        let row = MatchRow {
+            id,
+            setup: "{}".into(),
+            status: MatchStatus::Active,
+            rules_version: "test".into(),
+            created_at: Utc::now(),
+            decision_timeout_ms: None,
+            clock: None,
+            wake_at: None,
+        };
+        let seat = SeatRow {
+            seat: 0,
+            colour: "red".into(),
+            token_hash: format!("h-{id}"),
+        };
+        store.create_match(&row, &[seat]).await?;
+        Ok(id)
     }
 
     fn record(seq: u64, events: String) -> CommandRow {
@@ -1058,6 +1073,40 @@ mod tests {
             status: None,
             wake: None,
         }
+    }
+
+    /// Appends that follow each other closely (each sent once the one before is answered, as a
+    /// match's moves are) keep the writer's connection: one acquisition for all of them, where
+    /// a writer that gave it back whenever its queue was empty took it once an append. Another
+    /// write waits for the linger at most.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn close_appends_keep_the_write_connection() -> Result<(), Box<dyn std::error::Error>> {
+        let linger = Duration::from_secs(2);
+        for (linger, expected) in [(Duration::ZERO, 10), (linger, 1)] {
+            let dir = tempfile::tempdir()?;
+            let tuning = Tuning {
+                hold: Duration::from_secs(600),
+                linger,
+                ..Tuning::default()
+            };
+            let (store, ids) = store_with_match(dir.path(), tuning, 1).await?;
+            let acquires = || store.sync_stats().writer_acquires.load(Ordering::Relaxed);
+            let before = acquires();
+            for seq in 1..=10 {
+                store
+                    .append(ids[0], append(&[record(seq, "[]".into())]))
+                    .await?;
+            }
+            assert_eq!(acquires() - before, expected, "linger {linger:?}");
+            // A new match while the writer lingers with the connection.
+            let started = std::time::Instant::now();
+            new_match(&store).await?;
+            assert!(started.elapsed() < linger + Duration::from_secs(10));
+            let stored = store.commands(ids[0], Seqs { after: 0, upto: 99 }).await?;
+            assert_eq!(stored.len(), 10);
+            store.close().await;
+        }
+        Ok(())
     }
 
     /// "Persist, then ack": an append whose group is committed is not answered while its sync
@@ -1109,6 +1158,7 @@ mod tests {
             checkpoint_rows: 16,
             wal_bound: 64,
             idle: Duration::from_millis(50),
+            ..Tuning::default()
         };
         let (store, ids) = store_with_match(dir.path(), tuning, 4).await?;
         const PER_MATCH: u64 = 250;

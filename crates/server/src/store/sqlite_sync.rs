@@ -74,7 +74,8 @@ pub(super) type Batch = Vec<(Reply, Result<(), StoreError>)>;
 /// one append per match, so the memory is bounded by the matches anyway).
 const SYNC_QUEUE: usize = 64;
 
-/// When the checkpointer runs and how large the WAL may grow.
+/// When the checkpointer runs, how large the WAL may grow, and how long the writer keeps the
+/// write connection.
 #[derive(Debug, Clone, Copy)]
 pub struct Tuning {
     /// A passive checkpoint after this many rows written. A row of a played match takes ≈ 1–2
@@ -86,6 +87,15 @@ pub struct Tuning {
     pub wal_bound: i64,
     /// A checkpoint after this long without `checkpoint_rows`, if anything was written.
     pub idle: Duration,
+    /// Longest time the writer keeps the write connection while appends keep coming: the other
+    /// writes (a new match, an account) wait at most this and a group.
+    pub hold: Duration,
+    /// How long the writer, its queue empty after a group, waits for the next append before it
+    /// gives the connection back (within `hold`). A give-back pings the connection (a round trip
+    /// to its thread, two context switches) and the next group takes it again: at M = 20, half
+    /// the groups did so, and at M = 2 nearly every one, because the next append comes only once
+    /// the group's sync answered its players and they moved again.
+    pub linger: Duration,
 }
 
 impl Default for Tuning {
@@ -94,6 +104,8 @@ impl Default for Tuning {
             checkpoint_rows: 1000,
             wal_bound: 8192,
             idle: Duration::from_secs(1),
+            hold: Duration::from_millis(20),
+            linger: Duration::from_millis(5),
         }
     }
 }
@@ -111,6 +123,9 @@ pub struct SyncStats {
     pub checkpoints: AtomicU64,
     /// Checkpoints the writer ran itself to start the WAL over.
     pub writer_checkpoints: AtomicU64,
+    /// Times the writer took the write connection from the pool (each give-back before it
+    /// cost a ping of the connection).
+    pub writer_acquires: AtomicU64,
     /// Test hook: the syncer holds this lock while it syncs, so a test holding it holds syncs.
     #[cfg(test)]
     pub gate: std::sync::Mutex<()>,
