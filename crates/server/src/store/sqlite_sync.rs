@@ -88,7 +88,7 @@ pub struct Tuning {
     /// A checkpoint after this long without `checkpoint_rows`, if anything was written.
     pub idle: Duration,
     /// Longest time the writer keeps the write connection while appends keep coming: the other
-    /// writes (a new match, an account) wait at most this and a group.
+    /// writes (a new match, an account) wait at most this, `linger` and a group.
     pub hold: Duration,
     /// How long the writer, its queue empty after a group, waits for the next append before it
     /// gives the connection back (within `hold`). A give-back pings the connection (a round trip
