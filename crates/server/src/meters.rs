@@ -20,6 +20,8 @@ const COMMANDS: &str = "carcassonne_commands_total";
 const ACK: &str = "carcassonne_command_ack_seconds";
 const COMMIT: &str = "carcassonne_store_commit_seconds";
 const BATCH: &str = "carcassonne_store_batch_commands";
+const SYNC: &str = "carcassonne_store_sync_seconds";
+const SYNC_APPENDS: &str = "carcassonne_store_sync_appends";
 const INBOX: &str = "carcassonne_match_inbox_depth";
 const OUTGOING: &str = "carcassonne_outgoing_queue_depth";
 const RESUMES: &str = "carcassonne_resumes_total";
@@ -86,6 +88,9 @@ pub struct Metrics {
     pub store_commit: Histogram,
     /// Commands written by one append.
     pub store_batch: Histogram,
+    /// SQLite only: the syncer's fdatasyncs, and the appends each made durable (the group
+    /// commit's size as the disk sees it). `None` on Postgres, which syncs its own way.
+    pub store_sync: Option<SyncMeters>,
     /// Messages in a match's inbox when the actor drains it, sampled at each drain.
     pub inbox_depth: Histogram,
     /// Frames in a connection's outgoing queue when its writer wakes, sampled at each write.
@@ -101,6 +106,21 @@ impl std::fmt::Debug for Metrics {
     }
 }
 
+/// What the SQLite syncer thread records; it holds clones of these handles.
+#[derive(Clone)]
+pub struct SyncMeters {
+    /// One fdatasync of the WAL: the disk's part of every move's round trip.
+    pub seconds: Histogram,
+    /// Appends (a match's batch each) answered after one fdatasync.
+    pub appends: Histogram,
+}
+
+impl std::fmt::Debug for SyncMeters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyncMeters").finish_non_exhaustive()
+    }
+}
+
 static META: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, None);
 
 impl Metrics {
@@ -111,6 +131,8 @@ impl Metrics {
             (ACK, SECONDS),
             (COMMIT, SECONDS),
             (BATCH, COUNTS),
+            (SYNC, SECONDS),
+            (SYNC_APPENDS, COUNTS),
             (INBOX, COUNTS),
             (OUTGOING, COUNTS),
         ] {
@@ -146,6 +168,18 @@ impl Metrics {
             "One append of a match's batch to the store, as the match waits for it.",
         );
         describe(BATCH, None, "Commands written by one append.");
+        if store == "sqlite" {
+            describe(
+                SYNC,
+                Some(Unit::Seconds),
+                "One fdatasync of the SQLite WAL, which every append waits for.",
+            );
+            describe(
+                SYNC_APPENDS,
+                None,
+                "Appends made durable by one fdatasync of the SQLite WAL.",
+            );
+        }
         describe(
             INBOX,
             None,
@@ -186,6 +220,10 @@ impl Metrics {
             ack_latency: r.register_histogram(&plain(ACK), &META),
             store_commit: r.register_histogram(&stored(COMMIT), &META),
             store_batch: r.register_histogram(&stored(BATCH), &META),
+            store_sync: (store == "sqlite").then(|| SyncMeters {
+                seconds: r.register_histogram(&stored(SYNC), &META),
+                appends: r.register_histogram(&stored(SYNC_APPENDS), &META),
+            }),
             inbox_depth: r.register_histogram(&plain(INBOX), &META),
             outgoing_depth: r.register_histogram(&plain(OUTGOING), &META),
             resumes: RESUME_KINDS.map(|(_, kind)| counter(RESUMES, &[("kind", kind)])),
@@ -255,6 +293,10 @@ mod tests {
         m.closed(Some(4999));
         m.ack_latency.record(0.002);
         m.store_batch.record(3.0);
+        if let Some(sync) = &m.store_sync {
+            sync.seconds.record(0.0003);
+            sync.appends.record(5.0);
+        }
         let text = m.render(2, 1);
         for code in CODES {
             let line = format!(
@@ -272,9 +314,22 @@ mod tests {
             "carcassonne_matches_in_memory 1",
             "carcassonne_command_ack_seconds_bucket{le=\"0.0025\"} 1",
             "carcassonne_store_batch_commands_bucket{store=\"sqlite\",le=\"4\"} 1",
+            "carcassonne_store_sync_seconds_bucket{store=\"sqlite\",le=\"0.0005\"} 1",
+            "carcassonne_store_sync_appends_bucket{store=\"sqlite\",le=\"8\"} 1",
             "# TYPE carcassonne_command_ack_seconds histogram",
         ] {
             assert!(text.contains(line), "{line} in\n{text}");
         }
+    }
+
+    /// Postgres has no syncer of ours: no sync series.
+    #[test]
+    fn sync_series_are_sqlite_only() {
+        let m = Metrics::new("postgres");
+        assert!(m.store_sync.is_none());
+        m.store_batch.record(1.0);
+        let text = m.render(0, 0);
+        assert!(text.contains("carcassonne_store_batch_commands"), "{text}");
+        assert!(!text.contains("carcassonne_store_sync"), "{text}");
     }
 }

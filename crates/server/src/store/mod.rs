@@ -262,6 +262,14 @@ impl Store {
         }
     }
 
+    /// Hands the SQLite syncer the histograms it records each sync in (nothing on Postgres).
+    pub fn attach_meters(&self, metrics: &crate::meters::Metrics) {
+        if let (Store::Sqlite(s), Some(m)) = (self, &metrics.store_sync) {
+            // Set once, as the server starts (a second call would keep the first handles).
+            let _ = s.sync_stats().meters.set(m.clone());
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             Store::Sqlite(_) => "sqlite",

@@ -126,6 +126,9 @@ pub struct SyncStats {
     /// Times the writer took the write connection from the pool (each give-back before it
     /// cost a ping of the connection).
     pub writer_acquires: AtomicU64,
+    /// Where the syncer records each sync's time and appends (`/metrics`), once the server
+    /// has made its metrics (after the store: they are labelled with the store's kind).
+    pub meters: std::sync::OnceLock<crate::meters::SyncMeters>,
     /// Test hook: the syncer holds this lock while it syncs, so a test holding it holds syncs.
     #[cfg(test)]
     pub gate: std::sync::Mutex<()>,
@@ -240,10 +243,17 @@ fn syncer(mut rx: mpsc::Receiver<Batch>, mut wal: WalFile, stats: &SyncStats) {
         }
         #[cfg(test)]
         let gate = stats.gate.lock().unwrap_or_else(|e| e.into_inner());
+        let started = std::time::Instant::now();
         let outcome = wal.sync(stats);
+        let took = started.elapsed();
         #[cfg(test)]
         drop(gate);
         stats.syncs.fetch_add(1, Ordering::Relaxed);
+        if let Some(m) = stats.meters.get() {
+            m.seconds.record(took.as_secs_f64());
+            m.appends
+                .record(batches.iter().map(Vec::len).sum::<usize>() as f64);
+        }
         if let Err(e) = &outcome {
             tracing::error!(error = %e, "the WAL sync failed; its writes are answered as failed");
         }

@@ -148,6 +148,18 @@ async fn metrics_count_commands_refusals_resumes_and_closes(db: &TestDb) {
             "carcassonne_store_commit_seconds_count{{store=\"{store}\"}}"
         )) >= 1.0
     );
+    // SQLite: every accepted command waited for a sync of the WAL, which the syncer timed.
+    let syncs = delta(r#"carcassonne_store_sync_seconds_count{store="sqlite"}"#);
+    let synced = delta(r#"carcassonne_store_sync_appends_sum{store="sqlite"}"#);
+    if store == "sqlite" {
+        assert!(
+            (1.0..=synced).contains(&syncs),
+            "{syncs} syncs, {synced} appends"
+        );
+        assert!(synced >= 6.0, "{synced}");
+    } else {
+        assert_eq!((syncs, synced), (0.0, 0.0));
+    }
     assert_eq!(delta(r#"carcassonne_resumes_total{kind="window"}"#), 1.0);
     assert!(delta(r#"carcassonne_resumes_total{kind="snapshot"}"#) >= 2.0);
     assert!(delta(r#"carcassonne_closes_total{code="none"}"#) >= 2.0);
