@@ -10,6 +10,7 @@
 //! The exporter's own HTTP listener and push gateway are off (`default-features = false`): the
 //! route lives in our router, behind our access rule (`--metrics`).
 
+use crate::store::sqlite_sync::SyncMeters;
 use metrics::{Counter, Gauge, Histogram, Key, Label, Metadata, Recorder, SharedString, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use protocol::{ErrorCode, close};
@@ -103,21 +104,6 @@ pub struct Metrics {
 impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Metrics").finish_non_exhaustive()
-    }
-}
-
-/// What the SQLite syncer thread records; it holds clones of these handles.
-#[derive(Clone)]
-pub struct SyncMeters {
-    /// One fdatasync of the WAL: the disk's part of every move's round trip.
-    pub seconds: Histogram,
-    /// Appends (a match's batch each) answered after one fdatasync.
-    pub appends: Histogram,
-}
-
-impl std::fmt::Debug for SyncMeters {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SyncMeters").finish_non_exhaustive()
     }
 }
 

@@ -43,7 +43,9 @@ pub async fn run(
     let config = Arc::new(config);
     let store = Store::open(config.store.url(), &config.store.data_dir).await?;
     let metrics = Arc::new(Metrics::new(store.kind()));
-    store.attach_meters(&metrics);
+    if let Some(m) = &metrics.store_sync {
+        store.attach_sync_meters(m.clone());
+    }
     let registry = Registry::new(store.clone(), Arc::clone(&config), Arc::clone(&metrics));
     let lobbies = Lobbies::start(
         store.clone(),

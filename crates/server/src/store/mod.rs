@@ -263,10 +263,10 @@ impl Store {
     }
 
     /// Hands the SQLite syncer the histograms it records each sync in (nothing on Postgres).
-    pub fn attach_meters(&self, metrics: &crate::meters::Metrics) {
-        if let (Store::Sqlite(s), Some(m)) = (self, &metrics.store_sync) {
+    pub fn attach_sync_meters(&self, meters: sqlite_sync::SyncMeters) {
+        if let Store::Sqlite(s) = self {
             // Set once, as the server starts (a second call would keep the first handles).
-            let _ = s.sync_stats().meters.set(m.clone());
+            let _ = s.sync_stats().meters.set(meters);
         }
     }
 

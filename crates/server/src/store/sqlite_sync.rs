@@ -110,6 +110,22 @@ impl Default for Tuning {
     }
 }
 
+/// What the syncer records at each sync, on the server's metrics (`crate::meters` registers
+/// them; the store only holds the handles).
+#[derive(Clone)]
+pub struct SyncMeters {
+    /// One fdatasync of the WAL: the disk's part of every move's round trip.
+    pub seconds: metrics::Histogram,
+    /// Appends (a match's batch each) answered after one fdatasync.
+    pub appends: metrics::Histogram,
+}
+
+impl std::fmt::Debug for SyncMeters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyncMeters").finish_non_exhaustive()
+    }
+}
+
 /// Counters, for tests and the debug log.
 #[derive(Debug, Default)]
 pub struct SyncStats {
@@ -128,7 +144,7 @@ pub struct SyncStats {
     pub writer_acquires: AtomicU64,
     /// Where the syncer records each sync's time and appends (`/metrics`), once the server
     /// has made its metrics (after the store: they are labelled with the store's kind).
-    pub meters: std::sync::OnceLock<crate::meters::SyncMeters>,
+    pub meters: std::sync::OnceLock<SyncMeters>,
     /// Test hook: the syncer holds this lock while it syncs, so a test holding it holds syncs.
     #[cfg(test)]
     pub gate: std::sync::Mutex<()>,
