@@ -116,7 +116,8 @@ impl Default for Tuning {
 pub struct SyncMeters {
     /// One fdatasync of the WAL: the disk's part of every move's round trip.
     pub seconds: metrics::Histogram,
-    /// Appends (a match's batch each) answered after one fdatasync.
+    /// Appends (a match's batch each) answered after one fdatasync, with the other writes'
+    /// sync requests (a new match, an account: one each).
     pub appends: metrics::Histogram,
 }
 
