@@ -128,6 +128,8 @@ impl Metrics {
                 .expect("bucket lists are not empty");
         }
         let r = builder.build_recorder();
+        // Only SQLite has a syncer of ours; Postgres syncs its own way.
+        let sqlite = store == "sqlite";
         let describe = |name: &'static str, unit: Option<Unit>, help: &'static str| {
             let help = SharedString::const_str(help);
             match name {
@@ -154,7 +156,7 @@ impl Metrics {
             "One append of a match's batch to the store, as the match waits for it.",
         );
         describe(BATCH, None, "Commands written by one append.");
-        if store == "sqlite" {
+        if sqlite {
             describe(
                 SYNC,
                 Some(Unit::Seconds),
@@ -206,7 +208,7 @@ impl Metrics {
             ack_latency: r.register_histogram(&plain(ACK), &META),
             store_commit: r.register_histogram(&stored(COMMIT), &META),
             store_batch: r.register_histogram(&stored(BATCH), &META),
-            store_sync: (store == "sqlite").then(|| SyncMeters {
+            store_sync: sqlite.then(|| SyncMeters {
                 seconds: r.register_histogram(&stored(SYNC), &META),
                 appends: r.register_histogram(&stored(SYNC_APPENDS), &META),
             }),

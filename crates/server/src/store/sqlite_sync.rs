@@ -112,19 +112,13 @@ impl Default for Tuning {
 
 /// What the syncer records at each sync, on the server's metrics (`crate::meters` registers
 /// them; the store only holds the handles).
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct SyncMeters {
     /// One fdatasync of the WAL: the disk's part of every move's round trip.
     pub seconds: metrics::Histogram,
     /// Appends (a match's batch each) answered after one fdatasync, with the other writes'
     /// sync requests (a new match, an account: one each).
     pub appends: metrics::Histogram,
-}
-
-impl std::fmt::Debug for SyncMeters {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SyncMeters").finish_non_exhaustive()
-    }
 }
 
 /// Counters, for tests and the debug log.
