@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Compares two server builds side by side: both run at once (each on a fresh SQLite directory),
+# each driven by its own loadgen at M matches for 10 s in the same window, so that both meet the
+# same machine. On a machine whose speed drifts (this one's ranges 2x within an hour), runs taken
+# one after the other (bench.sh) differ by more than most changes do; a pair shares the drift,
+# and the server CPU per move of its two lines compares the builds (the moves/s of each is about
+# half of what it makes alone). The loadgens start in turn, A first in odd rounds.
+#   crates/loadgen/pair.sh /tmp/server-before /tmp/server-after target/release/loadgen 50 3
+# usage: pair.sh <server-a> <server-b> <loadgen-bin> [M] [rounds]
+set -u
+A=$1; B=$2; LOADGEN=$3; M=${4:-50}; ROUNDS=${5:-3}
+PORT=18600
+for r in $(seq 1 "$ROUNDS"); do
+  declare -A PID DIR URL
+  for x in A B; do
+    bin=${!x}; DIR[$x]=$(mktemp -d /tmp/pair-XXXX); URL[$x]=http://127.0.0.1:$PORT
+    RUST_LOG=warn $bin --bind 127.0.0.1:$PORT --data-dir "${DIR[$x]}" \
+      --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s > /tmp/pair-server-$x.log 2>&1 &
+    PID[$x]=$!
+    PORT=$((PORT+1))
+  done
+  for x in A B; do
+    for i in $(seq 1 50); do curl -sf "${URL[$x]}/healthz" >/dev/null && break; sleep 0.2; done
+  done
+  ORDER="A B"; [ $((r % 2)) -eq 0 ] && ORDER="B A"
+  LG=()
+  for x in $ORDER; do
+    $LOADGEN --url "${URL[$x]}" --matches "$M" --secs 10 --server-pid "${PID[$x]}" > /tmp/pair-$x.log 2>&1 &
+    LG+=($!)
+  done
+  wait "${LG[@]}"
+  for x in A B; do
+    awk -v l="$x=$(basename "${!x}")" -v m="$M" -v r="$r" '
+      /moves\/s/ {match($0,/\(([0-9]+) moves\/s\)/,a); mv=a[1]; match($0,/errors ([0-9]+)/,e); err=e[1]}
+      /own diff/ {p50=$5; p99=$7}
+      /server CPU/ {match($0,/= ([0-9]+) us\/move/,c); cpu=c[1]}
+      /server context switches/ {match($0,/= ([0-9.]+) \/move/,c); cs=c[1]}
+      END {printf "round=%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s cs=%s errors=%s\n", r, l, m, mv, p50, p99, cpu, cs, err}' /tmp/pair-$x.log
+  done
+  kill "${PID[A]}" "${PID[B]}"; wait "${PID[A]}" "${PID[B]}" 2>/dev/null
+  rm -rf "${DIR[A]}" "${DIR[B]}"
+  unset PID DIR URL
+done
