@@ -165,7 +165,7 @@ impl Metrics {
             describe(
                 SYNC_APPENDS,
                 None,
-                "Appends made durable by one fdatasync of the SQLite WAL.",
+                "Writes made durable by one fdatasync of the SQLite WAL: appends of match batches, and the other writes (a new match, an account).",
             );
         }
         describe(
