@@ -33,16 +33,9 @@ for M in $MS; do
   PG0=$(pg_ticks)
   OUT=$($LOADGEN --url http://127.0.0.1:$PORT --matches $M --secs 10 --server-pid $SP 2>&1)
   PG1=$(pg_ticks)
-  echo "$OUT" | awk -v l="$LABEL" -v s="$STORE" -v m="$M" -v pg=$((PG1 - PG0)) -v hz=$(getconf CLK_TCK) '
-    /moves\/s/ {match($0,/\(([0-9]+) moves\/s\)/,a); mv=a[1]; match($0,/errors ([0-9]+)/,e); err=e[1]}
-    /own diff/ {p50=$5; p99=$7}
-    /server CPU/ {match($0,/= ([0-9]+) us\/move/,c); cpu=c[1]}
-    /loadgen CPU/ {match($0,/= ([0-9]+) us\/move/,c); lcpu=c[1]}
-    /server context switches/ {match($0,/= ([0-9.]+) \/move/,c); cs=c[1]}
-    /load average/ {la=$3}
-    /^moves / {match($0,/^moves ([0-9]+)/,n); total=n[1]}
-    END {pgus = (s == "postgres" && total > 0) ? sprintf(" pg_us=%d", pg * 1e6 / hz / total) : "";
-         printf "%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s%s cs=%s loadgen_us=%s load=%s errors=%s\n", l, s, m, mv, p50, p99, cpu, pgus, cs, lcpu, la, err}'
+  PG=""; [ "$STORE" = postgres ] && PG=$((PG1 - PG0))
+  echo "$OUT" | awk -v head="$LABEL $STORE" -v m="$M" -v pg="$PG" -v hz="$(getconf CLK_TCK)" \
+    -f "$(dirname "$0")/summary.awk"
   kill $SP; wait $SP 2>/dev/null
   [ "$STORE" = postgres ] && psql -h 127.0.0.1 -U postgres -d test -qc "drop database $DB" >/dev/null
   [ "$STORE" = sqlite ] && rm -rf $D

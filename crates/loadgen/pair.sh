@@ -30,12 +30,7 @@ for r in $(seq 1 "$ROUNDS"); do
   done
   wait "${LG[@]}"
   for x in A B; do
-    awk -v l="$x=$(basename "${!x}")" -v m="$M" -v r="$r" '
-      /moves\/s/ {match($0,/\(([0-9]+) moves\/s\)/,a); mv=a[1]; match($0,/errors ([0-9]+)/,e); err=e[1]}
-      /own diff/ {p50=$5; p99=$7}
-      /server CPU/ {match($0,/= ([0-9]+) us\/move/,c); cpu=c[1]}
-      /server context switches/ {match($0,/= ([0-9.]+) \/move/,c); cs=c[1]}
-      END {printf "round=%s %s M=%s moves/s=%s own_p50=%s own_p99=%s cpu_us=%s cs=%s errors=%s\n", r, l, m, mv, p50, p99, cpu, cs, err}' /tmp/pair-$x.log
+    awk -v head="round=$r $x=$(basename "${!x}")" -v m="$M" -f "$(dirname "$0")/summary.awk" /tmp/pair-$x.log
   done
   kill "${PID[A]}" "${PID[B]}"; wait "${PID[A]}" "${PID[B]}" 2>/dev/null
   rm -rf "${DIR[A]}" "${DIR[B]}"
