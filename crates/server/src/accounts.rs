@@ -1,4 +1,4 @@
-//! Accounts and sessions (issue 12): name rules, password hashing (argon2id), and turning a
+//! Accounts and sessions: name rules, password hashing (argon2id), and turning a
 //! session token into an [`Account`]. Used by the HTTP routes (`http/accounts.rs`) and by the
 //! WebSocket upgrade. Session tokens, like seat tokens, are stored only as hashes.
 

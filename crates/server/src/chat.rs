@@ -1,4 +1,4 @@
-//! Chat fan-out (issue 12 item 7), apart from the match actors: chat is not a game command (no
+//! Chat fan-out, apart from the match actors: chat is not a game command (no
 //! seq, no rules), so it never enters a match's inbox and can never delay a match. The sending
 //! connection's own task stores the message and then pushes it into each receiver's bounded
 //! outgoing queue (`ConnHandle::push`, which never waits: a receiver that does not read is
@@ -9,11 +9,22 @@
 //! so a muted message is never queued for whoever muted its sender.
 
 use crate::outbox::ConnHandle;
+use crate::store::{Store, StoreError};
 use crate::wire::frame;
 use protocol::{ChatChannel, ChatLine, ServerMessage};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 use uuid::Uuid;
+
+/// Stores a chat line before anyone receives it (persist, then broadcast: the admin log has
+/// every message anyone received).
+pub async fn record(
+    store: &Store,
+    line: &ChatLine,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StoreError> {
+    store.insert_chat(line, at).await
+}
 
 /// A chat room: a match's (both its channels) or a lobby's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -173,7 +173,7 @@ pub struct AdminConfig {
     pub metrics_access: MetricsAccess,
 }
 
-/// Abuse limits (issue 12 item 8). A rate is `N/period` (`20/1s`, `5/10m`): a burst of N at
+/// Abuse limits. A rate is `N/period` (`20/1s`, `5/10m`): a burst of N at
 /// once, refilled in full over the period (one every period/N). Over a limit, the request is
 /// refused with `rate_limited` and the time to wait; nothing else happens.
 #[derive(Debug, Clone, Args)]

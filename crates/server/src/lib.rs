@@ -2,21 +2,28 @@
 //! only the ones below it):
 //!
 //! - [`server`]: [`run`] opens the store, recovers unfinished matches, serves, shuts down.
-//! - [`http`]: the routes: `POST /api/matches`, `GET /healthz`, the admin API, the `/ws`
-//!   upgrade; [`web`] serves the browser client.
-//! - [`conn`]: one task per WebSocket connection: parse, validate, route to match actors.
+//! - [`http`]: the routes (matches, accounts and sessions, lobbies, the admin API, metrics, the
+//!   OpenAPI document, the `/ws` upgrade); [`web`] serves the browser client and the admin
+//!   console.
+//! - [`conn`]: one task per WebSocket connection: the socket's side, one dispatcher, one
+//!   handler file per family of client messages.
 //! - [`state`]: what handlers and connections share ([`Shared`]), the server's [`Lifecycle`].
+//! - [`access`]: who may sit at or watch a match; [`lobby`]: the lobby actor (every open lobby,
+//!   bots of lobby matches).
 //! - [`actor`]: one task per match owning its `rules::Game`; persist, then broadcast.
-//! - [`lobby`]: the lobby actor (every open lobby, bots of lobby matches); [`accounts`]:
-//!   names, argon2id passwords, sessions; [`newmatch`]: a new match's rows and seat tokens.
-//! - [`outbox`]: a connection's bounded outgoing queue, as actors see it.
-//! - [`telemetry`]: logging setup; [`meters`]: the Prometheus metrics behind `GET /metrics`.
-//! - [`config`], [`store`] (the durable command log, on SQLite or Postgres), [`tokens`]
-//!   (seat tokens and their hashes), [`wire`] (server messages encoded as frames).
+//! - [`chat`]: chat rooms and their fan-out, apart from the actors; [`limits`]: the rate limits
+//!   per connection and per address; [`accounts`]: names, argon2id passwords, sessions;
+//!   [`newmatch`]: a new match's rows and seat tokens.
+//! - [`outbox`]: a connection's bounded outgoing queue, as actors see it; [`meters`]: the
+//!   Prometheus metrics behind `GET /metrics`; [`telemetry`]: logging setup.
+//! - [`config`], [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
+//!   Postgres), [`tokens`] (seat tokens and their hashes), [`wire`] (server messages encoded as
+//!   frames, once for any number of receivers).
 //!
 //! [`run`] takes a bound listener, a [`Config`] and a shutdown future, so that tests run real
 //! servers on ephemeral ports and stop them at will.
 
+pub mod access;
 pub mod accounts;
 pub mod actor;
 pub mod chat;

@@ -1,4 +1,4 @@
-//! Abuse limits (issue 12 item 8): token-bucket rate limits (the `governor` crate) per connection
+//! Abuse limits: token-bucket rate limits (the `governor` crate) per connection
 //! and per client address on commands, chat, lobby actions and account creation. A refusal is
 //! `rate_limited` with the time until the next one passes (`retry_after_ms`); the bucket refills
 //! by itself and the connection stays open.

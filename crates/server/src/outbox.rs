@@ -80,7 +80,7 @@ impl ConnHandle {
     }
 
     /// Tells the connection to close as too slow.
-    pub fn push_too_slow(&self) {
+    pub fn close_too_slow(&self) {
         self.inner.too_slow.raise();
     }
 

@@ -25,16 +25,16 @@ pub struct Shared {
     pub config: Arc<Config>,
     pub store: Store,
     pub registry: Arc<Registry>,
-    /// The lobby actor (issue 12).
+    /// The lobby actor.
     pub lobbies: Lobbies,
     pub lifecycle: watch::Receiver<Lifecycle>,
     /// Number of live WebSocket connections.
     pub connections: watch::Sender<usize>,
     pub next_conn: AtomicU64,
     pub metrics: Arc<Metrics>,
-    /// Chat rooms (issue 12 item 7): fanned out by the sending connection, not the actors.
+    /// Chat rooms: fanned out by the sending connection, not the actors.
     pub chat: crate::chat::ChatHub,
-    /// The per-address rate limits (issue 12 item 8).
+    /// The per-address rate limits.
     pub limits: Arc<crate::limits::AddrLimits>,
     /// The WebSocket connections of each account session, closed when it is revoked.
     pub live_sessions: crate::accounts::LiveSessions,

@@ -1,40 +1,40 @@
 //! Encoding server messages into frames, once for any number of receivers.
 
-use axum::extract::ws::Utf8Bytes;
+use bytes::Bytes;
 use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage};
 use std::fmt::Write as _;
 use tracing::error;
 use uuid::Uuid;
 
 /// One encoded server message: UTF-8 JSON text, cheap to clone (shared bytes). The connection's
-/// writer turns it into a WebSocket text message; match actors never see the socket's types.
+/// socket side turns it into a WebSocket text message; match actors and the outbox never see the
+/// socket library's types.
 ///
-/// The bytes are kept as the socket layer's UTF-8 type, built from `String`s: the text message
-/// is the frame itself, without checking its UTF-8 again for every receiver.
+/// Built only from `String`s and static strings, so its bytes are always UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame(Utf8Bytes);
+pub struct Frame(Bytes);
 
 impl Frame {
     pub fn from_static(s: &'static str) -> Self {
-        Frame(Utf8Bytes::from_static(s))
+        Frame(Bytes::from_static(s.as_bytes()))
     }
 
-    /// The frame's text.
+    /// The frame's text (checked again: for logs and tests, not for the hot path).
     pub fn as_str(&self) -> &str {
-        self.0.as_str()
+        std::str::from_utf8(&self.0).unwrap_or_default()
     }
 
     /// The frame's length in bytes.
     pub fn len(&self) -> usize {
-        self.0.as_str().len()
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.as_str().is_empty()
+        self.0.is_empty()
     }
 
-    /// The frame as the text of a WebSocket message (shared, not copied).
-    pub fn into_text(self) -> Utf8Bytes {
+    /// The frame's bytes (shared, not copied).
+    pub fn into_bytes(self) -> Bytes {
         self.0
     }
 }
@@ -44,7 +44,7 @@ impl From<String> for Frame {
     /// a frame kept in a match's window holds its length, not up to twice that.
     fn from(mut s: String) -> Self {
         s.shrink_to_fit();
-        Frame(Utf8Bytes::from(s))
+        Frame(Bytes::from(s))
     }
 }
 
@@ -72,7 +72,7 @@ pub fn error_frame(code: ErrorCode, id: Option<String>, message: impl Into<Strin
 /// arrays): the bytes of `frame(&ServerMessage::Diff { .. })` without serializing the events and
 /// the patch a second time.
 pub fn diff_frame(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> Frame {
-    Frame(Utf8Bytes::from(diff_text(match_id, seq, events, patch)))
+    Frame(Bytes::from(diff_text(match_id, seq, events, patch)))
 }
 
 const DIFF_HEAD: &str = r#"{"type":"diff","match_id":""#;
@@ -113,7 +113,7 @@ fn diff_text(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> String {
 
 /// The `ack` frame, written directly: the bytes of `frame(&ServerMessage::Ack { .. })`.
 pub fn ack_frame(id: &str, match_id: Uuid, seq: Seq) -> Frame {
-    Frame(Utf8Bytes::from(ack_text(id, match_id, seq)))
+    Frame(Bytes::from(ack_text(id, match_id, seq)))
 }
 
 /// The ack frame's text, in a string of exactly its length (as [`diff_text`]).

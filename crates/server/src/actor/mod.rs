@@ -34,10 +34,14 @@
 //! when the deadline is more than `--match-idle` away: the registry's waker reloads it then.
 
 mod commands;
+mod dedupe;
+mod firing;
+mod guard;
 mod registry;
 pub mod replay;
 mod subscribers;
 pub mod timers;
+mod views;
 
 pub use registry::{Closed, LoadOutcome, MatchHandle, Registry};
 pub use subscribers::CatchUpOutcome;
@@ -45,9 +49,10 @@ pub use subscribers::CatchUpOutcome;
 use crate::config::Config;
 use crate::outbox::ConnHandle;
 use crate::store::{MatchStatus, Store};
-use crate::wire::{Frame, error_frame};
-use commands::{Batch, Dedupe};
-use protocol::{ErrorCode, MatchView, Seq};
+use crate::wire::error_frame;
+use commands::Batch;
+use dedupe::Dedupe;
+use protocol::{ErrorCode, Seq};
 use replay::LoadError;
 use rules::{Command, Game};
 use std::sync::Arc;
@@ -58,6 +63,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tracing::{debug, error, warn};
 use uuid::Uuid;
+use views::Views;
 
 /// A client's command (or a bot's), as it waits in a match's inbox.
 #[derive(Debug)]
@@ -119,18 +125,8 @@ const QUIET: Duration = Duration::from_secs(10);
 struct Loaded {
     game: Game,
     seq: Seq,
-    /// The public view at `seq`, the left side of the next diff (typed, see `protocol::diff`),
-    /// kept while the match is played. `None` in a quiet or freshly loaded match: the next
-    /// command builds it from the game before it applies (see [`Loaded::take_view`]). The view
-    /// is a function of the game and of what `Deadlines` shows (open decisions, clocks, the
-    /// view's away list), which change only when a command is applied, so the rebuilt view is
-    /// the one clients hold at `seq`.
-    view: Option<MatchView>,
-    /// The view before `view`, kept for its allocations: the next move's view is this one
-    /// brought up to date in place (`Game::refresh_view`), not built anew. Dropped when quiet.
-    spare: Option<MatchView>,
-    /// The snapshot frame at `seq`, built on first demand.
-    snapshot: Option<Frame>,
+    /// The public views and the snapshot frame at `seq`, kept between moves.
+    views: Views,
     /// The last diffs, for resumes from memory.
     window: Window,
     /// The answers to repeated command ids.
@@ -152,42 +148,12 @@ impl Loaded {
         Ok(Loaded {
             game: r.game,
             seq: r.seq,
-            view: None,
-            spare: None,
-            snapshot: None,
+            views: Views::default(),
             window: Window::default(),
             dedupe: Dedupe::new(r.accepted),
             deadlines: r.deadlines,
             stored_wake: r.stored_wake,
         })
-    }
-
-    /// The view at `seq`, taken to diff the next command's view against: the kept one, or built
-    /// from the game. Called before the command is applied; put back if it is refused.
-    fn take_view(&mut self) -> MatchView {
-        self.view.take().unwrap_or_else(|| self.match_view())
-    }
-
-    /// The view now, for the next diff from `view`: the spare brought up to date, or built.
-    fn next_view(&mut self) -> MatchView {
-        let Some(mut v) = self.spare.take() else {
-            return self.match_view();
-        };
-        self.game.refresh_view(&mut v.view);
-        v.deadlines = self.deadlines.wire();
-        v.clocks = self.deadlines.clocks_wire();
-        v.away = self.deadlines.away_wire();
-        v
-    }
-
-    /// What clients are sent: the rules' view, the deadlines, the clocks and who is away.
-    fn match_view(&self) -> MatchView {
-        MatchView {
-            view: self.game.view(),
-            deadlines: self.deadlines.wire(),
-            clocks: self.deadlines.clocks_wire(),
-            away: self.deadlines.away_wire(),
-        }
     }
 }
 
@@ -199,7 +165,8 @@ enum Wake {
     Closed,
 }
 
-enum State {
+/// A match loaded and played, or why it cannot be.
+enum ActorState {
     Ready(Box<Loaded>),
     Failed { code: ErrorCode, message: String },
 }
@@ -210,7 +177,7 @@ struct Actor {
     registry: Arc<Registry>,
     store: Store,
     config: Arc<Config>,
-    state: State,
+    state: ActorState,
     subscribers: Vec<Subscriber>,
     /// To hand to resume tasks; weak, so that the actor alone does not keep itself reachable.
     inbox: mpsc::WeakSender<ActorMsg>,
@@ -291,12 +258,12 @@ impl Actor {
                 Wake::Msgs(msgs) => Box::pin(self.handle_all(msgs)).await,
             }
             self.sync_wake().await;
-            if matches!(self.state, State::Failed { .. }) {
+            if matches!(self.state, ActorState::Failed { .. }) {
                 // A reload after a failed write failed too: leave, so that the next lookup
                 // tries the store afresh. Subscribers are told to resync (close 4001), since no
                 // diff will reach them from here.
                 for sub in self.subscribers.drain(..) {
-                    sub.conn.push_too_slow();
+                    sub.conn.close_too_slow();
                 }
                 self.registry.forget(self.id, self.generation);
                 rx.close();
@@ -366,8 +333,8 @@ impl Actor {
             ActorMsg::Shutdown => self.stopping = true,
             ActorMsg::Inspect { reply } => {
                 let answer = match &self.state {
-                    State::Ready(l) => Some((l.seq, l.game.view())),
-                    State::Failed { .. } => None,
+                    ActorState::Ready(loaded) => Some((loaded.seq, loaded.game.view())),
+                    ActorState::Failed { .. } => None,
                 };
                 let _ = reply.send(answer);
             }
@@ -375,8 +342,8 @@ impl Actor {
                 let _ = reply.send(self.load_outcome());
             }
             ActorMsg::Away { seat, away } => {
-                if let State::Ready(l) = &mut self.state {
-                    l.deadlines.set_away(seat, away);
+                if let ActorState::Ready(loaded) = &mut self.state {
+                    loaded.deadlines.set_away(seat, away);
                 }
             }
         }
@@ -385,11 +352,11 @@ impl Actor {
     /// How loading went, as the state says.
     fn load_outcome(&self) -> LoadOutcome {
         match &self.state {
-            State::Ready(loaded) => LoadOutcome::Ready {
+            ActorState::Ready(loaded) => LoadOutcome::Ready {
                 seq: loaded.seq,
                 finished: loaded.game.is_finished(),
             },
-            State::Failed { code, message } => LoadOutcome::Failed {
+            ActorState::Failed { code, message } => LoadOutcome::Failed {
                 code: *code,
                 message: message.clone(),
             },
@@ -399,8 +366,8 @@ impl Actor {
     /// Answers a message when the match cannot be played (failed to load, or stopping).
     fn handle_failed(&mut self, msg: ActorMsg) {
         let (code, message) = match &self.state {
-            State::Failed { code, message } => (*code, message.clone()),
-            State::Ready(_) => (ErrorCode::Unavailable, "the server is shutting down".into()),
+            ActorState::Failed { code, message } => (*code, message.clone()),
+            ActorState::Ready(_) => (ErrorCode::Unavailable, "the server is shutting down".into()),
         };
         match msg {
             ActorMsg::Command(c) => {
@@ -441,7 +408,7 @@ impl Actor {
                     finished: loaded.game.is_finished(),
                 };
                 debug!(seq = loaded.seq, "loaded");
-                self.state = State::Ready(Box::new(loaded));
+                self.state = ActorState::Ready(Box::new(loaded));
                 outcome
             }
             Err(e) => {
@@ -464,7 +431,7 @@ impl Actor {
                     LoadError::Store(_) => "the store failed".to_string(),
                     other => other.to_string(),
                 };
-                self.state = State::Failed {
+                self.state = ActorState::Failed {
                     code,
                     message: message.clone(),
                 };
@@ -477,12 +444,12 @@ impl Actor {
     /// failed, so that the run loop stops and every later message is refused with `aborted`.
     async fn abort(&mut self, reply: oneshot::Sender<Result<Seq, ErrorCode>>) {
         let seq = match &self.state {
-            State::Ready(l) if l.game.is_finished() => {
+            ActorState::Ready(loaded) if loaded.game.is_finished() => {
                 let _ = reply.send(Err(ErrorCode::NotActive));
                 return;
             }
-            State::Ready(l) => l.seq,
-            State::Failed { code, .. } => {
+            ActorState::Ready(loaded) => loaded.seq,
+            ActorState::Failed { code, .. } => {
                 let _ = reply.send(Err(*code));
                 return;
             }
@@ -498,7 +465,7 @@ impl Actor {
             sub.conn
                 .push(error_frame(ErrorCode::Aborted, None, message.to_string()));
         }
-        self.state = State::Failed {
+        self.state = ActorState::Failed {
             code: ErrorCode::Aborted,
             message: message.into(),
         };

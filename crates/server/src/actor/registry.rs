@@ -1,7 +1,7 @@
 //! Match id → actor: spawning (and loading), idle retirement, shutdown, the resume slots.
 
 use super::timers::{Millis, now_millis};
-use super::{Actor, ActorMsg, State};
+use super::{Actor, ActorMsg, ActorState};
 use crate::config::Config;
 use crate::meters::Metrics;
 use crate::store::Store;
@@ -127,7 +127,7 @@ impl Registry {
             registry: Arc::clone(self),
             store: self.store.clone(),
             config: Arc::clone(&self.config),
-            state: State::Failed {
+            state: ActorState::Failed {
                 code: ErrorCode::Unavailable,
                 message: "loading".into(),
             },

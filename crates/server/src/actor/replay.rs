@@ -1,22 +1,14 @@
 //! Setup + command log → game, checked against the stored events. A plain function, so that
 //! loading a match and an admin's "state at seq N" share it.
 
+use super::dedupe::IdKey;
+use super::guard::guarded;
 use super::timers::{Deadlines, Origin};
 use crate::store::{CommandRow, MatchStatus, Store, StoreError};
 use chrono::{DateTime, Utc};
 use protocol::{ClockSettings, Seq};
 use rules::{Command, Event, Game, REPLAY_VERSION, Setup};
 use uuid::Uuid;
-
-/// Runs rules code, turning a panic (a bug) into an error instead of the end of the actor.
-pub(super) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
-        p.downcast_ref::<&str>()
-            .map(|s| (*s).to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into())
-    })
-}
 
 /// Why a replay could not resume a match.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +37,7 @@ pub struct Replayed {
     pub game: Game,
     pub seq: Seq,
     /// Every replayed command, in seq order: the key of its (seat, client id) and its seq.
-    pub accepted: Vec<([u8; 16], Seq)>,
+    pub accepted: Vec<(IdKey, Seq)>,
     /// When each open decision opened (the stored time of the command after which it first
     /// showed) and the game clocks; the timeout is not set yet, and the away marks only by
     /// [`load`] (they are stored with the seats, not in the log).
@@ -137,7 +129,7 @@ pub fn replay(
             Origin::of(rec.seat, &rec.command_id),
         );
         seq = rec.seq;
-        accepted.push((super::commands::id_key(rec.seat, &rec.command_id), seq));
+        accepted.push((super::dedupe::id_key(rec.seat, &rec.command_id), seq));
     }
     Ok(Replayed {
         game,

@@ -1,7 +1,7 @@
 //! Subscriptions: the diff window, resumes from memory or from the store (streamed by a
 //! [`CatchUp`] task as the client's queue drains), snapshots, and what a quiet match drops.
 
-use super::{Actor, ActorMsg, Loaded, State};
+use super::{Actor, ActorMsg, ActorState, Loaded};
 use crate::meters::ResumeKind;
 use crate::outbox::ConnHandle;
 use crate::store::Store;
@@ -66,17 +66,10 @@ impl Window {
 }
 
 /// The snapshot frame at the current seq, built once per seq.
-fn snapshot_frame(match_id: Uuid, l: &mut Loaded) -> Frame {
-    if let Some(f) = &l.snapshot {
-        return f.clone();
-    }
-    let f = frame(&ServerMessage::Snapshot {
-        match_id,
-        seq: l.seq,
-        view: Box::new(l.match_view()),
-    });
-    l.snapshot = Some(f.clone());
-    f
+fn snapshot_frame(match_id: Uuid, loaded: &mut Loaded) -> Frame {
+    loaded
+        .views
+        .snapshot(match_id, loaded.seq, &loaded.game, &loaded.deadlines)
 }
 
 /// Where a catch-up takes the diffs it streams.
@@ -200,7 +193,7 @@ impl Subscriber {
                 true
             }
             Some(_) => {
-                self.conn.push_too_slow();
+                self.conn.close_too_slow();
                 false
             }
         }
@@ -223,13 +216,13 @@ impl Actor {
     /// as the queue drains while live diffs are held for it. Says what served it (`None` when
     /// the match is not loaded).
     fn catch_up(&mut self, conn: ConnHandle, since: Option<Seq>) -> Option<ResumeKind> {
-        let State::Ready(l) = &mut self.state else {
+        let ActorState::Ready(loaded) = &mut self.state else {
             return None;
         };
-        let seq = l.seq;
+        let seq = loaded.seq;
         let kind = match since {
             Some(s) if s == seq => ResumeKind::Current,
-            Some(s) if s < seq && l.window.covers(s) => ResumeKind::Window,
+            Some(s) if s < seq && loaded.window.covers(s) => ResumeKind::Window,
             Some(s) if s < seq && seq - s <= self.config.matches.max_store_resume => {
                 ResumeKind::Store
             }
@@ -238,7 +231,7 @@ impl Actor {
         let source = match (kind, since) {
             (ResumeKind::Current, _) => None,
             (ResumeKind::Window, Some(s)) => {
-                let frames = l.window.after(s);
+                let frames = loaded.window.after(s);
                 if frames.len() > conn.room() {
                     Some(CatchUpSource::Frames(frames))
                 } else if frames.into_iter().all(|f| conn.push(f)) {
@@ -256,13 +249,13 @@ impl Actor {
                         after: s,
                         slot,
                     }),
-                    Err(_) if conn.push(snapshot_frame(self.id, l)) => {
+                    Err(_) if conn.push(snapshot_frame(self.id, loaded)) => {
                         return self.subscribed(conn, ResumeKind::Snapshot);
                     }
                     Err(_) => return Some(ResumeKind::Snapshot),
                 }
             }
-            _ if conn.push(snapshot_frame(self.id, l)) => None,
+            _ if conn.push(snapshot_frame(self.id, loaded)) => None,
             _ => return Some(kind),
         };
         let (source, inbox) = match (source, self.inbox.upgrade()) {
@@ -318,8 +311,8 @@ impl Actor {
             CatchUpOutcome::StoreFailed(e) => {
                 debug!(error = %e, "resume from the store failed: sending a snapshot");
                 // The snapshot is at the current seq: it covers the held diffs too.
-                if let State::Ready(l) = &mut self.state
-                    && sub.conn.push(snapshot_frame(self.id, l))
+                if let ActorState::Ready(loaded) = &mut self.state
+                    && sub.conn.push(snapshot_frame(self.id, loaded))
                 {
                     self.subscribers.push(sub);
                 }
@@ -341,13 +334,11 @@ impl Actor {
     /// player who comes back resumes from the store). A followed match keeps its window: its
     /// players are the ones who reconnect after a network blip, all at once.
     pub(super) fn drop_spares(&mut self) {
-        if let State::Ready(l) = &mut self.state {
-            l.snapshot = None;
-            l.view = None;
-            l.spare = None;
-            l.game.shrink_to_fit();
+        if let ActorState::Ready(loaded) = &mut self.state {
+            loaded.views.clear();
+            loaded.game.shrink_to_fit();
             if self.subscribers.is_empty() {
-                l.window.clear();
+                loaded.window.clear();
             }
         }
     }

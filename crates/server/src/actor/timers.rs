@@ -369,47 +369,6 @@ impl Deadlines {
     }
 }
 
-impl super::Actor {
-    /// Stores the away marks changed in memory (a clock ran out, a player came back), before
-    /// the answers of the batch that changed them go out. A failed write is logged and not retried: the memory
-    /// stays right, and after a restart a clock at zero marks its player again at once.
-    pub(super) async fn save_away_marks(&mut self) {
-        let super::State::Ready(l) = &mut self.state else {
-            return;
-        };
-        for (seat, since) in l.deadlines.take_unsaved() {
-            let since = since.and_then(chrono::DateTime::from_timestamp_millis);
-            if let Err(e) = self.store.set_away(self.id, seat, since).await {
-                tracing::error!(seat, error = %e, "cannot store an away mark");
-            }
-        }
-    }
-}
-
-impl super::Actor {
-    /// Keeps the stored wake time (`matches.wake_at`) equal to the next deadline when it changed
-    /// without an append (on load, an admin's away mark, a stalled default); an append carries
-    /// it in its own transaction. A failed write is logged and tried again after the next
-    /// message: a restart loads matches by this column, so it must not stay wrong.
-    pub(super) async fn sync_wake(&mut self) {
-        let super::State::Ready(l) = &mut self.state else {
-            return;
-        };
-        let due = l.deadlines.next_due();
-        if due == l.stored_wake {
-            return;
-        }
-        let write = crate::store::Append {
-            wake: Some(due),
-            ..Default::default()
-        };
-        match self.store.write(self.id, write).await {
-            Ok(()) => l.stored_wake = due,
-            Err(e) => tracing::error!(error = %e, "cannot store the wake time"),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,4 @@
-//! Lobbies (issue 12): people gather, choose the options, sit down, get ready, and the host
+//! Lobbies: people gather, choose the options, sit down, get ready, and the host
 //! starts the match. ONE task, the lobby actor, owns every open lobby (invariant 5: no lock
 //! around lobby state); HTTP handlers and connections talk to it through a bounded inbox.
 //!

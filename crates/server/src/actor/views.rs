@@ -1,0 +1,98 @@
+//! A loaded match's public views, kept between moves so that a move diffs against the view
+//! clients hold without rebuilding it, and the snapshot frame built once per seq.
+//!
+//! The view is a function of the game and of what [`Deadlines`] shows (open decisions, clocks,
+//! the away list), which change only when a command is applied, so a view rebuilt from them is
+//! the one clients hold at the match's seq: everything here may be dropped when the match is
+//! quiet and built again on demand.
+
+use super::timers::Deadlines;
+use crate::wire::{Frame, frame};
+use protocol::{MatchView, Seq, ServerMessage};
+use rules::Game;
+use uuid::Uuid;
+
+#[derive(Debug, Default)]
+pub(super) struct Views {
+    /// The public view at the match's seq, the left side of the next diff (typed, see
+    /// `protocol::diff`), kept while the match is played. `None` in a quiet or freshly loaded
+    /// match: the next command builds it from the game before it applies.
+    current: Option<MatchView>,
+    /// The view before `current`, kept for its allocations: the next move's view is this one
+    /// brought up to date in place (`Game::refresh_view`), not built anew.
+    spare: Option<MatchView>,
+    /// The snapshot frame at the match's seq, built on first demand.
+    snapshot: Option<Frame>,
+}
+
+impl Views {
+    /// What clients are sent: the rules' view, the deadlines, the clocks and who is away.
+    pub(super) fn build(game: &Game, deadlines: &Deadlines) -> MatchView {
+        MatchView {
+            view: game.view(),
+            deadlines: deadlines.wire(),
+            clocks: deadlines.clocks_wire(),
+            away: deadlines.away_wire(),
+        }
+    }
+
+    /// The view at the match's seq, taken to diff the next command's view against: the kept
+    /// one, or built. Called before the command is applied; [`Views::put_back`] if it is
+    /// refused.
+    pub(super) fn take(&mut self, game: &Game, deadlines: &Deadlines) -> MatchView {
+        self.current
+            .take()
+            .unwrap_or_else(|| Views::build(game, deadlines))
+    }
+
+    /// A refused command left the match where it was: its view is the current one again.
+    pub(super) fn put_back(&mut self, view: MatchView) {
+        self.current = Some(view);
+    }
+
+    /// The view after a command, for the diff from `before`: the spare brought up to date, or
+    /// built.
+    pub(super) fn next(&mut self, game: &Game, deadlines: &Deadlines) -> MatchView {
+        let Some(mut v) = self.spare.take() else {
+            return Views::build(game, deadlines);
+        };
+        game.refresh_view(&mut v.view);
+        v.deadlines = deadlines.wire();
+        v.clocks = deadlines.clocks_wire();
+        v.away = deadlines.away_wire();
+        v
+    }
+
+    /// The match moved from `before` to `now`: `now` is current, `before` the spare, and the
+    /// snapshot is stale.
+    pub(super) fn advanced(&mut self, before: MatchView, now: MatchView) {
+        self.spare = Some(before);
+        self.current = Some(now);
+        self.snapshot = None;
+    }
+
+    /// The snapshot frame at `seq`, built once per seq.
+    pub(super) fn snapshot(
+        &mut self,
+        match_id: Uuid,
+        seq: Seq,
+        game: &Game,
+        deadlines: &Deadlines,
+    ) -> Frame {
+        if let Some(f) = &self.snapshot {
+            return f.clone();
+        }
+        let f = frame(&ServerMessage::Snapshot {
+            match_id,
+            seq,
+            view: Box::new(Views::build(game, deadlines)),
+        });
+        self.snapshot = Some(f.clone());
+        f
+    }
+
+    /// Drops everything: a quiet match holds no view.
+    pub(super) fn clear(&mut self) {
+        *self = Views::default();
+    }
+}

@@ -1,0 +1,150 @@
+//! Chat at a match or a lobby, and mutes. A chat message never reaches a match actor: this
+//! connection checks it, stores it, then delivers it (see [`crate::chat`]).
+
+use super::state::{Ctx, Follows, Seat};
+use crate::chat::{self as hub, Muted, Room};
+use crate::limits::Kind;
+use protocol::{ChatChannel, ChatFrom, ChatLine, ErrorCode, MuteTarget, Occupant};
+use std::collections::HashSet;
+use uuid::Uuid;
+
+/// Most mutes one connection keeps (more would let a client grow the server's memory).
+pub const MAX_MUTES: usize = 256;
+
+/// Enters (or updates its place in) a followed match's chat room: as a player when this
+/// connection holds a seat there, else as a spectator.
+pub fn join_match_chat(ctx: &Ctx, seat: &Seat, follows: &Follows, match_id: Uuid) {
+    if !follows.matches.contains_key(&match_id) {
+        return;
+    }
+    ctx.shared.chat.join(
+        Room::Match(match_id),
+        &ctx.handle,
+        seat.in_match(match_id),
+        ctx.account(),
+        &ctx.mutes,
+    );
+}
+
+/// `chat`: at a match (`match_id`) or in a lobby (`lobby_id`), exactly one of them.
+pub async fn chat(
+    ctx: &Ctx,
+    seat: &Seat,
+    follows: &Follows,
+    match_id: Option<Uuid>,
+    lobby_id: Option<Uuid>,
+    text: String,
+) {
+    if let Err(l) = ctx.limit(Kind::Chat) {
+        return ctx.reply_limited(None, &l);
+    }
+    if let Err(m) = protocol::check_chat_text(&text) {
+        return ctx.error(ErrorCode::BadChat, m);
+    }
+    let account = ctx.session.as_ref().map(|s| s.account.clone());
+    let mut lobby_members = None;
+    let (room, channel, seat_no) = match (match_id, lobby_id) {
+        (Some(m), None) => match seat.held {
+            Some((sm, s)) if sm == m => (Room::Match(m), ChatChannel::Table, Some(s)),
+            _ if account.is_some() && follows.matches.contains_key(&m) => {
+                (Room::Match(m), ChatChannel::Spectators, None)
+            }
+            _ => {
+                return ctx.error(
+                    ErrorCode::NotInChat,
+                    "chat at a match needs its seat, or watching it with an account session",
+                );
+            }
+        },
+        (None, Some(l)) => {
+            let Some(a) = &account else {
+                return ctx.error(ErrorCode::NotInChat, "lobby chat needs an account session");
+            };
+            let Some(members) = lobby_members_of(ctx, a.id, l).await else {
+                return;
+            };
+            lobby_members = Some(members);
+            (Room::Lobby(l), ChatChannel::Lobby, None)
+        }
+        _ => {
+            return ctx.error(
+                ErrorCode::BadChat,
+                "a chat message names exactly one of match_id and lobby_id",
+            );
+        }
+    };
+    let now = chrono::Utc::now();
+    let line = ChatLine {
+        match_id,
+        lobby_id,
+        channel,
+        from: ChatFrom {
+            seat: seat_no,
+            account_id: account.as_ref().map(|a| a.id),
+            name: account.map(|a| a.name),
+        },
+        text,
+        at: u64::try_from(now.timestamp_millis()).unwrap_or(0),
+    };
+    if let Err(e) = hub::record(&ctx.shared.store, &line, now).await {
+        return ctx.store_failed("chat store", &e);
+    }
+    ctx.shared
+        .chat
+        .deliver(room, &line, lobby_members.as_ref(), &ctx.handle);
+}
+
+/// The accounts seated in a lobby, when `account` is one of them; answers the client when not.
+async fn lobby_members_of(ctx: &Ctx, account: Uuid, lobby_id: Uuid) -> Option<HashSet<Uuid>> {
+    let lobby = match ctx.shared.lobbies.get(Some(account), lobby_id, None).await {
+        Ok(lobby) => lobby,
+        Err(e) => {
+            ctx.error(e.code, e.message);
+            return None;
+        }
+    };
+    let members: HashSet<Uuid> = lobby
+        .seats
+        .iter()
+        .filter_map(|s| match &s.occupant {
+            Some(Occupant::Player { account_id, .. }) => Some(*account_id),
+            _ => None,
+        })
+        .collect();
+    if !members.contains(&account) {
+        ctx.error(
+            ErrorCode::NotInChat,
+            "lobby chat is for the accounts seated in the lobby",
+        );
+        return None;
+    }
+    Some(members)
+}
+
+/// `mute` (`on`) or `unmute`: an account, or a seat of a match, for this connection.
+pub fn mute(ctx: &Ctx, t: MuteTarget, on: bool) {
+    let key = match (t.account_id, t.match_id, t.seat) {
+        (Some(a), None, None) => Muted::Account(a),
+        (None, Some(m), Some(s)) => Muted::Seat(m, s),
+        _ => {
+            return ctx.error(
+                ErrorCode::BadChat,
+                "mute names an account_id, or a match_id and a seat",
+            );
+        }
+    };
+    if let Ok(mut mutes) = ctx.mutes.write() {
+        if !on {
+            mutes.remove(&key);
+        } else if mutes.len() < MAX_MUTES || mutes.contains(&key) {
+            mutes.insert(key);
+        } else {
+            // Bounded: a client cannot grow the connection's memory with mutes.
+            drop(mutes);
+            ctx.error(
+                ErrorCode::BadChat,
+                format!("at most {MAX_MUTES} mutes per connection: unmute someone first"),
+            );
+        }
+    }
+}

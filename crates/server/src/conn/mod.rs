@@ -1,0 +1,256 @@
+//! One task per WebSocket connection: it reads the client's messages and writes what is queued
+//! for the client, over the one socket (no split halves, no writer task).
+//!
+//! Everything the client is sent goes through one bounded queue: match actors and this task
+//! `try_send` into it, and when it is full the client is closed with `close::TOO_SLOW` (it
+//! reconnects and subscribes with `since`). A client that does not read therefore costs its own
+//! connection, never its match. A write the socket does not take within the write timeout drops
+//! the connection, for the same reason.
+//!
+//! Frame size: the socket accepts messages up to [`HARD_LIMIT`] bytes; a text message above
+//! [`protocol::MAX_FRAME_BYTES`] but within that gets an `Error { code: too_large }` and the
+//! connection goes on. Only a message above the hard limit, which tungstenite refuses while
+//! reading, closes the connection with 1009 (message too big).
+//!
+//! The connection is a pipeline, as the files say:
+//! - this file: the loop, from the socket's events to the handlers and back to a close;
+//! - [`io`]: the socket's side (writes, reads, heartbeat, linger), which knows no protocol
+//!   message; [`close`]: every close code and why;
+//! - [`dispatch`]: one `match` over the client's message; one file per family of messages:
+//!   [`seat`], [`watch`], [`command`], [`chat`], [`lobby`];
+//! - [`state`]: the connection's state in parts, each handler taking only what it changes.
+//!
+//! Handlers never touch the socket (they push into the connection's queue) and never call the
+//! store: they ask the part that owns the question ([`crate::access`], [`crate::accounts`],
+//! [`crate::chat`]).
+
+mod chat;
+mod close;
+mod command;
+mod dispatch;
+mod io;
+mod lobby;
+mod seat;
+mod state;
+mod watch;
+
+pub use chat::MAX_MUTES;
+
+use crate::accounts::WsSession;
+use crate::limits::ConnLimits;
+use crate::outbox::{ConnHandle, TooSlow};
+use crate::state::{Lifecycle, Shared};
+use crate::wire::{Frame, error_frame, frame};
+use axum::extract::ws::{Message, WebSocket};
+use close::Close;
+use futures_util::{Sink, Stream};
+use io::{Ending, Event, Gate, Io, Rare};
+use protocol::{ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, ServerMessage};
+use state::{Connection, Ctx, Follows, Seat};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
+use tracing::{Instrument, debug, info_span};
+
+/// Largest message the socket layer reads at all; between `MAX_FRAME_BYTES` and this, the client
+/// gets a `too_large` error instead of losing its connection.
+pub const HARD_LIMIT: usize = 16 * MAX_FRAME_BYTES;
+
+/// The socket layer's read buffer per connection. tungstenite zero-fills the free part of its
+/// buffer, up to this size, before every read from the socket: at the default 128 KiB that was
+/// half of the server's instructions per move (and 128 KiB of memory per connection). Clients'
+/// messages are small; a larger one grows the buffer for itself.
+pub const READ_BUFFER: usize = 8 * 1024;
+
+/// Counts live connections so that shutdown can wait for them.
+struct LiveGuard(Arc<Shared>);
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        self.0.connections.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// Serves an upgraded WebSocket; `session`: the account session the upgrade carried, if any.
+pub async fn serve(
+    socket: WebSocket,
+    shared: Arc<Shared>,
+    peer: SocketAddr,
+    session: Option<WsSession>,
+) {
+    let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+    shared.connections.send_modify(|n| *n += 1);
+    let guard = LiveGuard(Arc::clone(&shared));
+    let span = info_span!(
+        "conn",
+        conn_id = id,
+        %peer,
+        match_id = tracing::field::Empty,
+        seat = tracing::field::Empty
+    );
+    run(socket, shared, id, session, Some(peer.ip()))
+        .instrument(span)
+        .await;
+    drop(guard);
+}
+
+/// The connection's loop over any socket of messages: a WebSocket in production, in-memory
+/// channels in the unit tests.
+pub(crate) async fn run<S>(
+    socket: S,
+    shared: Arc<Shared>,
+    id: u64,
+    session: Option<WsSession>,
+    peer: Option<IpAddr>,
+) where
+    S: Stream<Item = Result<Message, axum::Error>>
+        + Sink<Message, Error = axum::Error>
+        + Unpin
+        + Send,
+{
+    debug!("connected");
+    let config = Arc::clone(&shared.config);
+    let (out_tx, out_rx) = mpsc::channel::<Frame>(config.conn.outgoing_queue);
+    let too_slow = Arc::new(TooSlow::default());
+    let handle = ConnHandle::new(id, out_tx, Arc::clone(&too_slow), Arc::new(Notify::new()));
+    let (gate, read_waker, rare_waker) = Gate::new();
+    let mut io = Io::new(
+        socket,
+        out_rx,
+        handle.clone(),
+        config.conn.write_timeout,
+        shared.metrics.outgoing_depth.clone(),
+        read_waker,
+    );
+    let mut conn = Connection {
+        ctx: Ctx {
+            shared: Arc::clone(&shared),
+            handle,
+            session,
+            peer,
+            mutes: Default::default(),
+            limits: ConnLimits::new(&config.limits, &shared.limits),
+            accepting: Arc::new(AtomicBool::new(false)),
+        },
+        seat: Seat::default(),
+        follows: Follows::default(),
+    };
+    let ctx = &conn.ctx;
+    ctx.reply(frame(&ServerMessage::Welcome {
+        protocol_version: PROTOCOL_VERSION,
+        rules_version: rules::RULES_VERSION.to_string(),
+        server_version: env!("CARGO_PKG_VERSION").to_string(),
+    }));
+    if let Some(s) = &ctx.session {
+        ctx.reply(frame(&ServerMessage::Identified {
+            account: s.account.clone(),
+        }));
+    }
+
+    // Revoking the session closes the connection (4002).
+    let live_session = ctx
+        .session
+        .as_ref()
+        .map(|s| shared.live_sessions.open(s, id));
+    // The flag starts from the value this receiver has seen, so that no change is missed.
+    let mut lifecycle = shared.lifecycle.clone();
+    let accepting = Arc::clone(&ctx.accepting);
+    accepting.store(
+        *lifecycle.borrow_and_update() == Lifecycle::Running,
+        Ordering::Release,
+    );
+    let ending = async {
+        let revoked = async {
+            match &live_session {
+                Some(l) => l.revoked.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        let closing = async {
+            loop {
+                if lifecycle.changed().await.is_err() {
+                    accepting.store(false, Ordering::Release);
+                    return;
+                }
+                let now = *lifecycle.borrow_and_update();
+                accepting.store(now == Lifecycle::Running, Ordering::Release);
+                if now == Lifecycle::Closing {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            () = too_slow.wait() => Ending::TooSlow,
+            () = revoked => Ending::Revoked,
+            () = closing => Ending::Closing,
+        }
+    };
+    tokio::pin!(ending);
+    let mut ping = tokio::time::interval_at(
+        Instant::now() + config.conn.heartbeat_interval,
+        config.conn.heartbeat_interval,
+    );
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut rare = Rare {
+        waker: rare_waker,
+        ping,
+        ending,
+    };
+    let mut last_pong = Instant::now();
+
+    let close: Option<Close> = loop {
+        match gate.next(&mut rare, &mut io).await {
+            Event::Read(msg) => match msg {
+                None | Some(Ok(Message::Close(_))) => break None,
+                Some(Err(e)) => {
+                    debug!(error = %e, "read failed");
+                    break Close::for_read_error(e);
+                }
+                Some(Ok(Message::Text(text))) => {
+                    if !io
+                        .writing_while(dispatch::on_text(&mut conn, text.as_str()))
+                        .await
+                    {
+                        break None;
+                    }
+                }
+                Some(Ok(Message::Binary(_))) => conn.ctx.reply(error_frame(
+                    ErrorCode::Binary,
+                    None,
+                    "binary frames are not part of the protocol: send JSON text",
+                )),
+                Some(Ok(Message::Pong(_))) => last_pong = Instant::now(),
+                Some(Ok(Message::Ping(_))) => {} // answered by the socket layer
+            },
+            Event::Tick => {
+                if last_pong.elapsed() > config.conn.heartbeat_timeout {
+                    break Some(Close::HeartbeatTimeout);
+                }
+                io.ping = true;
+            }
+            Event::Ending(Ending::TooSlow) => {} // raised: closed just below
+            Event::Ending(Ending::Revoked) => break Some(Close::SessionRevoked),
+            Event::Ending(Ending::Closing) => break Some(Close::GoingAway),
+            Event::WriteFailed => break None,
+        }
+        if too_slow.is_raised() {
+            break Some(Close::TooSlow);
+        }
+    };
+
+    shared.metrics.closed(close.map(Close::code));
+    if let Some(close) = close {
+        debug!(code = close.code(), reason = close.reason(), "closing");
+        io.close(close).await;
+    }
+    conn.follows.leave_all(&conn.ctx);
+    drop(conn);
+    drop(rare);
+    io.finish().await;
+    debug!("disconnected");
+}
+
+#[cfg(test)]
+mod tests;
