@@ -49,7 +49,6 @@ impl Tree {
             .unwrap_or_default()
     }
 }
-}
 
 /// `["a", "b.rs"]` → `a::b`; `["a", "mod.rs"]` → `a`; `["lib.rs"]` → the root.
 fn module_path(parts: &[String]) -> Option<ModPath> {
