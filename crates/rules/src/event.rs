@@ -111,9 +111,9 @@ pub enum Event {
         gardens: u32,
         highwaymen: u32,
         travellers: u32,
-        /// True during final scoring (T10).
-        #[serde(default)]
-        r#final: bool,
+        /// True during final scoring (T10). Named `final` on the wire.
+        #[serde(default, rename = "final")]
+        at_final_scoring: bool,
         points: u32,
     },
     /// T9: the tollhouse turned over at the end of a turn.

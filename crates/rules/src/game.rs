@@ -1264,8 +1264,8 @@ impl Game {
 
     /// The secret state now (B9): seed, pile order, face-down chips, dispatch stack. Never part
     /// of [`Game::view`]; the server gives it to an admin for a match that is over.
-    pub fn secrets(&self) -> crate::Secrets {
-        crate::Secrets {
+    pub fn secrets(&self) -> crate::secrets::Secrets {
+        crate::secrets::Secrets {
             seed: self.setup.seed,
             pile: self
                 .pile

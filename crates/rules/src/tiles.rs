@@ -88,10 +88,10 @@ impl PictureKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picture {
     pub kind: PictureKind,
-    /// Segment index (into [`TileKind::segments`]) of the field it stands in, if it stands in one.
+    /// Segment index (into [`TileDesign::segments`]) of the field it stands in, if it stands in one.
     pub field: Option<u8>,
     /// Segment index of the road segment it stands beside, if any (T7). Roads come first in
-    /// [`TileKind::segments`], so this is also the index into the file's `road` list.
+    /// [`TileDesign::segments`], so this is also the index into the file's `road` list.
     pub road: Option<u8>,
 }
 
@@ -122,9 +122,9 @@ impl Segment {
 
 /// One tile design, as printed.
 #[derive(Debug, Clone)]
-pub struct TileKind {
+pub struct TileDesign {
     /// Stable id, `set/letter` with `+picture` for the copies that show one: `base/U+garden`.
-    pub id: crate::view::Key,
+    pub id: crate::ids::Key,
     /// The community letter (B1), shared by the copies of a kind that differ only in pictures.
     pub letter: String,
     /// The set it belongs to: `base`, `tollkeepers`.
@@ -140,7 +140,7 @@ pub struct TileKind {
     pub pictures: Vec<Picture>,
     /// Edges packed two bits a side, N in the low bits, for fast matching.
     pub(crate) edge_code: u8,
-    /// Cached [`TileKind::village_roads`] >= 2.
+    /// Cached [`TileDesign::village_roads`] >= 2.
     crossroads: bool,
     /// Cached index of the monastery segment, if the tile shows one (phase 3 looks around every
     /// placed tile for monasteries).
@@ -152,7 +152,7 @@ pub struct TileKind {
     pub(crate) fits: [u8; 256],
 }
 
-impl TileKind {
+impl TileDesign {
     /// Number of road segments that end at this tile's village.
     pub fn village_roads(&self) -> usize {
         if !self.village {
@@ -185,7 +185,7 @@ impl TileKind {
 /// All tile designs known to this build.
 #[derive(Debug)]
 pub struct Catalogue {
-    pub tiles: Vec<TileKind>,
+    pub tiles: Vec<TileDesign>,
     by_id: HashMap<String, TileIdx>,
     /// Every design, in the order of their ids (a view's pile is a map keyed by id: brought up
     /// to date by walking both in that order, not by a search per tile).
@@ -195,7 +195,7 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
-    pub fn get(&self, idx: TileIdx) -> &TileKind {
+    pub fn get(&self, idx: TileIdx) -> &TileDesign {
         &self.tiles[idx as usize]
     }
 
@@ -209,7 +209,7 @@ impl Catalogue {
     }
 
     /// Tiles of one set, with their counts.
-    pub fn set(&self, set: &str) -> impl Iterator<Item = (TileIdx, &TileKind)> {
+    pub fn set(&self, set: &str) -> impl Iterator<Item = (TileIdx, &TileDesign)> {
         self.tiles
             .iter()
             .enumerate()
@@ -357,7 +357,7 @@ pub fn parse(files: &[(&str, &str)]) -> Result<Catalogue, DataError> {
     })
 }
 
-fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
+fn compile(def: TileDef, ctx: &str) -> Result<TileDesign, DataError> {
     let err = |m: String| DataError(format!("{ctx}: {m}"));
     // "C R F R" or "CRFR": four one-letter words, or one four-letter word.
     let letters: Vec<char> = def.edges.chars().filter(|c| !c.is_whitespace()).collect();
@@ -567,7 +567,7 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
     let pictured_roads = segments
         .iter()
         .any(|s| s.kind == FeatureKind::Road && s.beside.iter().any(|&n| n > 0));
-    Ok(TileKind {
+    Ok(TileDesign {
         fits,
         crossroads,
         monastery,

@@ -5,7 +5,7 @@
 
 use rules::{
     Colour, Command, Event, FeatureKind, Game, Half, Modules, PictureKind, Pos, Rotation, Setup,
-    Side, Target, TileKind, bot, catalogue,
+    Side, Target, TileDesign, bot, catalogue,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +13,7 @@ type Node = (Pos, usize);
 
 #[derive(Default)]
 struct Model {
-    board: BTreeMap<Pos, (&'static TileKind, Rotation)>,
+    board: BTreeMap<Pos, (&'static TileDesign, Rotation)>,
     /// Meeples on the board: owner and node.
     meeples: Vec<(u8, Node)>,
     /// Completed features already scored, by their smallest node; monasteries by their node.
@@ -36,12 +36,12 @@ fn unrot(r: Rotation) -> Rotation {
     Rotation::from_quarters(4 - r.quarters())
 }
 
-fn edge_code(k: &TileKind, r: Rotation, side: Side) -> u8 {
+fn edge_code(k: &TileDesign, r: Rotation, side: Side) -> u8 {
     k.edges[side.rotate(unrot(r)).index()] as u8
 }
 
 impl Model {
-    fn fits(&self, k: &TileKind, pos: Pos, r: Rotation) -> bool {
+    fn fits(&self, k: &TileDesign, pos: Pos, r: Rotation) -> bool {
         if self.board.contains_key(&pos) {
             return false;
         }
@@ -57,7 +57,7 @@ impl Model {
         touches
     }
 
-    fn legal_count(&self, k: &TileKind) -> usize {
+    fn legal_count(&self, k: &TileDesign) -> usize {
         let mut squares = BTreeSet::new();
         for &p in self.board.keys() {
             for s in Side::ALL {

@@ -137,7 +137,7 @@ fn a_road_with_more_than_255_traveller_groups_counts_them_all_t7_t10() {
     assert_eq!(game.scores(), vec![along + 1, 0]);
     assert!(events.iter().any(|e| matches!(
         e,
-        Event::TollRaised { travellers, highwaymen, r#final: true, .. }
+        Event::TollRaised { travellers, highwaymen, at_final_scoring: true, .. }
             if *travellers == 1 + groups as u32 && *highwaymen == groups as u32
     )));
 }
