@@ -4,8 +4,8 @@
 //! and final scoring must agree.
 
 use rules::{
-    Colour, Command, Event, FeatureKind, Game, Half, Modules, PictureKind, Pos, Rotation, Setup,
-    Side, Target, TileDesign, bot, catalogue,
+    Colour, Command, Event, FeatureKind, Game, Half, PictureKind, Pos, Rotation, Setup, Side,
+    Target, TileDesign, bot, catalogue,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -358,15 +358,9 @@ impl Model {
 }
 
 fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool, meeples: u8) {
-    let colours = Colour::ALL;
-    let setup = Setup {
-        modules: Modules {
-            tollkeepers,
-            ..Default::default()
-        },
-        meeples,
-        ..Setup::new(colours[..players].to_vec(), seed)
-    };
+    let setup = Setup::new(Colour::ALL[..players].to_vec(), seed)
+        .tollkeepers(tollkeepers)
+        .meeples(meeples);
     let cat = catalogue();
     let (mut game, events) = Game::start(setup).expect("valid setup");
     let mut m = Model {
