@@ -111,7 +111,8 @@ pub enum Event {
         gardens: u32,
         highwaymen: u32,
         travellers: u32,
-        /// True during final scoring (T10). Named `final` on the wire.
+        /// True during final scoring (T10).
+        // `final` on the wire (a keyword in Rust).
         #[serde(default, rename = "final")]
         at_final_scoring: bool,
         points: u32,
