@@ -108,10 +108,8 @@ pub type Step = agenda::Step<ModuleStep, ModuleAsk>;
 pub type Ask = agenda::Ask<ModuleAsk>;
 pub type Agenda = agenda::Agenda<ModuleStep, ModuleAsk>;
 
-/// What a module may see and do from a hook. (Parts that only modules which ask use are read
-/// by the test module alone until The Messages and the map arrive.)
+/// What a module may see and do from a hook.
 #[derive(Debug)]
-#[cfg_attr(not(test), allow(dead_code))]
 pub struct Ctx<'a> {
     pub board: &'a Board,
     pub features: &'a Features,
@@ -119,6 +117,8 @@ pub struct Ctx<'a> {
     pub events: &'a mut Vec<Event>,
     /// Whose turn it is.
     pub active: PlayerId,
+    /// How many players there are (only the test module reads it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub players: usize,
     /// Tiles left in the pile (M7: dispatch 4 needs one).
     pub pile: usize,
@@ -136,7 +136,6 @@ impl Ctx<'_> {
     }
 
     /// Asks `player` a module decision (asks pushed in one hook open together).
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn ask(&mut self, player: PlayerId, ask: ModuleAsk) {
         self.agenda.push(Step::Ask(Ask::Module { player, ask }));
     }
