@@ -1,5 +1,6 @@
 //! The map setup of a France match (P2, P7): choosing the start squares and laying the 30 chips
-//! from a fresh seed, as `Game::start` will. The target is under 1 ms per setup (issue 10).
+//! from a fresh seed, as the start of a match does (`Modules::board_setup`, `Modules::on_start`).
+//! The target is under 1 ms per setup.
 //!
 //! Run with `cargo bench -p rules --bench maps`. Figures are recorded in crates/rules/README.md.
 

@@ -24,7 +24,7 @@ pub enum Decision {
     PlaceTile {
         player: PlayerId,
         #[cfg_attr(feature = "schema", schemars(with = "String"))]
-        tile: crate::view::Key,
+        tile: crate::ids::Key,
         placements: Vec<Placement>,
     },
     /// Phase 2: `player` may place a meeple on one of `meeple_targets` of the tile at `pos`, or

@@ -112,8 +112,9 @@ pub enum Event {
         highwaymen: u32,
         travellers: u32,
         /// True during final scoring (T10).
-        #[serde(default)]
-        r#final: bool,
+        // `final` on the wire (a keyword in Rust).
+        #[serde(default, rename = "final")]
+        at_final_scoring: bool,
         points: u32,
     },
     /// T9: the tollhouse turned over at the end of a turn.

@@ -45,10 +45,10 @@ impl Pos {
     }
 
     /// The key used for this square in the maps of the public view: `"x,y"` (at most 23 bytes,
-    /// so always inline in a [`crate::Key`]: no allocation).
-    pub fn key(self) -> crate::Key {
+    /// so always inline in a [`crate::ids::Key`]: no allocation).
+    pub fn key(self) -> crate::ids::Key {
         let mut buf = [0u8; KEY_MAX];
-        crate::Key::from(self.key_str(&mut buf))
+        crate::ids::Key::from(self.key_str(&mut buf))
     }
 
     /// [`Pos::key`] written into `buf`, without the formatting machinery (a view keys each new

@@ -15,6 +15,7 @@ pub mod error;
 pub mod event;
 mod game;
 pub mod geometry;
+pub mod ids;
 pub mod maps;
 mod modules;
 pub mod scenario;
@@ -32,12 +33,13 @@ pub use error::{RuleError, SetupError};
 pub use event::{Event, MeepleCount, ScoreReason};
 pub use game::{AskOptions, Game};
 pub use geometry::{Half, Pos, Rotation, Side};
+pub use ids::Key;
 pub use secrets::Secrets;
 pub use setup::{
     Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartSquare, StartTile,
 };
-pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileKind, catalogue};
-pub use view::{Key, MessagesView, PawnsView, View};
+pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileDesign, catalogue};
+pub use view::{MessagesView, PawnsView, View};
 
 /// Version of the rules implementation (the crate's version): what clients are told. It does not
 /// decide whether a stored match can be replayed; [`REPLAY_VERSION`] does.

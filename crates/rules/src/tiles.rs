@@ -9,6 +9,7 @@ use crate::geometry::{Half, Side};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
+use std::str::FromStr;
 use std::sync::OnceLock;
 
 /// Index of a tile design in the catalogue; stable for one build of the rules crate.
@@ -88,10 +89,10 @@ impl PictureKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picture {
     pub kind: PictureKind,
-    /// Segment index (into [`TileKind::segments`]) of the field it stands in, if it stands in one.
+    /// Segment index (into [`TileDesign::segments`]) of the field it stands in, if it stands in one.
     pub field: Option<u8>,
     /// Segment index of the road segment it stands beside, if any (T7). Roads come first in
-    /// [`TileKind::segments`], so this is also the index into the file's `road` list.
+    /// [`TileDesign::segments`], so this is also the index into the file's `road` list.
     pub road: Option<u8>,
 }
 
@@ -122,9 +123,9 @@ impl Segment {
 
 /// One tile design, as printed.
 #[derive(Debug, Clone)]
-pub struct TileKind {
+pub struct TileDesign {
     /// Stable id, `set/letter` with `+picture` for the copies that show one: `base/U+garden`.
-    pub id: crate::view::Key,
+    pub id: crate::ids::Key,
     /// The community letter (B1), shared by the copies of a kind that differ only in pictures.
     pub letter: String,
     /// The set it belongs to: `base`, `tollkeepers`.
@@ -140,7 +141,7 @@ pub struct TileKind {
     pub pictures: Vec<Picture>,
     /// Edges packed two bits a side, N in the low bits, for fast matching.
     pub(crate) edge_code: u8,
-    /// Cached [`TileKind::village_roads`] >= 2.
+    /// Cached [`TileDesign::village_roads`] >= 2.
     crossroads: bool,
     /// Cached index of the monastery segment, if the tile shows one (phase 3 looks around every
     /// placed tile for monasteries).
@@ -152,7 +153,7 @@ pub struct TileKind {
     pub(crate) fits: [u8; 256],
 }
 
-impl TileKind {
+impl TileDesign {
     /// Number of road segments that end at this tile's village.
     pub fn village_roads(&self) -> usize {
         if !self.village {
@@ -185,7 +186,7 @@ impl TileKind {
 /// All tile designs known to this build.
 #[derive(Debug)]
 pub struct Catalogue {
-    pub tiles: Vec<TileKind>,
+    pub tiles: Vec<TileDesign>,
     by_id: HashMap<String, TileIdx>,
     /// Every design, in the order of their ids (a view's pile is a map keyed by id: brought up
     /// to date by walking both in that order, not by a search per tile).
@@ -195,7 +196,7 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
-    pub fn get(&self, idx: TileIdx) -> &TileKind {
+    pub fn get(&self, idx: TileIdx) -> &TileDesign {
         &self.tiles[idx as usize]
     }
 
@@ -209,7 +210,7 @@ impl Catalogue {
     }
 
     /// Tiles of one set, with their counts.
-    pub fn set(&self, set: &str) -> impl Iterator<Item = (TileIdx, &TileKind)> {
+    pub fn set(&self, set: &str) -> impl Iterator<Item = (TileIdx, &TileDesign)> {
         self.tiles
             .iter()
             .enumerate()
@@ -305,22 +306,27 @@ struct PictureDef {
     road: Option<u8>,
 }
 
-fn side_mask(s: &str, ctx: &str) -> Result<u8, DataError> {
+/// The bit mask of the sides (`N E`) or halves (`Nw Ne`) a data file names, one bit per
+/// `index` of each.
+fn mask<T>(s: &str, ctx: &str, index: impl Fn(&T) -> usize) -> Result<u8, DataError>
+where
+    T: FromStr,
+    T::Err: fmt::Display,
+{
     let mut m = 0u8;
     for w in s.split_whitespace() {
-        let side: Side = w.parse().map_err(|e| DataError(format!("{ctx}: {e}")))?;
-        m |= 1 << side.index();
+        let item: T = w.parse().map_err(|e| DataError(format!("{ctx}: {e}")))?;
+        m |= 1 << index(&item);
     }
     Ok(m)
 }
 
+fn side_mask(s: &str, ctx: &str) -> Result<u8, DataError> {
+    mask(s, ctx, |side: &Side| side.index())
+}
+
 fn half_mask(s: &str, ctx: &str) -> Result<u8, DataError> {
-    let mut m = 0u8;
-    for w in s.split_whitespace() {
-        let h: Half = w.parse().map_err(|e| DataError(format!("{ctx}: {e}")))?;
-        m |= 1 << h.index();
-    }
-    Ok(m)
+    mask(s, ctx, |h: &Half| h.index())
 }
 
 /// Parses and checks the given data files (name, text).
@@ -357,13 +363,57 @@ pub fn parse(files: &[(&str, &str)]) -> Result<Catalogue, DataError> {
     })
 }
 
-fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
+/// One tile definition checked and turned into a design: its edges and id, its segments (roads,
+/// cities, fields, monastery), the sides checked against the segments that reach them, its
+/// pictures, then the caches for placement.
+fn compile(def: TileDef, ctx: &str) -> Result<TileDesign, DataError> {
+    let edges = parse_edges(&def.edges, ctx)?;
+    let set = check_id(&def, ctx)?;
+    let (mut segments, first_field) = segments_of(&def, ctx)?;
+    check_sides(&edges, &segments, ctx)?;
+    let pictures = pictures_of(&def, first_field, &mut segments, ctx)?;
+
+    let edge_code = edges
+        .iter()
+        .enumerate()
+        .fold(0u8, |acc, (i, e)| acc | ((*e as u8) << (2 * i)));
+    let crossroads = def.village
+        && segments
+            .iter()
+            .filter(|s| s.kind == FeatureKind::Road && s.end == Some(RoadEnd::Village))
+            .count()
+            >= 2;
+    let monastery = segments
+        .iter()
+        .position(|s| s.kind == FeatureKind::Monastery)
+        .map(|i| i as u8);
+    let pictured_roads = segments
+        .iter()
+        .any(|s| s.kind == FeatureKind::Road && s.beside.iter().any(|&n| n > 0));
+    Ok(TileDesign {
+        fits: fits_of(edge_code),
+        crossroads,
+        monastery,
+        pictured_roads,
+        id: def.id.into(),
+        letter: def.letter,
+        set,
+        count: def.count,
+        edges,
+        segments,
+        village: def.village,
+        pictures,
+        edge_code,
+    })
+}
+
+/// The four edges, N E S W: "C R F R" or "CRFR" (four one-letter words, or one four-letter word).
+fn parse_edges(text: &str, ctx: &str) -> Result<[Edge; 4], DataError> {
     let err = |m: String| DataError(format!("{ctx}: {m}"));
-    // "C R F R" or "CRFR": four one-letter words, or one four-letter word.
-    let letters: Vec<char> = def.edges.chars().filter(|c| !c.is_whitespace()).collect();
-    let words = def.edges.split_whitespace().count();
+    let letters: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let words = text.split_whitespace().count();
     if letters.len() != 4 || (words != 1 && words != 4) {
-        return Err(err(format!("edges `{}` must name 4 sides", def.edges)));
+        return Err(err(format!("edges `{text}` must name 4 sides")));
     }
     let mut edges = [Edge::Field; 4];
     for (i, c) in letters.iter().enumerate() {
@@ -374,11 +424,17 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
             _ => return Err(err(format!("edge letter `{c}` is not C, R or F"))),
         };
     }
+    Ok(edges)
+}
+
+/// The id is `set/LETTER` or `set/LETTER+picture` and agrees with the letter; the count is at
+/// least 1. Returns the set.
+fn check_id(def: &TileDef, ctx: &str) -> Result<String, DataError> {
+    let err = |m: String| DataError(format!("{ctx}: {m}"));
     let (set, rest) = def
         .id
         .split_once('/')
         .ok_or_else(|| err("id must be `set/LETTER` or `set/LETTER+picture`".into()))?;
-    let set = set.to_string();
     if rest.split('+').next() != Some(def.letter.as_str()) {
         return Err(err(format!(
             "letter `{}` does not match the id",
@@ -388,7 +444,22 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
     if def.count == 0 {
         return Err(err("count must be at least 1".into()));
     }
+    Ok(set.to_string())
+}
 
+/// The segments in their fixed order: roads, cities, fields, then the monastery. Returns them
+/// with the index of the first field.
+fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataError> {
+    let err = |m: String| DataError(format!("{ctx}: {m}"));
+    let segment = |kind, sides, halves| Segment {
+        kind,
+        sides,
+        halves,
+        coat: false,
+        end: None,
+        touches: Vec::new(),
+        beside: [0; PictureKind::COUNT],
+    };
     let mut segments = Vec::new();
     for r in &def.road {
         let sides = side_mask(&r.sides, ctx)?;
@@ -415,25 +486,15 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
             )));
         }
         segments.push(Segment {
-            kind: FeatureKind::Road,
-            sides,
-            halves: 0,
-            coat: false,
             end: r.end,
-            touches: Vec::new(),
-            beside: [0; PictureKind::COUNT],
+            ..segment(FeatureKind::Road, sides, 0)
         });
     }
     let first_city = segments.len();
     for c in &def.city {
         segments.push(Segment {
-            kind: FeatureKind::City,
-            sides: side_mask(&c.sides, ctx)?,
-            halves: 0,
             coat: c.coat,
-            end: None,
-            touches: Vec::new(),
-            beside: [0; PictureKind::COUNT],
+            ..segment(FeatureKind::City, side_mask(&c.sides, ctx)?, 0)
         });
     }
     let first_field = segments.len();
@@ -446,28 +507,19 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
             touches.push((first_city + c as usize) as u8);
         }
         segments.push(Segment {
-            kind: FeatureKind::Field,
-            sides: 0,
-            halves: half_mask(&f.halves, ctx)?,
-            coat: false,
-            end: None,
             touches,
-            beside: [0; PictureKind::COUNT],
+            ..segment(FeatureKind::Field, 0, half_mask(&f.halves, ctx)?)
         });
     }
     if def.monastery {
-        segments.push(Segment {
-            kind: FeatureKind::Monastery,
-            sides: 0,
-            halves: 0,
-            coat: false,
-            end: None,
-            touches: Vec::new(),
-            beside: [0; PictureKind::COUNT],
-        });
+        segments.push(segment(FeatureKind::Monastery, 0, 0));
     }
+    Ok((segments, first_field))
+}
 
-    // Every side: its letter agrees with what reaches it.
+/// Every side: its letter agrees with what reaches it (a city side one city segment; a road or
+/// field side a field on each half, and a road segment on a road side).
+fn check_sides(edges: &[Edge; 4], segments: &[Segment], ctx: &str) -> Result<(), DataError> {
     for side in Side::ALL {
         let bit = 1u8 << side.index();
         let roads = segments
@@ -492,13 +544,24 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
             Edge::Field => cities == 0 && roads == 0 && f0 == 1 && f1 == 1,
         };
         if !ok {
-            return Err(err(format!(
-                "side {side} is {:?} but {roads} road(s), {cities} city segment(s) and {f0}+{f1} field(s) reach it",
+            return Err(DataError(format!(
+                "{ctx}: side {side} is {:?} but {roads} road(s), {cities} city segment(s) and {f0}+{f1} field(s) reach it",
                 edges[side.index()]
             )));
         }
     }
+    Ok(())
+}
 
+/// The pictures, each in a defined field or beside a defined road (travellers beside a road,
+/// T1); a road counts the pictures beside it.
+fn pictures_of(
+    def: &TileDef,
+    first_field: usize,
+    segments: &mut [Segment],
+    ctx: &str,
+) -> Result<Vec<Picture>, DataError> {
+    let err = |m: String| DataError(format!("{ctx}: {m}"));
     let mut pictures = Vec::new();
     for p in &def.pictures {
         let field = match p.field {
@@ -532,17 +595,12 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
             road,
         });
     }
+    Ok(pictures)
+}
 
-    let edge_code = edges
-        .iter()
-        .enumerate()
-        .fold(0u8, |acc, (i, e)| acc | ((*e as u8) << (2 * i)));
-    let crossroads = def.village
-        && segments
-            .iter()
-            .filter(|s| s.kind == FeatureKind::Road && s.end == Some(RoadEnd::Village))
-            .count()
-            >= 2;
+/// For every requirement a square can pose (an edge code, 0 for an unconstrained side), the
+/// rotations of a design with `edge_code` that meet it, as bits 0–3.
+fn fits_of(edge_code: u8) -> [u8; 256] {
     let mut fits = [0u8; 256];
     for (code, fit) in fits.iter_mut().enumerate() {
         let code = code as u8;
@@ -560,28 +618,7 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileKind, DataError> {
             }
         }
     }
-    let monastery = segments
-        .iter()
-        .position(|s| s.kind == FeatureKind::Monastery)
-        .map(|i| i as u8);
-    let pictured_roads = segments
-        .iter()
-        .any(|s| s.kind == FeatureKind::Road && s.beside.iter().any(|&n| n > 0));
-    Ok(TileKind {
-        fits,
-        crossroads,
-        monastery,
-        pictured_roads,
-        id: def.id.into(),
-        letter: def.letter,
-        set,
-        count: def.count,
-        edges,
-        segments,
-        village: def.village,
-        pictures,
-        edge_code,
-    })
+    fits
 }
 
 #[cfg(test)]

@@ -5,16 +5,10 @@
 use crate::command::Target;
 use crate::decision::Decision;
 use crate::geometry::{Pos, Rotation};
+pub use crate::ids::Key;
 use crate::setup::{Colour, Modules, PlayerId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// A key or a tile id in the view: a string kept inline up to 24 bytes (every square's `"x,y"`,
-/// meeple's `"x,y target"` and tile id is), so that a view kept per live match holds no heap
-/// block per key, and refreshing and diffing views clone and compare them without allocating or
-/// chasing pointers. Serialized, ordered and hashed exactly as the `String` it stands for (a
-/// `BTreeMap` of them is in the strings' byte order); its JSON Schema is a plain string.
-pub type Key = compact_str::CompactString;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

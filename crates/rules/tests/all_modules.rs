@@ -7,9 +7,7 @@ mod support;
 
 use proptest::prelude::*;
 use rules::maps;
-use rules::{
-    Colour, Command, Decision, Event, Game, PawnPreference, PlayerId, ScoreReason, Setup, View, bot,
-};
+use rules::{Colour, Command, Decision, Event, Game, PlayerId, ScoreReason, Setup, View, bot};
 
 fn setup(players: usize, seed: u64) -> Setup {
     Setup::new(Colour::ALL[..players].to_vec(), seed)
@@ -28,18 +26,11 @@ fn check_pawns(view: &View) {
 /// (and dispatch 4's extra tiles) come often.
 fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, Vec<Event>, Game) {
     let meeples = setup.meeples;
-    let players = setup.players.len();
     let (mut game, mut events) = Game::start(setup).expect("valid setup");
     let mut rng = bot_seed;
     let mut commands = Vec::new();
     if dark {
-        for p in (0..players as PlayerId).step_by(2) {
-            let c = Command::SetPawnPreference {
-                preference: Some(PawnPreference::DarkInMyTurn),
-            };
-            events.extend(game.apply(p, c.clone()).expect("accepted"));
-            commands.push((p, c));
-        }
+        support::prefer_dark(&mut game, &mut commands, &mut events);
     }
     // Wines sold in the current turn (P9: at most one, every turn part of it, M11).
     let mut sold_this_turn = 0;
@@ -68,9 +59,7 @@ fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, V
         }
         commands.push((player, cmd));
         events.extend(evs);
-        for (s, b) in game.supplies().iter().zip(game.meeples_on_board()) {
-            assert_eq!(s + b, meeples, "meeples conserved");
-        }
+        support::meeples_conserved(&game, meeples);
         check_pawns(&game.view());
         if commands.len() == 60 {
             // A server snapshot with every module restores the same game.
@@ -97,27 +86,8 @@ fn check(players: usize, seed: u64, bot_seed: u64, dark: bool) -> Vec<Event> {
     }
 
     // Every point is in an event, and the pawns moved by exactly those points (M2, M17).
-    let mut sums = vec![0u32; players];
-    for e in &events {
-        for (p, pts) in e.awards() {
-            sums[p as usize] += pts;
-        }
-    }
-    assert_eq!(sums, game.scores());
-    let view = game.view();
-    let m = view.messages.as_ref().expect("messages view");
-    for (p, pawns) in m.players.iter().enumerate() {
-        assert_eq!(
-            (pawns.scoring, pawns.messenger),
-            (sums[p], 0),
-            "M16 seat {p}"
-        );
-    }
+    let summed = support::pawns_hold_the_awards(&game, &events);
     // M17: every chip and wine point moved a pawn (before M16) with its reason.
-    let summed = events
-        .iter()
-        .position(|e| matches!(e, Event::PawnsSummed { .. }))
-        .expect("M16: the pawns are summed");
     let earned = |reason: ScoreReason| -> u32 {
         events[..summed]
             .iter()

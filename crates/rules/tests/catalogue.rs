@@ -3,7 +3,7 @@
 
 use rules::catalogue;
 use rules::geometry::{Half, Side};
-use rules::tiles::{Edge, FeatureKind, PictureKind, RoadEnd, Segment, TileKind};
+use rules::tiles::{Edge, FeatureKind, PictureKind, RoadEnd, Segment, TileDesign};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One row of the B1 table: letter, count, edges N E S W, coats of arms on the tile, monastery,
@@ -71,7 +71,7 @@ const B1: [Kind; 24] = [
     village(k("X", 1, "RRRR")),
 ];
 
-fn edge_letters(t: &TileKind) -> String {
+fn edge_letters(t: &TileDesign) -> String {
     t.edges
         .iter()
         .map(|e| match e {
@@ -82,15 +82,15 @@ fn edge_letters(t: &TileKind) -> String {
         .collect()
 }
 
-fn base() -> Vec<&'static TileKind> {
+fn base() -> Vec<&'static TileDesign> {
     catalogue().set("base").map(|(_, t)| t).collect()
 }
 
-fn tollkeepers() -> Vec<&'static TileKind> {
+fn tollkeepers() -> Vec<&'static TileDesign> {
     catalogue().set("tollkeepers").map(|(_, t)| t).collect()
 }
 
-fn has_coat(t: &TileKind) -> bool {
+fn has_coat(t: &TileDesign) -> bool {
     t.segments
         .iter()
         .any(|s| s.kind == FeatureKind::City && s.coat)
@@ -144,7 +144,7 @@ fn halves_beside(road: &Segment) -> u8 {
 /// The city segments whose wall a field borders at a corner of the tile: a field half next to a
 /// half of a city side, going round the border. On every tile of the data files the walls of a
 /// city run from corner to corner, so this is exactly the set of cities the field touches.
-fn cities_at_corners(t: &TileKind, field: &Segment) -> BTreeSet<u8> {
+fn cities_at_corners(t: &TileDesign, field: &Segment) -> BTreeSet<u8> {
     let mut out = BTreeSet::new();
     for h in Half::ALL {
         if field.halves & (1 << h.index()) == 0 {
@@ -168,7 +168,7 @@ fn cities_at_corners(t: &TileKind, field: &Segment) -> BTreeSet<u8> {
 type SegmentShape = (FeatureKind, u8, u8, bool, Option<RoadEnd>, Vec<u8>);
 
 /// Every segment but the pictures' `beside` counts, to compare copies of one letter.
-fn layout(t: &TileKind) -> Vec<SegmentShape> {
+fn layout(t: &TileDesign) -> Vec<SegmentShape> {
     t.segments
         .iter()
         .map(|s| (s.kind, s.sides, s.halves, s.coat, s.end, s.touches.clone()))
@@ -211,7 +211,7 @@ fn b1_seventy_two_base_tiles_as_in_the_table() {
 #[test]
 fn b1_totals_coats_monasteries_villages() {
     let tiles = base();
-    let sum = |f: &dyn Fn(&TileKind) -> bool| -> u32 {
+    let sum = |f: &dyn Fn(&TileDesign) -> bool| -> u32 {
         tiles.iter().filter(|t| f(t)).map(|t| t.count).sum()
     };
     assert_eq!(sum(&has_coat), 10, "B1: 10 tiles with a coat of arms");
@@ -556,7 +556,7 @@ fn t1_crossroads_two_road_and_four_road_villages() {
 #[test]
 fn t1_mix_of_tiles_and_field_pictures_beside_roads() {
     let tiles = tollkeepers();
-    let has_city = |t: &TileKind| t.segments.iter().any(|s| s.kind == FeatureKind::City);
+    let has_city = |t: &TileDesign| t.segments.iter().any(|s| s.kind == FeatureKind::City);
     let road_only = tiles
         .iter()
         .filter(|t| !has_city(t) && !t.has_monastery())

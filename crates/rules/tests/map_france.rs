@@ -712,11 +712,7 @@ fn every_view_shares_the_maps_one_public_description() {
     // Two matches on the map: their views hold the same description (the differ relies on it to
     // skip comparing the printed map on every move).
     let view = |seed| {
-        let modules = rules::Modules {
-            map: Some(Box::new(rules::MapSetup::france(false))),
-            ..rules::Modules::default()
-        };
-        let setup = rules::Setup::new(rules::Colour::ALL[..2].to_vec(), seed).modules(modules);
+        let setup = rules::Setup::new(rules::Colour::ALL[..2].to_vec(), seed).map("france");
         rules::Game::start(setup).map(|(g, _)| g.view())
     };
     let (a, b) = (view(1), view(2));

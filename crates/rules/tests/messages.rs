@@ -37,13 +37,7 @@ fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, V
     let mut rng = bot_seed;
     let mut commands = Vec::new();
     if dark {
-        for p in (0..players as PlayerId).step_by(2) {
-            let c = Command::SetPawnPreference {
-                preference: Some(PawnPreference::DarkInMyTurn),
-            };
-            events.extend(game.apply(p, c.clone()).expect("accepted"));
-            commands.push((p, c));
-        }
+        support::prefer_dark(&mut game, &mut commands, &mut events);
     }
     while let Some((player, cmd)) = next_move(&game, &mut rng, dark) {
         // Now and then a player sets, changes or clears a standing preference (any time).
@@ -92,9 +86,7 @@ fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, V
         }
         commands.push((player, cmd));
         events.extend(evs);
-        for (s, b) in game.supplies().iter().zip(game.meeples_on_board()) {
-            assert_eq!(s + b, meeples, "meeples conserved (M15 returns one)");
-        }
+        support::meeples_conserved(&game, meeples);
         check_pawns(&game.view());
         assert!(commands.len() < 3000, "the game must end");
     }
@@ -140,27 +132,10 @@ fn check_game(
     let (commands, events, game) = play(s.clone(), bot_seed, dark);
     assert!(game.is_finished());
 
-    // Every point is in an event, and the pawns moved by exactly those points (M2).
-    let mut sums = vec![0u32; players];
-    for e in &events {
-        for (p, pts) in e.awards() {
-            sums[p as usize] += pts;
-        }
-    }
-    assert_eq!(sums, game.scores());
-    let view = game.view();
-    let m = view.messages.as_ref().expect("messages view");
-    for (p, pawns) in m.players.iter().enumerate() {
-        // M16: after the sum the messenger is empty and the scoring pawn holds the score.
-        assert_eq!(pawns.messenger, 0);
-        assert_eq!(pawns.scoring, sums[p]);
-    }
-
+    // Every point is in an event, and the pawns moved by exactly those points (M2); after the
+    // sum (M16) the messenger is empty and the scoring pawn holds the score.
+    let summed = support::pawns_hold_the_awards(&game, &events);
     // M16: nothing is drawn once the pawns are summed.
-    let summed = events
-        .iter()
-        .position(|e| matches!(e, Event::PawnsSummed { .. }))
-        .expect("M16: the pawns are summed");
     assert!(
         !events[summed..]
             .iter()

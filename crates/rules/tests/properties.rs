@@ -5,18 +5,11 @@
 mod support;
 
 use proptest::prelude::*;
-use rules::{Colour, Command, Event, Game, Modules, PlayerId, Pos, Setup, Side, bot};
+use rules::{Colour, Command, Event, Game, PlayerId, Pos, Setup, Side, bot};
 
-/// SplitMix64: the tests' own random source for the bot.
+/// A base game for `players`, with or without The Tollkeepers.
 fn setup(players: usize, seed: u64, tollkeepers: bool) -> Setup {
-    let colours = Colour::ALL;
-    Setup {
-        modules: Modules {
-            tollkeepers,
-            ..Default::default()
-        },
-        ..Setup::new(colours[..players].to_vec(), seed)
-    }
+    Setup::new(Colour::ALL[..players].to_vec(), seed).tollkeepers(tollkeepers)
 }
 
 /// Plays a whole random game, checking invariants after every command. Returns the commands

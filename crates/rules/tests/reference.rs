@@ -4,8 +4,8 @@
 //! and final scoring must agree.
 
 use rules::{
-    Colour, Command, Event, FeatureKind, Game, Half, Modules, PictureKind, Pos, Rotation, Setup,
-    Side, Target, TileKind, bot, catalogue,
+    Colour, Command, Event, FeatureKind, Game, Half, PictureKind, Pos, Rotation, Setup, Side,
+    Target, TileDesign, bot, catalogue,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +13,7 @@ type Node = (Pos, usize);
 
 #[derive(Default)]
 struct Model {
-    board: BTreeMap<Pos, (&'static TileKind, Rotation)>,
+    board: BTreeMap<Pos, (&'static TileDesign, Rotation)>,
     /// Meeples on the board: owner and node.
     meeples: Vec<(u8, Node)>,
     /// Completed features already scored, by their smallest node; monasteries by their node.
@@ -36,12 +36,12 @@ fn unrot(r: Rotation) -> Rotation {
     Rotation::from_quarters(4 - r.quarters())
 }
 
-fn edge_code(k: &TileKind, r: Rotation, side: Side) -> u8 {
+fn edge_code(k: &TileDesign, r: Rotation, side: Side) -> u8 {
     k.edges[side.rotate(unrot(r)).index()] as u8
 }
 
 impl Model {
-    fn fits(&self, k: &TileKind, pos: Pos, r: Rotation) -> bool {
+    fn fits(&self, k: &TileDesign, pos: Pos, r: Rotation) -> bool {
         if self.board.contains_key(&pos) {
             return false;
         }
@@ -57,7 +57,7 @@ impl Model {
         touches
     }
 
-    fn legal_count(&self, k: &TileKind) -> usize {
+    fn legal_count(&self, k: &TileDesign) -> usize {
         let mut squares = BTreeSet::new();
         for &p in self.board.keys() {
             for s in Side::ALL {
@@ -358,15 +358,9 @@ impl Model {
 }
 
 fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool, meeples: u8) {
-    let colours = Colour::ALL;
-    let setup = Setup {
-        modules: Modules {
-            tollkeepers,
-            ..Default::default()
-        },
-        meeples,
-        ..Setup::new(colours[..players].to_vec(), seed)
-    };
+    let setup = Setup::new(Colour::ALL[..players].to_vec(), seed)
+        .tollkeepers(tollkeepers)
+        .meeples(meeples);
     let cat = catalogue();
     let (mut game, events) = Game::start(setup).expect("valid setup");
     let mut m = Model {

@@ -1,7 +1,7 @@
 //! No command can panic the engine or change the state when refused (B4, B5, T2–T5): any player
 //! id, any square (the extremes of `i32` included), any target, in every phase.
 
-use rules::{Colour, Command, Game, Half, Modules, Pos, Rotation, Setup, Side, Target};
+use rules::{Colour, Command, Game, Half, Pos, Rotation, Setup, Side, Target};
 
 fn extreme_squares() -> Vec<Pos> {
     let values = [
@@ -74,14 +74,9 @@ fn refused_commands_change_nothing(game: &Game) {
 #[test]
 fn extreme_squares_and_unknown_players_are_refused_without_panic_b4() {
     for tollkeepers in [false, true] {
-        let setup = Setup {
-            modules: Modules {
-                tollkeepers,
-                ..Default::default()
-            },
-            draw_order: Some(vec!["base/X".into(), "base/U".into()]),
-            ..Setup::new(vec![Colour::Red, Colour::Blue], 7)
-        };
+        let setup = Setup::new(vec![Colour::Red, Colour::Blue], 7)
+            .tollkeepers(tollkeepers)
+            .draw_order(vec!["base/X".into(), "base/U".into()]);
         let (mut game, _) = Game::start(setup).expect("valid setup");
         // Phase 1.
         refused_commands_change_nothing(&game);

@@ -2,17 +2,12 @@
 //! tollhouses in the public view.
 
 use rules::view::TollhouseView;
-use rules::{Colour, Command, Decision, Event, Game, Modules, Pos, Rotation, Setup};
+use rules::{Colour, Command, Decision, Event, Game, Pos, Rotation, Setup};
 
 fn game(tollkeepers: bool, order: &[&str]) -> Game {
-    let setup = Setup {
-        modules: Modules {
-            tollkeepers,
-            ..Default::default()
-        },
-        draw_order: Some(order.iter().map(|s| s.to_string()).collect()),
-        ..Setup::new(vec![Colour::Red, Colour::Green], 1)
-    };
+    let setup = Setup::new(vec![Colour::Red, Colour::Green], 1)
+        .tollkeepers(tollkeepers)
+        .draw_order(order.iter().map(|s| s.to_string()).collect());
     match Game::start(setup) {
         Ok((g, _)) => g,
         Err(e) => panic!("setup refused: {e}"),
@@ -99,14 +94,9 @@ fn a_road_with_more_than_255_traveller_groups_counts_them_all_t7_t10() {
     let groups = 300;
     let mut order = vec!["tollkeepers/A".to_string()];
     order.extend(std::iter::repeat_n("tollkeepers/G".to_string(), groups));
-    let setup = Setup {
-        modules: Modules {
-            tollkeepers: true,
-            ..Default::default()
-        },
-        draw_order: Some(order),
-        ..Setup::new(vec![Colour::Red, Colour::Blue], 0)
-    };
+    let setup = Setup::new(vec![Colour::Red, Colour::Blue], 0)
+        .tollkeepers(true)
+        .draw_order(order);
     let (mut game, _) = Game::start(setup).expect("valid setup");
     let mut events = Vec::new();
     // The crossroads east of the start tile, its W road joining the start tile's road.
@@ -137,7 +127,7 @@ fn a_road_with_more_than_255_traveller_groups_counts_them_all_t7_t10() {
     assert_eq!(game.scores(), vec![along + 1, 0]);
     assert!(events.iter().any(|e| matches!(
         e,
-        Event::TollRaised { travellers, highwaymen, r#final: true, .. }
+        Event::TollRaised { travellers, highwaymen, at_final_scoring: true, .. }
             if *travellers == 1 + groups as u32 && *highwaymen == groups as u32
     )));
 }

@@ -9,7 +9,7 @@ use super::ids::{SegRef, TileRef};
 use crate::error::RuleError;
 use crate::geometry::{Pos, Rotation, Side};
 use crate::setup::Bounds;
-use crate::tiles::{Catalogue, Edge, TileIdx, TileKind, catalogue};
+use crate::tiles::{Catalogue, Edge, TileDesign, TileIdx, catalogue};
 use serde::{Deserialize, Serialize};
 
 /// One tile on the board.
@@ -28,7 +28,7 @@ pub struct Placed {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Frontier {
     pos: Pos,
-    /// Edge codes the neighbours demand (two bits a side, as in [`TileKind`]; 0 = any edge).
+    /// Edge codes the neighbours demand (two bits a side, as in [`TileDesign`]; 0 = any edge).
     code: u8,
 }
 
@@ -83,7 +83,7 @@ struct MapLayer {
     width: i32,
     height: i32,
     /// Per square: bit 8 placeable (P1), bits 9–12 the sides facing an open edge of a large city
-    /// (P3), low byte the edge code the printed sides demand (P3, P4; as in [`TileKind`]).
+    /// (P3), low byte the edge code the printed sides demand (P3, P4; as in [`TileDesign`]).
     cells: Vec<u16>,
     /// Per large city: a tile lies beside it, so its open edges are part of the frontier (P3).
     connected: Vec<bool>,
@@ -252,7 +252,7 @@ impl Board {
 
     /// The design of placed tile `t`.
     #[inline]
-    pub fn kind(&self, t: TileRef) -> &'static TileKind {
+    pub fn design(&self, t: TileRef) -> &'static TileDesign {
         self.cat.get(self.placed[t as usize].tile)
     }
 
@@ -385,7 +385,7 @@ impl Board {
     /// B4: may a tile of `kind` lie on `pos` turned by `rot`?
     pub fn check_placement(
         &self,
-        kind: &TileKind,
+        kind: &TileDesign,
         pos: Pos,
         rot: Rotation,
     ) -> Result<(), RuleError> {
@@ -419,7 +419,7 @@ impl Board {
     pub fn put(
         &mut self,
         tile: TileIdx,
-        kind: &TileKind,
+        kind: &TileDesign,
         pos: Pos,
         rot: Rotation,
         first_seg: SegRef,

@@ -7,7 +7,7 @@ use super::ids::{SegRef, TileRef};
 use crate::command::Target;
 use crate::geometry::{Half, Pos, Rotation, Side};
 use crate::setup::PlayerId;
-use crate::tiles::{FeatureKind, Segment, TileKind};
+use crate::tiles::{FeatureKind, Segment, TileDesign};
 use serde::{Deserialize, Serialize};
 use smallvec::{SmallVec, smallvec};
 
@@ -109,7 +109,7 @@ impl Features {
     }
 
     /// Adds the segments of the tile `t` just put on `pos`, each its own feature.
-    pub fn add_tile(&mut self, t: TileRef, kind: &TileKind, pos: Pos) {
+    pub fn add_tile(&mut self, t: TileRef, kind: &TileDesign, pos: Pos) {
         let first = self.next_seg();
         for (i, seg) in kind.segments.iter().enumerate() {
             let id = first + i as SegRef;
@@ -227,7 +227,7 @@ impl Features {
     #[inline]
     pub fn segs_of(&self, board: &Board, t: TileRef) -> std::ops::Range<SegRef> {
         let first = board.placed[t as usize].first_seg;
-        first..first + board.kind(t).segments.len() as SegRef
+        first..first + board.design(t).segments.len() as SegRef
     }
 
     /// The first segment of placed tile `t` that `wanted` picks.
@@ -239,7 +239,7 @@ impl Features {
         wanted: impl Fn(&Segment) -> bool,
     ) -> Option<SegRef> {
         board
-            .kind(t)
+            .design(t)
             .segments
             .iter()
             .position(wanted)

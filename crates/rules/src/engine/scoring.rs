@@ -150,7 +150,7 @@ pub fn completed_by(board: &Board, features: &Features, t: TileRef) -> SmallVec<
         }
     }
     board.around(pos, |q, n| {
-        if let Some(local) = board.kind(n).monastery {
+        if let Some(local) = board.design(n).monastery {
             let m = board.placed[n as usize].first_seg + SegRef::from(local);
             if !features.get(m).done && q.ring().all(|r| board.filled(r)) {
                 completed.push((2, q, m));

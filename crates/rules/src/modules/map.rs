@@ -2,18 +2,21 @@
 //! it and scores it (P8), and a wine (chips of one colour worth exactly 2) may be sold once a
 //! turn, abroad for 5 or to a town of its colour for 9 (P9). Leftovers score nothing (P10).
 //!
-//! The map itself (P1–P6) is the board's business (`engine::board`); this module owns the chips:
-//! the faces of those still lying (secret, B9), the players' open chips, and the turn's sale mark.
+//! The map itself (P1–P6) is the board's business (`engine::board`); this module sets it out at
+//! the start of a match ([`MapStart`]: the printed map, its outline and the start squares, P1,
+//! P2), and owns the chips: the faces of those still lying (secret, B9), the players' open chips,
+//! and the turn's sale mark.
 
 use super::{Ctx, ModuleAsk};
 use crate::command::{Command, Sale, WineSale};
 use crate::engine::agenda::Source;
 use crate::engine::ids::TileRef;
-use crate::error::RuleError;
+use crate::error::{RuleError, SetupError};
 use crate::event::Event;
-use crate::geometry::Pos;
-use crate::maps::{Chip, Grape, Map};
-use crate::setup::PlayerId;
+use crate::geometry::{Pos, Rotation};
+use crate::maps::{Chip, Grape, Map, StartChoice};
+use crate::setup::{Bounds, ChipAt, PlayerId, Setup, StartSquare, StartTile};
+use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 
 /// P9: what a wine sells for.
@@ -27,6 +30,65 @@ impl Sale {
             Sale::Abroad => ABROAD_POINTS,
             Sale::Town => TOWN_POINTS,
         }
+    }
+}
+
+/// The map's part of a match's setup (P1, P2): the printed map, and the two start squares in use
+/// when the setup places none itself.
+#[derive(Debug, Clone, Copy)]
+pub struct MapStart {
+    pub map: &'static Map,
+    /// P2: the start squares in use, drawn from the seed or named by the setup; `None` when the
+    /// setup gives its own start squares.
+    choice: Option<StartChoice>,
+}
+
+impl MapStart {
+    /// P1: the setup's map, if it plays on one; P2: unless the setup gives its start squares, the
+    /// two in use (drawn with `rng` unless the setup names them). Runs before the pile is
+    /// shuffled, so these draws come first.
+    pub fn new(setup: &Setup, rng: &mut impl RngCore) -> Result<Option<MapStart>, SetupError> {
+        let Some(s) = &setup.modules.map else {
+            return Ok(None);
+        };
+        let map = crate::maps::map(&s.map)
+            .ok_or_else(|| SetupError::Map(format!("unknown map `{}`", s.map)))?;
+        let choice = match setup.starts.is_empty() {
+            true => {
+                let names = s.starts.as_ref().map(|[a, b]| [a.as_str(), b.as_str()]);
+                let c = crate::maps::choose_starts(map, names, rng)
+                    .map_err(|e| SetupError::Map(e.to_string()))?;
+                Some(c)
+            }
+            false => None,
+        };
+        Ok(Some(MapStart { map, choice }))
+    }
+
+    /// P1: the map's bounding box, the board's outline.
+    pub fn bounds(&self) -> Bounds {
+        Bounds {
+            min: self.map.bounds().min,
+            max: self.map.bounds().max,
+        }
+    }
+
+    /// P2: the start tile on one of the two start squares in use, a drawn tile on the other;
+    /// `None` when the setup gives its own start squares.
+    pub fn start_squares(&self) -> Option<Vec<StartSquare>> {
+        let [a, b] = self.choice?.squares(self.map);
+        Some(vec![
+            StartSquare {
+                pos: a,
+                rotation: Rotation::default(),
+                tile: StartTile::Start,
+            },
+            StartSquare {
+                pos: b,
+                rotation: Rotation::default(),
+                tile: StartTile::Drawn,
+            },
+        ])
     }
 }
 
@@ -62,8 +124,52 @@ impl MapChips {
             .map_or_else(Vec::new, |m| self.sales(m, player, pos))
     }
 
+    /// P7: lays the chips face down at the start of the match, once the start tiles lie (their
+    /// drawn tile's turn is drawn first): the setup's `layout` if it gives one, else a layout
+    /// drawn with `rng` around the start squares in use.
+    pub fn on_start(
+        &mut self,
+        start: &MapStart,
+        layout: Option<&[ChipAt]>,
+        rng: &mut impl RngCore,
+    ) -> Result<(), SetupError> {
+        let m = start.map;
+        let laid = match layout {
+            Some(layout) => {
+                let mut laid = Vec::with_capacity(layout.len());
+                for c in layout {
+                    if !m.is_placeable(c.pos)
+                        || !(1..=2).contains(&c.value)
+                        || laid.iter().any(|&(p, _)| p == c.pos)
+                    {
+                        return Err(SetupError::Map(format!(
+                            "chip layout: a chip worth {} on {} is not allowed",
+                            c.value, c.pos
+                        )));
+                    }
+                    let chip = Chip {
+                        grape: c.grape,
+                        value: c.value,
+                    };
+                    laid.push((c.pos, chip));
+                }
+                laid
+            }
+            None => {
+                let c = start.choice.ok_or_else(|| {
+                    SetupError::Map(
+                        "the chips need the map's start squares or a chip layout".into(),
+                    )
+                })?;
+                crate::maps::lay_chips(m, c, rng).map_err(|e| SetupError::Map(e.to_string()))?
+            }
+        };
+        self.lay(laid);
+        Ok(())
+    }
+
     /// P7: the chips laid at the start of the match.
-    pub fn lay(&mut self, mut chips: Vec<(Pos, Chip)>) {
+    fn lay(&mut self, mut chips: Vec<(Pos, Chip)>) {
         chips.sort_unstable_by_key(|&(p, _)| p);
         self.lying = chips;
     }

@@ -9,6 +9,8 @@
 //!
 //! | hook | when | used by |
 //! | --- | --- | --- |
+//! | [`Modules::board_setup`] | the match's setup, before the pile is shuffled: the printed map, its outline and the start squares it sets out | P1, P2 |
+//! | [`Modules::on_start`] | the match's setup, after the start tiles are placed, before the first turn | P7 (lay the chips) |
 //! | [`Modules::tile_put`] | a tile's segments exist, before they join their neighbours | T3, T7 (per-feature data) |
 //! | [`Modules::merged`] | two features merged (big, small) | T8 (merge per-feature data) |
 //! | [`Modules::on_tile_placed`] | after `tile_placed`, before phase 2 | P8 (take a chip) |
@@ -43,11 +45,12 @@ use crate::engine::agenda::{self, Award, Source};
 use crate::engine::board::Board;
 use crate::engine::features::Features;
 use crate::engine::ids::{SegRef, TileRef};
-use crate::error::RuleError;
+use crate::error::{RuleError, SetupError};
 use crate::event::Event;
 use crate::setup::{PlayerId, Setup};
 use crate::view::TollhouseView;
 use messages::Messages;
+use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 use tollkeepers::Tollkeepers;
 
@@ -105,10 +108,8 @@ pub type Step = agenda::Step<ModuleStep, ModuleAsk>;
 pub type Ask = agenda::Ask<ModuleAsk>;
 pub type Agenda = agenda::Agenda<ModuleStep, ModuleAsk>;
 
-/// What a module may see and do from a hook. (Parts that only modules which ask use are read
-/// by the test module alone until The Messages and the map arrive.)
+/// What a module may see and do from a hook.
 #[derive(Debug)]
-#[cfg_attr(not(test), allow(dead_code))]
 pub struct Ctx<'a> {
     pub board: &'a Board,
     pub features: &'a Features,
@@ -116,6 +117,8 @@ pub struct Ctx<'a> {
     pub events: &'a mut Vec<Event>,
     /// Whose turn it is.
     pub active: PlayerId,
+    /// How many players there are (only the test module reads it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub players: usize,
     /// Tiles left in the pile (M7: dispatch 4 needs one).
     pub pile: usize,
@@ -133,7 +136,6 @@ impl Ctx<'_> {
     }
 
     /// Asks `player` a module decision (asks pushed in one hook open together).
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn ask(&mut self, player: PlayerId, ask: ModuleAsk) {
         self.agenda.push(Step::Ask(Ask::Module { player, ask }));
     }
@@ -173,6 +175,34 @@ impl Modules {
             #[cfg(test)]
             witness: None,
         }
+    }
+
+    /// Setup hook, before the pile is shuffled (its draws come first): the printed map the match
+    /// plays on, if any, with the start squares it sets out (P1, P2).
+    pub fn board_setup(
+        setup: &Setup,
+        rng: &mut impl RngCore,
+    ) -> Result<Option<map::MapStart>, SetupError> {
+        map::MapStart::new(setup, rng)
+    }
+
+    /// Setup hook, once the start tiles lie (their drawn tile's turn drawn first): P7, the chips
+    /// laid face down.
+    pub fn on_start(
+        &mut self,
+        setup: &Setup,
+        map: Option<&map::MapStart>,
+        rng: &mut impl RngCore,
+    ) -> Result<(), SetupError> {
+        if let (Some(m), Some(chips)) = (map, &mut self.chips) {
+            let layout = setup
+                .modules
+                .map
+                .as_ref()
+                .and_then(|s| s.chip_layout.as_deref());
+            chips.on_start(m, layout, rng)?;
+        }
+        Ok(())
     }
 
     /// Whether a module that is on answers `hook`: the game skips the others, so a hook costs

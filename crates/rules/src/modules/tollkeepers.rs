@@ -90,7 +90,7 @@ impl Tollkeepers {
 
     /// A tile's segments exist: note its crossroads and the pictures beside its roads.
     pub(super) fn tile_put(&mut self, board: &Board, features: &Features, t: TileRef) {
-        let kind = board.kind(t);
+        let kind = board.design(t);
         let crossroads = kind.is_crossroads();
         if crossroads {
             self.crossroads.push(t);
@@ -201,7 +201,7 @@ impl Tollkeepers {
         let t = ctx
             .board
             .tile_at(pos)
-            .filter(|&t| ctx.board.kind(t).is_crossroads())
+            .filter(|&t| ctx.board.design(t).is_crossroads())
             .ok_or(RuleError::NotACrossroads(pos))?;
         let own = self.houses[player as usize];
         if matches!(own, Some((h, _)) if h == t) {
@@ -277,7 +277,7 @@ impl Tollkeepers {
                 gardens: along.gardens,
                 highwaymen: along.highwaymen,
                 travellers: along.travellers,
-                r#final: last,
+                at_final_scoring: last,
                 points,
             });
             ctx.award(player as PlayerId, points, Source::Toll(t));

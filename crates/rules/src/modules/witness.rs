@@ -91,12 +91,13 @@ impl Witness {
 mod tests {
     use super::Witness;
     use crate::bot;
+    use crate::command::Command;
     use crate::decision::Decision;
     use crate::error::RuleError;
     use crate::event::Event;
     use crate::game::Game;
+    use crate::setup::PlayerId;
     use crate::setup::{Colour, Setup};
-    use crate::{Command, PlayerId};
 
     fn witnessed(seed: u64, extra: bool) -> Game {
         let setup = Setup::new(Colour::ALL[..3].to_vec(), seed).tollkeepers(true);
@@ -143,7 +144,7 @@ mod tests {
         // A command of the wrong kind is refused and changes nothing.
         let before = game.view();
         let wrong = Command::PlaceMeeple {
-            target: crate::Target::Monastery,
+            target: crate::command::Target::Monastery,
         };
         assert!(matches!(
             game.apply(2, wrong),

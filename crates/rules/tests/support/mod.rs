@@ -2,7 +2,7 @@
 // Each test binary that includes this module uses only some of its checks.
 #![allow(dead_code)]
 
-use rules::{Command, Decision, Event, Game, PlayerId, Setup, View};
+use rules::{Command, Decision, Event, Game, PawnPreference, PlayerId, Setup, View};
 
 /// M2: each player's pawns plus the points still waiting for a pawn choice equal the score.
 pub fn pawns_plus_waiting_equal_scores(view: &View) {
@@ -43,4 +43,53 @@ pub fn replays_identically(
         serde_json::to_string(events).ok()
     );
     assert_eq!(&replay.view(), view);
+}
+
+/// M3: the even seats start out preferring dark spaces (random games then reach many more
+/// dispatches). The commands and their events are recorded.
+pub fn prefer_dark(
+    game: &mut Game,
+    commands: &mut Vec<(PlayerId, Command)>,
+    events: &mut Vec<Event>,
+) {
+    for p in (0..game.scores().len() as PlayerId).step_by(2) {
+        let c = Command::SetPawnPreference {
+            preference: Some(PawnPreference::DarkInMyTurn),
+        };
+        events.extend(game.apply(p, c.clone()).expect("accepted"));
+        commands.push((p, c));
+    }
+}
+
+/// After every move: each meeple is in its owner's supply or on the board (M15 returns one).
+pub fn meeples_conserved(game: &Game, meeples: u8) {
+    for (s, b) in game.supplies().iter().zip(game.meeples_on_board()) {
+        assert_eq!(s + b, meeples, "meeples conserved");
+    }
+}
+
+/// At the end of a game with The Messages: every point is in an event, and the pawns moved by
+/// exactly those points (M2, M17); once summed (M16) the scoring pawn holds them and the
+/// messenger none. Returns where the pawns were summed in `events`.
+pub fn pawns_hold_the_awards(game: &Game, events: &[Event]) -> usize {
+    let mut sums = vec![0u32; game.scores().len()];
+    for e in events {
+        for (p, pts) in e.awards() {
+            sums[p as usize] += pts;
+        }
+    }
+    assert_eq!(sums, game.scores());
+    let view = game.view();
+    let m = view.messages.as_ref().expect("messages view");
+    for (p, pawns) in m.players.iter().enumerate() {
+        assert_eq!(
+            (pawns.scoring, pawns.messenger),
+            (sums[p], 0),
+            "M16 seat {p}"
+        );
+    }
+    events
+        .iter()
+        .position(|e| matches!(e, Event::PawnsSummed { .. }))
+        .expect("M16: the pawns are summed")
 }
