@@ -1,7 +1,7 @@
 //! Writes a value's JSON exactly as `serde_json::to_string(&serde_json::to_value(v)?)` does,
 //! without building the `Value` tree: the patch of a diff carries `serde_json::Value`s (their
 //! objects keep serde_json's `Map` order: sorted keys, unless its `preserve_order` feature is on),
-//! and building, writing and freeing those trees was most of a move's serialization cost.
+//! and building, writing and freeing those trees would be most of a move's serialization cost.
 //!
 //! Fields and map entries are written in the order they come; when an object ends, its entries
 //! are put in key order in place (most already are), so nested objects cost no allocation. A
