@@ -69,6 +69,7 @@ pub(crate) enum ModuleName {
     France,
     Chips,
 }
+
 /// Shared by every task: where the server is, what to play, when to stop.
 #[derive(Debug)]
 pub(crate) struct Ctx {
@@ -77,6 +78,7 @@ pub(crate) struct Ctx {
     pub(crate) request: CreateMatch,
     pub(crate) seeds: AtomicU64,
 }
+
 pub(crate) fn modules(names: &[ModuleName]) -> Modules {
     let has = |m| names.contains(&m);
     let chips = has(ModuleName::Chips);

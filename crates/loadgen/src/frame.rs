@@ -10,6 +10,7 @@ use uuid::Uuid;
 #[cfg(doc)]
 use protocol::ServerMessage;
 
+/// Reads a frame's text as `T`; the error carries the text.
 pub(crate) fn parse<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, LoadError> {
     serde_json::from_str(text).map_err(|source| {
         LoadError::Client(ClientError::Decode {

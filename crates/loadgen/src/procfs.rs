@@ -32,6 +32,7 @@ pub(crate) fn parse_stat(stat: &str) -> Result<u64, LoadError> {
     };
     Ok(num(11)? + num(12)?)
 }
+
 /// How long a process has been running (`/proc/<pid>/stat`'s start time against
 /// `/proc/uptime`, at the kernel's 100 ticks per second).
 pub(crate) fn process_age(pid: u32) -> Result<Duration, LoadError> {

@@ -9,6 +9,7 @@ use std::time::Duration;
 /// Printed when the server's rate limits, not its speed, held the load back.
 pub(crate) const RATE_HINT: &str = "hint: the server's rate limits refused commands; start it with \
      --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s to measure its speed";
+
 /// What the seats of every match measured.
 #[derive(Debug, Default)]
 pub(crate) struct Stats {
@@ -34,6 +35,7 @@ impl Stats {
         self.matches_finished += o.matches_finished;
     }
 }
+
 /// What the server process used over the run (`--server-pid`): before and after.
 pub(crate) struct ServerUse {
     /// CPU clock ticks.

@@ -58,6 +58,7 @@ pub(crate) async fn run(args: Args) -> Result<(), LoadError> {
     report(&args, &stats, elapsed, &server, self_after - self_before);
     Ok(())
 }
+
 /// One match at a time, replaced when it ends, until the measurement ends.
 pub(crate) async fn slot(
     ctx: Arc<Ctx>,

@@ -16,6 +16,7 @@ use uuid::Uuid;
 
 /// How long a seat waits for any frame while a command of its match is in flight.
 pub(crate) const READ_LIMIT: Duration = Duration::from_secs(30);
+
 /// A seat's connection, and the snapshot it read.
 pub(crate) type SeatConn = (Connection, ServerMessage);
 

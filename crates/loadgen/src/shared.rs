@@ -162,6 +162,8 @@ impl MatchShared {
 
 /// How many sent commands of a match [`InFlight`] remembers.
 pub(crate) const IN_FLIGHT_KEPT: usize = 8;
+
+/// Locks a part of a match's shared state; a lock poisoned by a panicking seat is an error.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, LoadError> {
     m.lock()
         .map_err(|_| LoadError::Frame("a seat panicked holding its match's view".into()))
