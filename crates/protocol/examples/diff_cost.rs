@@ -1,10 +1,10 @@
 //! The actor's per-move diff path, alone, for instruction counts under callgrind (repeatable on a
 //! noisy machine): plays random games and, for each move, builds the view and its `Diff` frame
-//! either the old way (`tree`: the whole view as a JSON tree, diffed with `json_patch::diff`), the
+//! by diffing trees (`tree`: the whole view as a JSON tree, diffed with `json_patch::diff`), the
 //! typed way (`typed`: `protocol::diff::match_view_patch_json`, the patch's JSON written directly)
 //! or as the match actor does (`server`: typed, and the view is the spare one brought up to date
-//! with `Game::refresh_view` rather than built, and only the squares placed since compared). The rules' own cost is in all; `rules` runs them
-//! alone.
+//! with `Game::refresh_view` rather than built, and only the squares placed since compared). The
+//! rules' own cost is in all; `rules` runs them alone.
 //!
 //! ```text
 //! cargo build --release -p protocol --example diff_cost

@@ -1,17 +1,16 @@
 //! The RFC 6902 patch from one [`MatchView`] to the next, computed over the typed view structs.
 //!
-//! Before, the server serialized the whole view to a JSON tree on every move and diffed the two
-//! trees: most of a move's CPU went into building, diffing and freeing trees that barely change.
-//! Here the structs are compared field by field (cheap `==` on plain data), and only what changed
-//! is serialized: the board, meeples and pile are maps keyed by stable strings, so a move yields an
-//! `add`, `remove` or `replace` for each changed key; scalars are replaced; vectors are patched per
-//! index when their length holds, else replaced whole; a field that the JSON leaves out when empty
+//! Serializing the whole view to a JSON tree on every move and diffing two trees would spend most
+//! of a move's CPU on building, diffing and freeing trees that barely change. Instead the structs
+//! are compared field by field (cheap `==` on plain data), and only what changed is serialized:
+//! the board, meeples and pile are maps keyed by stable strings, so a move yields an `add`,
+//! `remove` or `replace` for each changed key; scalars are replaced; vectors are patched per index
+//! when their length holds, else replaced whole; a field that the JSON leaves out when empty
 //! (`skip_serializing_if`) is added or removed.
 //!
-//! The wire format is unchanged: applying the patch to the JSON of the old view gives exactly the
-//! JSON of the new one (a property test over random games with every module checks it). Every
-//! struct is destructured exhaustively, so a field added to a view type fails to compile here
-//! until the diff covers it.
+//! Applying the patch to the JSON of the old view gives exactly the JSON of the new one (a
+//! property test over random games with every module checks it). Every struct is destructured exhaustively, so a field added to a view type
+//! fails to compile here until the diff covers it.
 
 use crate::json::ValueWriter;
 use crate::{MatchView, PatchOp};
@@ -32,7 +31,7 @@ pub fn match_view_patch(
 
 /// The JSON text of [`match_view_patch`] (a JSON array of ops), byte for byte what
 /// `serde_json::to_string` of it gives, written directly: no `serde_json::Value` is built for the
-/// changed values (see [`crate::json`]). What the server stores and sends for each move.
+/// changed values (see the private `json` module). What the server stores and sends for each move.
 pub fn match_view_patch_json(
     old: &MatchView,
     new: &MatchView,

@@ -1,0 +1,135 @@
+//! The command line ([`Args`]) and what every task shares from it ([`Ctx`]): where the server
+//! is, the match to create, the seeds.
+
+use clap::Parser;
+use protocol::{ClockSettings, CreateMatch};
+use rules::{Colour, MapSetup, Modules};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+#[derive(Debug, Parser)]
+#[command(about = "Plays concurrent matches against a running server and measures it")]
+pub(crate) struct Args {
+    /// The server's base URL; the WebSocket is `<url>/ws`.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub(crate) url: String,
+    /// Matches played at once (each replaced by a new one when it ends).
+    #[arg(long, default_value_t = 20)]
+    pub(crate) matches: usize,
+    /// Seconds of measurement, after every first match is created and connected.
+    #[arg(long, default_value_t = 10.0)]
+    pub(crate) secs: f64,
+    /// Players per match (2 to 6), each with its own connection.
+    #[arg(long, default_value_t = 2)]
+    pub(crate) players: usize,
+    /// Modules, comma-separated: tollkeepers, messages, france, chips (chips implies france).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) modules: Vec<ModuleName>,
+    /// The server's pid, when it runs on this machine: its CPU time and context switches per
+    /// move are printed.
+    #[arg(long)]
+    pub(crate) server_pid: Option<u32>,
+    /// Seed of the random moves.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// Threads of the load generator's own runtime (1: everything on the main thread).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) threads: usize,
+    /// Fill mode instead of a timed run: create `--matches` matches, play this many moves in
+    /// each (fewer if it ends first), leave them unfinished and disconnect. With
+    /// `--server-pid`, prints the server's resident memory per match held in memory. For
+    /// sizing memory and for timing a restart with many unfinished matches.
+    #[arg(long)]
+    pub(crate) fill: Option<u64>,
+    /// Fill mode: matches filled at once.
+    #[arg(long, default_value_t = 64)]
+    pub(crate) fill_parallel: usize,
+    /// A game clock for every match: each player's bank, in seconds (no increment). Every
+    /// unfinished match then has a deadline (a restart schedules those not due within a few
+    /// seconds rather than loading them): for timing recovery, and for measuring the clocks'
+    /// cost per move.
+    #[arg(long)]
+    pub(crate) clock_secs: Option<u64>,
+    /// Fill mode: write one line per filled match to this file, its id and its first seat's
+    /// token (the matches a restart probe plays).
+    #[arg(long)]
+    pub(crate) seats_out: Option<std::path::PathBuf>,
+    /// Restart probe instead of a load, started with the server: waits until `/healthz`
+    /// answers, then sends a first command (a pass, answered or refused by the rules) in the
+    /// first, middle and last match of this `--seats-out` file, in turn, and prints each time
+    /// since the server's process started (`--server-pid`) or else since the probe started.
+    #[arg(long)]
+    pub(crate) probe: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ModuleName {
+    Tollkeepers,
+    Messages,
+    France,
+    Chips,
+}
+
+/// Shared by every task: where the server is, what to play, when to stop.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    pub(crate) http: String,
+    pub(crate) ws: String,
+    pub(crate) request: CreateMatch,
+    pub(crate) seeds: AtomicU64,
+}
+
+pub(crate) fn modules(names: &[ModuleName]) -> Modules {
+    let has = |m| names.contains(&m);
+    let chips = has(ModuleName::Chips);
+    Modules {
+        tollkeepers: has(ModuleName::Tollkeepers),
+        messages: has(ModuleName::Messages),
+        map: (chips || has(ModuleName::France)).then(|| Box::new(MapSetup::france(chips))),
+    }
+}
+
+pub(crate) fn context(args: &Args) -> Arc<Ctx> {
+    const COLOURS: [Colour; 6] = [
+        Colour::Red,
+        Colour::Blue,
+        Colour::Green,
+        Colour::Yellow,
+        Colour::Black,
+        Colour::Pink,
+    ];
+    let http = args.url.trim_end_matches('/').to_owned();
+    let ws = format!(
+        "{}/ws",
+        http.replacen("https://", "wss://", 1)
+            .replacen("http://", "ws://", 1)
+    );
+    Arc::new(Ctx {
+        http,
+        ws,
+        request: CreateMatch {
+            players: COLOURS[..args.players].to_vec(),
+            modules: modules(&args.modules),
+            meeples: None,
+            draw_order: None,
+            clock: args.clock_secs.map(|secs| ClockSettings {
+                bank_ms: secs * 1000,
+                increment_ms: 0,
+            }),
+        },
+        seeds: AtomicU64::new(args.seed),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chips_imply_the_map() {
+        let m = modules(&[ModuleName::Chips, ModuleName::Messages]);
+        assert!(m.messages && !m.tollkeepers);
+        assert!(m.map.is_some_and(|s| s.chips && s.map == "france"));
+        assert!(modules(&[]).map.is_none());
+    }
+}
