@@ -3,8 +3,8 @@
 //! A module names another when its code holds a path that starts with `crate::`, `super::` or
 //! `self::` (in a `use` or anywhere else) and leads into that module. A path into the module's
 //! own ancestors or descendants is containment, not an arrow between rooms: it is left out.
-//! Paths inside an inline `mod tests { .. }` are read as the file's own (their `super::` then
-//! points one level too high, which only ever lands on an ancestor: left out too).
+//! Unit tests are left out (an inline `#[cfg(test)] mod .. { .. }` and a `tests.rs` module):
+//! a test names whatever it checks, and is no room of the house.
 
 use crate::modules::{ModPath, Tree, display};
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,8 +16,11 @@ pub type Graph = BTreeMap<ModPath, BTreeSet<ModPath>>;
 pub fn graph(tree: &Tree) -> Graph {
     let mut g = Graph::new();
     for (module, file) in &tree.files {
+        if module.last().is_some_and(|m| m == "tests") {
+            continue;
+        }
         let text = std::fs::read_to_string(file).unwrap_or_default();
-        let code = crate::code_only(&text);
+        let code = without_test_modules(&crate::code_only(&text));
         let targets = g.entry(module.clone()).or_default();
         for path in paths(&code) {
             let Some(abs) = absolute(module, &path) else {
@@ -96,6 +99,45 @@ fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
             }
         }
     }
+    out
+}
+
+/// The code without its inline test modules (`#[cfg(test)]` then `mod name { .. }`).
+fn without_test_modules(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let item = after.trim_start();
+        let is_inline_mod = item.starts_with("mod ")
+            && item
+                .find('{')
+                .is_some_and(|b| item.find(';').is_none_or(|s| b < s));
+        if !is_inline_mod {
+            out.push_str("#[cfg(test)]");
+            rest = after;
+            continue;
+        }
+        let open = after.find('{').unwrap_or(after.len());
+        let mut depth = 0usize;
+        let mut end = after.len();
+        for (i, c) in after[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -278,6 +320,15 @@ mod tests {
         let found = circles(&g);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains('a') && found[0].contains('b') && found[0].contains('c'));
+    }
+
+    #[test]
+    fn inline_test_modules_are_left_out() {
+        let code = "use crate::a::B;\n#[cfg(test)]\nmod tests {\n use crate::c::D;\n fn f() { if x { crate::e::f(); } }\n}\n#[cfg(test)]\nmod witness;\nfn g() { crate::h::i(); }";
+        let found = paths(&without_test_modules(code));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found.contains(&s(&["crate", "a", "B"])));
+        assert!(found.contains(&s(&["crate", "h", "i"])));
     }
 
     #[test]
