@@ -3,7 +3,7 @@
 //! the process's resident memory per match for each (so the allocator's own overhead counts, as
 //! it does in the server): the rules' `Game` (as a replay builds it), the kept `MatchView`, the
 //! diff window (the last 64 diffs within `WINDOW_BYTES`, default unbounded), the dedupe table of accepted ids, and an
-//! empty actor inbox. The breakdown of issue 14 item 5 (README, Performance).
+//! empty actor inbox. The breakdown is in `docs/performance.md` (where a match's memory goes).
 //!
 //! ```text
 //! cargo run --release -p server --example match_memory -- 40 2000 [all]   # moves, matches
