@@ -4,22 +4,19 @@
 //! A session token travels as the `session` cookie (HttpOnly, SameSite=Strict: the browser)
 //! or as `Authorization: Bearer <token>` (native clients). The bearer wins when both are there.
 
-use super::MAX_BODY_BYTES;
 use super::error::ApiError;
+use super::extract::ApiJson;
 use super::openapi::{
     AccountDoc, CredentialsDoc, ErrorBodyDoc, NewGuestDoc, Routes, SessionCreatedDoc,
     SessionInfoDoc,
 };
 use crate::accounts::{self, AccountError, Issued};
 use crate::state::Shared;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use protocol::{Account, Credentials, ErrorCode, NewGuest, SessionCreated, SessionInfo};
-use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use tracing::{error, info};
 use utoipa_axum::routes;
@@ -99,28 +96,6 @@ pub(crate) fn refusal(e: AccountError) -> ApiError {
     ApiError::new(status, e.code(), e.to_string())
 }
 
-/// A JSON request body of type `T`, with the router's refusals as JSON errors.
-pub(crate) fn json_body<T: DeserializeOwned>(
-    body: Result<Bytes, BytesRejection>,
-) -> Result<T, ApiError> {
-    let body = body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::TooLarge,
-                format!("a request has at most {MAX_BODY_BYTES} bytes"),
-            )
-        } else {
-            ApiError::new(
-                rejection.status(),
-                ErrorCode::Malformed,
-                rejection.body_text(),
-            )
-        }
-    })?;
-    serde_json::from_slice(&body).map_err(|e| ApiError::malformed(format!("bad request body: {e}")))
-}
-
 /// 201 with the session, and the session cookie for browsers.
 fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response {
     let cookie = format!("{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000");
@@ -150,9 +125,8 @@ fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response 
 )]
 async fn guest(
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<NewGuest>,
 ) -> Result<Response, ApiError> {
-    let req: NewGuest = json_body(body)?;
     let out = accounts::create_guest(&shared.store, &req.name)
         .await
         .map_err(refusal)?;
@@ -173,9 +147,8 @@ async fn guest(
 )]
 async fn register(
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<Credentials>,
 ) -> Result<Response, ApiError> {
-    let req: Credentials = json_body(body)?;
     let out = accounts::register(&shared.store, &req.name, &req.password)
         .await
         .map_err(refusal)?;
@@ -196,9 +169,8 @@ async fn register(
 )]
 async fn login(
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<Credentials>,
 ) -> Result<Response, ApiError> {
-    let req: Credentials = json_body(body)?;
     let out = accounts::login(
         &shared.store,
         &req.name,

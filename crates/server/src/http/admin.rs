@@ -5,6 +5,7 @@
 //! the audit trail (`admin_actions`) with who did it.
 
 use super::error::ApiError;
+use super::extract::MatchId;
 use super::openapi::{
     AdminActionListDoc, AdminMatchChatDoc, AdminMatchListDoc, AdminMatchLogDoc,
     AdminMatchSecretsDoc, AdminMatchStateDoc, AdminMatchSummaryDoc, AdminRoleRequestDoc,
@@ -129,10 +130,6 @@ fn unknown_match() -> ApiError {
         ErrorCode::UnknownMatch,
         "no such match",
     )
-}
-
-fn match_id(id: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(id).map_err(|_| ApiError::malformed("not a match id"))
 }
 
 fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
@@ -446,9 +443,8 @@ async fn list_matches(
 async fn summary(
     _: Admin,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    MatchId(id): MatchId,
 ) -> Result<Json<AdminMatchSummary>, ApiError> {
-    let id = match_id(&id)?;
     let rows = shared
         .store
         .list_matches(&MatchQuery {
@@ -501,11 +497,10 @@ struct ChatQuery {
 async fn chat(
     _: Admin,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    MatchId(id): MatchId,
     q: Result<Query<ChatQuery>, QueryRejection>,
 ) -> Result<Json<protocol::admin::AdminMatchChat>, ApiError> {
     use crate::store::chat::MAX_CHAT_PAGE;
-    let id = match_id(&id)?;
     let q = query(q)?;
     let limit = page_limit(q.limit, MAX_CHAT_PAGE, MAX_CHAT_PAGE)?;
     load_row(&shared, id).await?;
@@ -549,10 +544,9 @@ async fn chat(
 async fn log(
     _: Admin,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    MatchId(id): MatchId,
     q: Result<Query<LogQuery>, QueryRejection>,
 ) -> Result<Json<AdminMatchLog>, ApiError> {
-    let id = match_id(&id)?;
     let q = query(q)?;
     let limit = page_limit(q.limit, MAX_LOG_PAGE, MAX_LOG_PAGE)?;
     let after = q.after.unwrap_or(0);
@@ -632,10 +626,9 @@ struct StateQuery {
 async fn state_at(
     _: Admin,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    MatchId(id): MatchId,
     q: Result<Query<StateQuery>, QueryRejection>,
 ) -> Result<Json<AdminMatchState>, ApiError> {
-    let id = match_id(&id)?;
     let q = query(q)?;
     let row = load_row(&shared, id).await?;
     let records = shared
@@ -683,9 +676,8 @@ fn is_over(status: MatchStatus) -> bool {
 async fn secrets(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    MatchId(id): MatchId,
 ) -> Result<Json<AdminMatchSecrets>, ApiError> {
-    let id = match_id(&id)?;
     let result = secrets_of(&shared, id).await;
     audit(&shared, &admin, "secrets", Some(id), json!({}), &result).await?;
     result.map(Json)
@@ -741,9 +733,8 @@ async fn secrets_of(shared: &Shared, id: Uuid) -> Result<AdminMatchSecrets, ApiE
 async fn scenario(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    MatchId(id): MatchId,
 ) -> Result<Json<rules::scenario::Scenario>, ApiError> {
-    let id = match_id(&id)?;
     let result = scenario_of(&shared, id).await;
     let detail = match &result {
         Ok((_, reveal)) => json!({ "revealed": reveal }),
@@ -893,9 +884,8 @@ async fn stats(_: Admin, State(shared): State<Arc<Shared>>) -> Json<serde_json::
 async fn abort(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    MatchId(id): MatchId,
 ) -> Result<Json<AdminMatchSummary>, ApiError> {
-    let id = match_id(&id)?;
     let result = abort_match(&shared, id).await;
     let detail = match &result {
         Ok(seq) => json!({ "seq": seq }),
@@ -903,7 +893,7 @@ async fn abort(
     };
     audit(&shared, &admin, "abort", Some(id), detail, &result).await?;
     result?;
-    summary(admin, State(shared), Path(id.to_string())).await
+    summary(admin, State(shared), MatchId(id)).await
 }
 
 fn not_active(status: MatchStatus) -> ApiError {
@@ -973,17 +963,16 @@ async fn abort_match(shared: &Shared, id: Uuid) -> Result<Seq, ApiError> {
 async fn away(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    MatchId(id): MatchId,
     body: Result<Json<AwayRequest>, JsonRejection>,
 ) -> Result<Json<AdminMatchSummary>, ApiError> {
-    let id = match_id(&id)?;
     let Json(req) =
         body.map_err(|r| ApiError::malformed(format!("not an away request: {}", r.body_text())))?;
     let result = mark_away(&shared, id, &req).await;
     let detail = json!({ "seat": req.seat, "away": req.away });
     audit(&shared, &admin, "away", Some(id), detail, &result).await?;
     result?;
-    summary(admin, State(shared), Path(id.to_string())).await
+    summary(admin, State(shared), MatchId(id)).await
 }
 
 async fn mark_away(shared: &Shared, id: Uuid, req: &AwayRequest) -> Result<(), ApiError> {

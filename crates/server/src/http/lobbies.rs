@@ -2,8 +2,9 @@
 //! read, join, leave, colour, ready, kick, bot, start. Every action takes a [`Session`]; the
 //! lobby actor ([`crate::lobby`]) decides and pushes the new state to the lobby's followers.
 
-use super::accounts::{Session, json_body, token_of};
+use super::accounts::{Session, token_of};
 use super::error::ApiError;
+use super::extract::{ApiJson, ApiJsonOrDefault, LobbyId};
 use super::openapi::{
     CreateLobbyDoc, ErrorBodyDoc, JoinLobbyDoc, LobbyListDoc, LobbyStartedDoc, LobbyStateDoc,
     PickColourDoc, Routes, SeatChoiceDoc, SetReadyDoc,
@@ -11,9 +12,8 @@ use super::openapi::{
 use crate::accounts;
 use crate::lobby::{Action, ListFilter, LobbyError};
 use crate::state::Shared;
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use protocol::{
@@ -59,10 +59,6 @@ fn refusal(e: LobbyError) -> ApiError {
     ApiError::new(status, e.code, e.message)
 }
 
-fn lobby_id(id: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(id).map_err(|_| ApiError::malformed("not a lobby id"))
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ListQuery {
@@ -100,9 +96,8 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
 async fn create(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<CreateLobby>,
 ) -> Result<(StatusCode, axum::Json<LobbyState>), ApiError> {
-    let req: CreateLobby = json_body(body)?;
     let lobby = shared
         .lobbies
         .create(session.account, req)
@@ -158,10 +153,9 @@ async fn list(
 async fn read(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    LobbyId(id): LobbyId,
     q: Result<Query<ReadQuery>, QueryRejection>,
 ) -> Result<axum::Json<LobbyState>, ApiError> {
-    let id = lobby_id(&id)?;
     let q = query(q)?;
     let viewer = match token_of(&headers) {
         Some((token, _)) => accounts::resolve(&shared.store, &token)
@@ -182,10 +176,9 @@ async fn read(
 async fn act(
     shared: &Shared,
     session: Session,
-    id: &str,
+    id: Uuid,
     action: Action,
 ) -> Result<Response, ApiError> {
-    let id = lobby_id(id)?;
     match shared
         .lobbies
         .act(session.account, id, action)
@@ -217,15 +210,10 @@ async fn act(
 async fn join(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJsonOrDefault(req): ApiJsonOrDefault<JoinLobby>,
 ) -> Result<Response, ApiError> {
-    let req: JoinLobby = if body.as_ref().is_ok_and(|b| b.is_empty()) {
-        JoinLobby::default()
-    } else {
-        json_body(body)?
-    };
-    act(&shared, session, &id, Action::Join(req)).await
+    act(&shared, session, id, Action::Join(req)).await
 }
 
 #[utoipa::path(
@@ -247,9 +235,9 @@ async fn join(
 async fn leave(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    LobbyId(id): LobbyId,
 ) -> Result<Response, ApiError> {
-    act(&shared, session, &id, Action::Leave).await
+    act(&shared, session, id, Action::Leave).await
 }
 
 #[utoipa::path(
@@ -271,11 +259,10 @@ async fn leave(
 async fn colour(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJson(req): ApiJson<PickColour>,
 ) -> Result<Response, ApiError> {
-    let req: PickColour = json_body(body)?;
-    act(&shared, session, &id, Action::Colour(req.colour)).await
+    act(&shared, session, id, Action::Colour(req.colour)).await
 }
 
 #[utoipa::path(
@@ -297,11 +284,10 @@ async fn colour(
 async fn ready(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJson(req): ApiJson<SetReady>,
 ) -> Result<Response, ApiError> {
-    let req: SetReady = json_body(body)?;
-    act(&shared, session, &id, Action::Ready(req.ready)).await
+    act(&shared, session, id, Action::Ready(req.ready)).await
 }
 
 #[utoipa::path(
@@ -323,11 +309,10 @@ async fn ready(
 async fn kick(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJson(req): ApiJson<SeatChoice>,
 ) -> Result<Response, ApiError> {
-    let req: SeatChoice = json_body(body)?;
-    act(&shared, session, &id, Action::Kick(req.seat)).await
+    act(&shared, session, id, Action::Kick(req.seat)).await
 }
 
 #[utoipa::path(
@@ -349,11 +334,10 @@ async fn kick(
 async fn bot(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJson(req): ApiJson<SeatChoice>,
 ) -> Result<Response, ApiError> {
-    let req: SeatChoice = json_body(body)?;
-    act(&shared, session, &id, Action::Bot(req.seat)).await
+    act(&shared, session, id, Action::Bot(req.seat)).await
 }
 
 #[utoipa::path(
@@ -375,9 +359,8 @@ async fn bot(
 async fn start(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    LobbyId(id): LobbyId,
 ) -> Result<(StatusCode, axum::Json<LobbyStarted>), ApiError> {
-    let id = lobby_id(&id)?;
     let match_id = shared
         .lobbies
         .start_match(session.account, id)

@@ -1,12 +1,11 @@
 //! `POST /api/matches`: a new match, its seats and their tokens.
 
 use super::error::ApiError;
+use super::extract::ApiJson;
 use super::openapi::{CreateMatchDoc, ErrorBodyDoc, MatchCreatedDoc};
 use crate::newmatch::{NewMatchError, Prepared, prepare};
 use crate::state::Shared;
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use protocol::{CreateMatch, MatchCreated};
 use std::sync::Arc;
@@ -32,9 +31,8 @@ fn no_randomness(e: impl std::fmt::Display) -> ApiError {
 )]
 pub(super) async fn create_match(
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<CreateMatch>,
 ) -> Result<(StatusCode, axum::Json<MatchCreated>), ApiError> {
-    let req: CreateMatch = super::accounts::json_body(body)?;
     let Prepared {
         row,
         seats,

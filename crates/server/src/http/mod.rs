@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod admin;
 pub mod error;
+pub mod extract;
 pub mod lobbies;
 pub mod matches;
 pub mod metrics;
