@@ -10,6 +10,7 @@ use super::openapi::{
     AccountDoc, CredentialsDoc, ErrorBodyDoc, NewGuestDoc, Routes, SessionCreatedDoc,
     SessionInfoDoc,
 };
+use super::refusals::{SessionRefusals, TooLarge};
 use crate::accounts::{self, AccountError, Issued};
 use crate::state::Shared;
 use axum::extract::{FromRequestParts, Path, State};
@@ -119,7 +120,7 @@ fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response 
     request_body = NewGuestDoc,
     responses(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        TooLarge,
         (status = 400, description = "`malformed`: not a request; `bad_name`: an empty, too long or control-character name", body = ErrorBodyDoc),
     ),
 )]
@@ -140,7 +141,7 @@ async fn guest(
     request_body = CredentialsDoc,
     responses(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        TooLarge,
         (status = 400, description = "`malformed`; `bad_name`; `bad_password`: under 8 or over 256 bytes", body = ErrorBodyDoc),
         (status = 409, description = "`name_taken`: a registered account has this name (without regard to case)", body = ErrorBodyDoc),
     ),
@@ -162,7 +163,7 @@ async fn register(
     request_body = CredentialsDoc,
     responses(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        TooLarge,
         (status = 400, description = "`malformed`: not a request", body = ErrorBodyDoc),
         (status = 401, description = "`bad_credentials`: a wrong name or password", body = ErrorBodyDoc),
     ),
@@ -187,7 +188,7 @@ async fn login(
     security(("session_bearer" = []), ("session_cookie" = [])),
     responses(
         (status = 200, description = "The session's account", body = AccountDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        SessionRefusals,
     ),
 )]
 async fn me(session: Session) -> axum::Json<Account> {
@@ -199,7 +200,7 @@ async fn me(session: Session) -> axum::Json<Account> {
     security(("session_bearer" = []), ("session_cookie" = [])),
     responses(
         (status = 200, description = "The account's sessions", body = [SessionInfoDoc]),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        SessionRefusals,
     ),
 )]
 async fn list_sessions(
@@ -240,7 +241,7 @@ fn cleared() -> Response {
     responses(
         (status = 204, description = "Revoked; revoking this request's session also clears the cookie"),
         (status = 400, description = "`malformed`: not a session id", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        SessionRefusals,
         (status = 404, description = "`unknown_session`: the account has no such session", body = ErrorBodyDoc),
     ),
 )]
@@ -283,7 +284,7 @@ async fn revoke_one(
     security(("session_bearer" = []), ("session_cookie" = [])),
     responses(
         (status = 204, description = "Revoked"),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        SessionRefusals,
     ),
 )]
 async fn revoke_all(

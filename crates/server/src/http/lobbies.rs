@@ -9,6 +9,7 @@ use super::openapi::{
     CreateLobbyDoc, ErrorBodyDoc, JoinLobbyDoc, LobbyListDoc, LobbyStartedDoc, LobbyStateDoc,
     PickColourDoc, Routes, SeatChoiceDoc, SetReadyDoc,
 };
+use super::refusals::{LobbyActionRefusals, SessionRefusals, TooLarge};
 use crate::accounts;
 use crate::lobby::{Action, ListFilter, LobbyError};
 use crate::state::Shared;
@@ -89,8 +90,8 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     responses(
         (status = 201, description = "The new lobby", body = LobbyStateDoc),
         (status = 400, description = "`malformed`: not a request; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        SessionRefusals,
+        TooLarge,
     ),
 )]
 async fn create(
@@ -200,9 +201,7 @@ async fn act(
     request_body = JoinLobbyDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`invite_required`", body = ErrorBodyDoc),
         (status = 409, description = "`seat_taken`, `colour_taken`, `already_in_lobby`, `lobby_started`", body = ErrorBodyDoc),
     ),
@@ -225,9 +224,7 @@ async fn join(
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
         (status = 204, description = "The lobby closed (the last player left)"),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`lobby_started`", body = ErrorBodyDoc),
     ),
@@ -249,9 +246,7 @@ async fn leave(
     request_body = PickColourDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`colour_taken`, `lobby_started`", body = ErrorBodyDoc),
     ),
@@ -274,9 +269,7 @@ async fn colour(
     request_body = SetReadyDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`lobby_started`", body = ErrorBodyDoc),
     ),
@@ -299,9 +292,7 @@ async fn ready(
     request_body = SeatChoiceDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`lobby_started`", body = ErrorBodyDoc),
     ),
@@ -324,9 +315,7 @@ async fn kick(
     request_body = SeatChoiceDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`seat_taken`, `lobby_started`", body = ErrorBodyDoc),
     ),
@@ -348,9 +337,7 @@ async fn bot(
     params(("id" = String, Path, format = Uuid, description = "The lobby id")),
     responses(
         (status = 201, description = "The match started", body = LobbyStartedDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`not_ready`, `lobby_started`", body = ErrorBodyDoc),
         (status = 503, description = "`busy`, `unavailable`", body = ErrorBodyDoc),

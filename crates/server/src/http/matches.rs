@@ -3,6 +3,7 @@
 use super::error::ApiError;
 use super::extract::ApiJson;
 use super::openapi::{CreateMatchDoc, ErrorBodyDoc, MatchCreatedDoc};
+use super::refusals::TooLarge;
 use crate::newmatch::{NewMatchError, Prepared, prepare};
 use crate::state::Shared;
 use axum::extract::State;
@@ -25,7 +26,7 @@ fn no_randomness(e: impl std::fmt::Display) -> ApiError {
     responses(
         (status = 201, description = "The match, its seats and their tokens", body = MatchCreatedDoc),
         (status = 400, description = "`malformed`: not a match request, or an option out of range", body = ErrorBodyDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        TooLarge,
         (status = 500, description = "`internal`: the store failed", body = ErrorBodyDoc),
     ),
 )]

@@ -9,6 +9,7 @@ pub mod lobbies;
 pub mod matches;
 pub mod metrics;
 pub mod openapi;
+pub mod refusals;
 
 pub use error::ApiError;
 

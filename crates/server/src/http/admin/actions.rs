@@ -10,6 +10,7 @@ use crate::http::extract::MatchId;
 use crate::http::openapi::{
     AdminMatchSummaryDoc, AdminRoleRequestDoc, AwayRequestDoc, ErrorBodyDoc,
 };
+use crate::http::refusals::AdminMatchRefusals;
 use crate::state::Shared;
 use crate::store::MatchStatus;
 use axum::Json;
@@ -36,9 +37,7 @@ use uuid::Uuid;
     params(("id" = String, Path, format = Uuid, description = "The match id")),
     responses(
         (status = 200, description = "The match's summary", body = AdminMatchSummaryDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminMatchRefusals,
         (status = 409, description = "`not_active`: the match is no longer active", body = ErrorBodyDoc),
         (status = 503, description = "`unavailable`: the server is shutting down", body = ErrorBodyDoc),
     ),
@@ -116,9 +115,7 @@ pub(super) async fn abort_match(shared: &Shared, id: Uuid) -> Result<Seq, ApiErr
     request_body = AwayRequestDoc,
     responses(
         (status = 200, description = "The match's summary", body = AdminMatchSummaryDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminMatchRefusals,
         (status = 409, description = "`not_active`: the match is no longer active", body = ErrorBodyDoc),
     ),
 )]

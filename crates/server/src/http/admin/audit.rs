@@ -3,7 +3,8 @@
 
 use super::{Admin, MAX_PAGE, code_name, page_limit, query, store_failed, time};
 use crate::http::error::ApiError;
-use crate::http::openapi::{AdminActionListDoc, ErrorBodyDoc};
+use crate::http::openapi::AdminActionListDoc;
+use crate::http::refusals::AdminRefusals;
 use crate::state::Shared;
 use crate::store::admin::AdminActionRow;
 use axum::Json;
@@ -73,9 +74,7 @@ pub(super) struct ActionsQuery {
     ),
     responses(
         (status = 200, description = "A page of admin actions; `next_before` asks for the next", body = AdminActionListDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminRefusals,
     ),
 )]
 pub(super) async fn actions(

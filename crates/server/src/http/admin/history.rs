@@ -6,6 +6,7 @@ use super::{
 use crate::http::error::ApiError;
 use crate::http::extract::MatchId;
 use crate::http::openapi::{AdminMatchChatDoc, AdminMatchLogDoc, AdminMatchStateDoc, ErrorBodyDoc};
+use crate::http::refusals::AdminMatchRefusals;
 use crate::state::Shared;
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
@@ -43,9 +44,7 @@ pub(super) struct ChatQuery {
     ),
     responses(
         (status = 200, description = "A page of the chat; `next_after` asks for the next", body = AdminMatchChatDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminMatchRefusals,
     ),
 )]
 /// `GET /matches/{id}/chat`: the match's chat lines (both channels) after the line `after`,
@@ -92,9 +91,7 @@ pub(super) async fn chat(
     ),
     responses(
         (status = 200, description = "A page of the log; `next_after` asks for the next", body = AdminMatchLogDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminMatchRefusals,
     ),
 )]
 pub(super) async fn log(
@@ -173,9 +170,7 @@ pub(super) struct StateQuery {
     ),
     responses(
         (status = 200, description = "The view at the seq", body = AdminMatchStateDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminMatchRefusals,
         (status = 409, description = "`unavailable`: the match was played with other rules", body = ErrorBodyDoc),
     ),
 )]

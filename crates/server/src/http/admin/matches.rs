@@ -3,7 +3,8 @@
 use super::{Admin, MAX_PAGE, page_limit, query, store_failed, summaries, unknown_match};
 use crate::http::error::ApiError;
 use crate::http::extract::MatchId;
-use crate::http::openapi::{AdminMatchListDoc, AdminMatchSummaryDoc, ErrorBodyDoc};
+use crate::http::openapi::{AdminMatchListDoc, AdminMatchSummaryDoc};
+use crate::http::refusals::{AdminMatchRefusals, AdminRefusals};
 use crate::state::Shared;
 use crate::store::MatchStatus;
 use crate::store::admin::{MatchListRow, MatchQuery, ModuleFilter, PlayerFilter};
@@ -75,9 +76,7 @@ pub(super) fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> 
     ),
     responses(
         (status = 200, description = "A page of matches; `next_cursor` asks for the next", body = AdminMatchListDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminRefusals,
     ),
 )]
 pub(super) async fn list_matches(
@@ -138,9 +137,7 @@ pub(super) async fn list_matches(
     params(("id" = String, Path, format = Uuid, description = "The match id")),
     responses(
         (status = 200, description = "The summary", body = AdminMatchSummaryDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminMatchRefusals,
     ),
 )]
 pub(super) async fn summary(

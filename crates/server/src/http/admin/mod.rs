@@ -16,7 +16,8 @@ mod matches;
 mod secrets;
 
 use super::error::ApiError;
-use super::openapi::{AdminStatsDoc, ErrorBodyDoc, Routes};
+use super::openapi::{AdminStatsDoc, Routes};
+use super::refusals::AdminRefusals;
 use crate::actor::replay::{LoadError, Replayed, replay};
 use crate::state::Shared;
 use crate::store::admin::{MatchListRow, SeatInfo};
@@ -281,9 +282,7 @@ async fn replay_upto(row: &MatchRow, records: Vec<CommandRow>) -> Result<Replaye
     security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     responses(
         (status = 200, description = "The figures", body = AdminStatsDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminRefusals,
     ),
 )]
 async fn stats(_: Admin, State(shared): State<Arc<Shared>>) -> Json<serde_json::Value> {

@@ -5,6 +5,7 @@ use super::{Admin, load_row, parse_setup, replay_upto, store_failed};
 use crate::http::error::ApiError;
 use crate::http::extract::MatchId;
 use crate::http::openapi::{AdminMatchSecretsDoc, ErrorBodyDoc, ScenarioDoc};
+use crate::http::refusals::AdminMatchRefusals;
 use crate::state::Shared;
 use crate::store::MatchStatus;
 use axum::Json;
@@ -32,9 +33,7 @@ pub(super) fn is_over(status: MatchStatus) -> bool {
     params(("id" = String, Path, format = Uuid, description = "The match id")),
     responses(
         (status = 200, description = "The secrets", body = AdminMatchSecretsDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminMatchRefusals,
         (status = 409, description = "`not_finished`: the match is still played", body = ErrorBodyDoc),
     ),
 )]
@@ -89,9 +88,7 @@ pub(super) async fn secrets_of(shared: &Shared, id: Uuid) -> Result<AdminMatchSe
     params(("id" = String, Path, format = Uuid, description = "The match id")),
     responses(
         (status = 200, description = "The scenario", body = ScenarioDoc),
-        (status = 400, description = "`malformed`: a bad id, query or body", body = ErrorBodyDoc),
-        (status = 401, description = "`bad_token`: neither the admin token nor an admin account's session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_match`; `unavailable`: the admin API is off (no admin token configured and no admin session)", body = ErrorBodyDoc),
+        AdminMatchRefusals,
         (status = 409, description = "`not_finished`: the export would need a secret of a match still played", body = ErrorBodyDoc),
     ),
 )]
