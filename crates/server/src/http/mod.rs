@@ -56,7 +56,7 @@ pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::K
     }
 }
 
-/// The per-address rate limits of the REST side (issue 12 item 8): account creation and log-in,
+/// The per-address rate limits of the REST side: account creation and log-in,
 /// and every lobby action (a `POST` under `/api/lobbies`). Reads cost nothing.
 async fn http_limits(
     State(shared): State<Arc<Shared>>,
@@ -148,7 +148,7 @@ async fn ws_upgrade(
             "the server is shutting down",
         ));
     }
-    // An account session on the upgrade (issue 12): a bad bearer token is refused here; a stale
+    // An account session on the upgrade: a bad bearer token is refused here; a stale
     // cookie only makes the connection anonymous (the browser would otherwise be locked out).
     let account = match accounts::token_of(&headers) {
         Some((token, bearer)) => match crate::accounts::resolve(&shared.store, &token).await {

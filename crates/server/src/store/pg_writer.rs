@@ -16,7 +16,7 @@ pub(super) const WRITERS: usize = 2;
 /// them in one transaction while the next writer takes the next group.
 pub(super) async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteReq>>>) {
     // The writer keeps one connection of the pool: sqlx pings a connection each time it goes
-    // back to the pool (a round trip to Postgres), which was one more round trip a group. It is
+    // back to the pool (a round trip to Postgres), which would be one more round trip a group. It is
     // given back (and tested) after an error, and taken again for the next group; and when the
     // pool closes (the server's shutdown), which waits for every connection to come back.
     let mut held: Option<sqlx::pool::PoolConnection<sqlx::Postgres>> = None;
@@ -79,8 +79,8 @@ pub(super) async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteRe
 
 /// The whole group in ONE statement, so one round trip and one implicit transaction: every record
 /// in one multi-row insert (`UNNEST` of arrays), the matches' new statuses and wake times in one
-/// update (one row per match: a statement may not update a row twice). Was `BEGIN`, insert,
-/// updates and `COMMIT`, four round trips a group.
+/// update (one row per match: a statement may not update a row twice), where `BEGIN`,
+/// insert, updates and `COMMIT` would be four round trips a group.
 async fn write_group(conn: &mut sqlx::PgConnection, group: &[WriteReq]) -> Result<(), StoreError> {
     let n: usize = group.iter().map(|r| r.records.len()).sum();
     let mut ids = Vec::with_capacity(n);

@@ -2,8 +2,8 @@
 //! (written and read whole, never queried inside; migration 0011); the other JSON columns are
 //! `jsonb`, read back as text.
 //!
-//! Appends are group-committed like SQLite's: one transaction per match cost a round trip per
-//! statement and a commit per match, and fell behind SQLite under load. Writer tasks take every
+//! Appends are group-committed like SQLite's: one transaction per match would cost a round trip
+//! per statement and a commit per match, and fall behind SQLite under load. Writer tasks take every
 //! append queued at that moment and write them all in one statement (one round trip, one
 //! transaction): a multi-row insert (`UNNEST` of arrays) and one update of the matches;
 //! [`WRITERS`] of them take turns, so the next group forms and is written while the previous

@@ -118,7 +118,7 @@ pub(super) async fn sqlite_writer(w: Writer) {
 
 /// Writes a group: first all of it in one statement batch, which the store's connection runs in
 /// one call (sqlx hands each call to the connection's own thread and waits for its answer, so a
-/// call per row was most of the server's CPU per move); when that fails, append by append, so
+/// call per row would be most of the server's CPU per move); when that fails, append by append, so
 /// that a bad one (a seq already stored, say) fails alone.
 async fn write_group(
     conn: &mut sqlx::SqliteConnection,
