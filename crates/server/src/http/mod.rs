@@ -1,5 +1,8 @@
-//! HTTP routes: match creation ([`matches`]), health, the admin API ([`admin`]), the metrics
-//! ([`metrics`]), and the WebSocket upgrade. Every refusal is an [`ApiError`] with the JSON error body.
+//! HTTP routes: match creation ([`matches`]), accounts ([`accounts`]), lobbies ([`lobbies`]),
+//! health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
+//! Every refusal is an [`ApiError`] with the JSON error body; the extractors every handler shares
+//! (a JSON body, a match or lobby id) are in [`extract`], the refusals several routes document
+//! alike in [`refusals`], and the document itself in [`openapi`].
 
 pub mod accounts;
 pub mod admin;
