@@ -4,22 +4,20 @@
 //! A session token travels as the `session` cookie (HttpOnly, SameSite=Strict: the browser)
 //! or as `Authorization: Bearer <token>` (native clients). The bearer wins when both are there.
 
-use super::MAX_BODY_BYTES;
 use super::error::ApiError;
+use super::extract::ApiJson;
 use super::openapi::{
     AccountDoc, CredentialsDoc, ErrorBodyDoc, NewGuestDoc, Routes, SessionCreatedDoc,
     SessionInfoDoc,
 };
+use super::refusals::{SessionRefusals, TooLarge};
 use crate::accounts::{self, AccountError, Issued};
 use crate::state::Shared;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use protocol::{Account, Credentials, ErrorCode, NewGuest, SessionCreated, SessionInfo};
-use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use tracing::{error, info};
 use utoipa_axum::routes;
@@ -99,28 +97,6 @@ pub(crate) fn refusal(e: AccountError) -> ApiError {
     ApiError::new(status, e.code(), e.to_string())
 }
 
-/// A JSON request body of type `T`, with the router's refusals as JSON errors.
-pub(crate) fn json_body<T: DeserializeOwned>(
-    body: Result<Bytes, BytesRejection>,
-) -> Result<T, ApiError> {
-    let body = body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::TooLarge,
-                format!("a request has at most {MAX_BODY_BYTES} bytes"),
-            )
-        } else {
-            ApiError::new(
-                rejection.status(),
-                ErrorCode::Malformed,
-                rejection.body_text(),
-            )
-        }
-    })?;
-    serde_json::from_slice(&body).map_err(|e| ApiError::malformed(format!("bad request body: {e}")))
-}
-
 /// 201 with the session, and the session cookie for browsers.
 fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response {
     let cookie = format!("{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000");
@@ -144,15 +120,14 @@ fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response 
     request_body = NewGuestDoc,
     responses(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        TooLarge,
         (status = 400, description = "`malformed`: not a request; `bad_name`: an empty, too long or control-character name", body = ErrorBodyDoc),
     ),
 )]
 async fn guest(
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<NewGuest>,
 ) -> Result<Response, ApiError> {
-    let req: NewGuest = json_body(body)?;
     let out = accounts::create_guest(&shared.store, &req.name)
         .await
         .map_err(refusal)?;
@@ -166,16 +141,15 @@ async fn guest(
     request_body = CredentialsDoc,
     responses(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        TooLarge,
         (status = 400, description = "`malformed`; `bad_name`; `bad_password`: under 8 or over 256 bytes", body = ErrorBodyDoc),
         (status = 409, description = "`name_taken`: a registered account has this name (without regard to case)", body = ErrorBodyDoc),
     ),
 )]
 async fn register(
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<Credentials>,
 ) -> Result<Response, ApiError> {
-    let req: Credentials = json_body(body)?;
     let out = accounts::register(&shared.store, &req.name, &req.password)
         .await
         .map_err(refusal)?;
@@ -189,16 +163,15 @@ async fn register(
     request_body = CredentialsDoc,
     responses(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        TooLarge,
         (status = 400, description = "`malformed`: not a request", body = ErrorBodyDoc),
         (status = 401, description = "`bad_credentials`: a wrong name or password", body = ErrorBodyDoc),
     ),
 )]
 async fn login(
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<Credentials>,
 ) -> Result<Response, ApiError> {
-    let req: Credentials = json_body(body)?;
     let out = accounts::login(
         &shared.store,
         &req.name,
@@ -215,7 +188,7 @@ async fn login(
     security(("session_bearer" = []), ("session_cookie" = [])),
     responses(
         (status = 200, description = "The session's account", body = AccountDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        SessionRefusals,
     ),
 )]
 async fn me(session: Session) -> axum::Json<Account> {
@@ -227,7 +200,7 @@ async fn me(session: Session) -> axum::Json<Account> {
     security(("session_bearer" = []), ("session_cookie" = [])),
     responses(
         (status = 200, description = "The account's sessions", body = [SessionInfoDoc]),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        SessionRefusals,
     ),
 )]
 async fn list_sessions(
@@ -268,7 +241,7 @@ fn cleared() -> Response {
     responses(
         (status = 204, description = "Revoked; revoking this request's session also clears the cookie"),
         (status = 400, description = "`malformed`: not a session id", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        SessionRefusals,
         (status = 404, description = "`unknown_session`: the account has no such session", body = ErrorBodyDoc),
     ),
 )]
@@ -311,7 +284,7 @@ async fn revoke_one(
     security(("session_bearer" = []), ("session_cookie" = [])),
     responses(
         (status = 204, description = "Revoked"),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
+        SessionRefusals,
     ),
 )]
 async fn revoke_all(

@@ -2,18 +2,19 @@
 //! read, join, leave, colour, ready, kick, bot, start. Every action takes a [`Session`]; the
 //! lobby actor ([`crate::lobby`]) decides and pushes the new state to the lobby's followers.
 
-use super::accounts::{Session, json_body, token_of};
+use super::accounts::{Session, token_of};
 use super::error::ApiError;
+use super::extract::{ApiJson, ApiJsonOrDefault, LobbyId};
 use super::openapi::{
     CreateLobbyDoc, ErrorBodyDoc, JoinLobbyDoc, LobbyListDoc, LobbyStartedDoc, LobbyStateDoc,
     PickColourDoc, Routes, SeatChoiceDoc, SetReadyDoc,
 };
+use super::refusals::{LobbyActionRefusals, SessionRefusals, TooLarge};
 use crate::accounts;
 use crate::lobby::{Action, ListFilter, LobbyError};
 use crate::state::Shared;
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use protocol::{
@@ -59,10 +60,6 @@ fn refusal(e: LobbyError) -> ApiError {
     ApiError::new(status, e.code, e.message)
 }
 
-fn lobby_id(id: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(id).map_err(|_| ApiError::malformed("not a lobby id"))
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ListQuery {
@@ -93,16 +90,15 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     responses(
         (status = 201, description = "The new lobby", body = LobbyStateDoc),
         (status = 400, description = "`malformed`: not a request; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        SessionRefusals,
+        TooLarge,
     ),
 )]
 async fn create(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<CreateLobby>,
 ) -> Result<(StatusCode, axum::Json<LobbyState>), ApiError> {
-    let req: CreateLobby = json_body(body)?;
     let lobby = shared
         .lobbies
         .create(session.account, req)
@@ -158,10 +154,9 @@ async fn list(
 async fn read(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    LobbyId(id): LobbyId,
     q: Result<Query<ReadQuery>, QueryRejection>,
 ) -> Result<axum::Json<LobbyState>, ApiError> {
-    let id = lobby_id(&id)?;
     let q = query(q)?;
     let viewer = match token_of(&headers) {
         Some((token, _)) => accounts::resolve(&shared.store, &token)
@@ -182,10 +177,9 @@ async fn read(
 async fn act(
     shared: &Shared,
     session: Session,
-    id: &str,
+    id: Uuid,
     action: Action,
 ) -> Result<Response, ApiError> {
-    let id = lobby_id(id)?;
     match shared
         .lobbies
         .act(session.account, id, action)
@@ -207,9 +201,7 @@ async fn act(
     request_body = JoinLobbyDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`invite_required`", body = ErrorBodyDoc),
         (status = 409, description = "`seat_taken`, `colour_taken`, `already_in_lobby`, `lobby_started`", body = ErrorBodyDoc),
     ),
@@ -217,15 +209,10 @@ async fn act(
 async fn join(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJsonOrDefault(req): ApiJsonOrDefault<JoinLobby>,
 ) -> Result<Response, ApiError> {
-    let req: JoinLobby = if body.as_ref().is_ok_and(|b| b.is_empty()) {
-        JoinLobby::default()
-    } else {
-        json_body(body)?
-    };
-    act(&shared, session, &id, Action::Join(req)).await
+    act(&shared, session, id, Action::Join(req)).await
 }
 
 #[utoipa::path(
@@ -237,9 +224,7 @@ async fn join(
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
         (status = 204, description = "The lobby closed (the last player left)"),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`lobby_started`", body = ErrorBodyDoc),
     ),
@@ -247,9 +232,9 @@ async fn join(
 async fn leave(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    LobbyId(id): LobbyId,
 ) -> Result<Response, ApiError> {
-    act(&shared, session, &id, Action::Leave).await
+    act(&shared, session, id, Action::Leave).await
 }
 
 #[utoipa::path(
@@ -261,9 +246,7 @@ async fn leave(
     request_body = PickColourDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`colour_taken`, `lobby_started`", body = ErrorBodyDoc),
     ),
@@ -271,11 +254,10 @@ async fn leave(
 async fn colour(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJson(req): ApiJson<PickColour>,
 ) -> Result<Response, ApiError> {
-    let req: PickColour = json_body(body)?;
-    act(&shared, session, &id, Action::Colour(req.colour)).await
+    act(&shared, session, id, Action::Colour(req.colour)).await
 }
 
 #[utoipa::path(
@@ -287,9 +269,7 @@ async fn colour(
     request_body = SetReadyDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`lobby_started`", body = ErrorBodyDoc),
     ),
@@ -297,11 +277,10 @@ async fn colour(
 async fn ready(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJson(req): ApiJson<SetReady>,
 ) -> Result<Response, ApiError> {
-    let req: SetReady = json_body(body)?;
-    act(&shared, session, &id, Action::Ready(req.ready)).await
+    act(&shared, session, id, Action::Ready(req.ready)).await
 }
 
 #[utoipa::path(
@@ -313,9 +292,7 @@ async fn ready(
     request_body = SeatChoiceDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`lobby_started`", body = ErrorBodyDoc),
     ),
@@ -323,11 +300,10 @@ async fn ready(
 async fn kick(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJson(req): ApiJson<SeatChoice>,
 ) -> Result<Response, ApiError> {
-    let req: SeatChoice = json_body(body)?;
-    act(&shared, session, &id, Action::Kick(req.seat)).await
+    act(&shared, session, id, Action::Kick(req.seat)).await
 }
 
 #[utoipa::path(
@@ -339,9 +315,7 @@ async fn kick(
     request_body = SeatChoiceDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`seat_taken`, `lobby_started`", body = ErrorBodyDoc),
     ),
@@ -349,11 +323,10 @@ async fn kick(
 async fn bot(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    LobbyId(id): LobbyId,
+    ApiJson(req): ApiJson<SeatChoice>,
 ) -> Result<Response, ApiError> {
-    let req: SeatChoice = json_body(body)?;
-    act(&shared, session, &id, Action::Bot(req.seat)).await
+    act(&shared, session, id, Action::Bot(req.seat)).await
 }
 
 #[utoipa::path(
@@ -364,9 +337,7 @@ async fn bot(
     params(("id" = String, Path, format = Uuid, description = "The lobby id")),
     responses(
         (status = 201, description = "The match started", body = LobbyStartedDoc),
-        (status = 400, description = "`malformed`: a bad id or body; `bad_option`: an option out of range", body = ErrorBodyDoc),
-        (status = 401, description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session", body = ErrorBodyDoc),
-        (status = 404, description = "`unknown_lobby`", body = ErrorBodyDoc),
+        LobbyActionRefusals,
         (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`not_ready`, `lobby_started`", body = ErrorBodyDoc),
         (status = 503, description = "`busy`, `unavailable`", body = ErrorBodyDoc),
@@ -375,9 +346,8 @@ async fn bot(
 async fn start(
     session: Session,
     State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
+    LobbyId(id): LobbyId,
 ) -> Result<(StatusCode, axum::Json<LobbyStarted>), ApiError> {
-    let id = lobby_id(&id)?;
     let match_id = shared
         .lobbies
         .start_match(session.account, id)

@@ -1,12 +1,12 @@
 //! `POST /api/matches`: a new match, its seats and their tokens.
 
 use super::error::ApiError;
+use super::extract::ApiJson;
 use super::openapi::{CreateMatchDoc, ErrorBodyDoc, MatchCreatedDoc};
+use super::refusals::TooLarge;
 use crate::newmatch::{NewMatchError, Prepared, prepare};
 use crate::state::Shared;
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use protocol::{CreateMatch, MatchCreated};
 use std::sync::Arc;
@@ -26,15 +26,14 @@ fn no_randomness(e: impl std::fmt::Display) -> ApiError {
     responses(
         (status = 201, description = "The match, its seats and their tokens", body = MatchCreatedDoc),
         (status = 400, description = "`malformed`: not a match request, or an option out of range", body = ErrorBodyDoc),
-        (status = 413, description = "`too_large`: a body over 64 KiB", body = ErrorBodyDoc),
+        TooLarge,
         (status = 500, description = "`internal`: the store failed", body = ErrorBodyDoc),
     ),
 )]
 pub(super) async fn create_match(
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
+    ApiJson(req): ApiJson<CreateMatch>,
 ) -> Result<(StatusCode, axum::Json<MatchCreated>), ApiError> {
-    let req: CreateMatch = super::accounts::json_body(body)?;
     let Prepared {
         row,
         seats,

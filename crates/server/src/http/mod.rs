@@ -1,13 +1,18 @@
-//! HTTP routes: match creation ([`matches`]), health, the admin API ([`admin`]), the metrics
-//! ([`metrics`]), and the WebSocket upgrade. Every refusal is an [`ApiError`] with the JSON error body.
+//! HTTP routes: match creation ([`matches`]), accounts ([`accounts`]), lobbies ([`lobbies`]),
+//! health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
+//! Every refusal is an [`ApiError`] with the JSON error body; the extractors every handler shares
+//! (a JSON body, a match or lobby id) are in [`extract`], the refusals several routes document
+//! alike in [`refusals`], and the document itself in [`openapi`].
 
 pub mod accounts;
 pub mod admin;
 pub mod error;
+pub mod extract;
 pub mod lobbies;
 pub mod matches;
 pub mod metrics;
 pub mod openapi;
+pub mod refusals;
 
 pub use error::ApiError;
 
@@ -54,7 +59,7 @@ pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::K
     }
 }
 
-/// The per-address rate limits of the REST side (issue 12 item 8): account creation and log-in,
+/// The per-address rate limits of the REST side: account creation and log-in,
 /// and every lobby action (a `POST` under `/api/lobbies`). Reads cost nothing.
 async fn http_limits(
     State(shared): State<Arc<Shared>>,
@@ -146,7 +151,7 @@ async fn ws_upgrade(
             "the server is shutting down",
         ));
     }
-    // An account session on the upgrade (issue 12): a bad bearer token is refused here; a stale
+    // An account session on the upgrade: a bad bearer token is refused here; a stale
     // cookie only makes the connection anonymous (the browser would otherwise be locked out).
     let account = match accounts::token_of(&headers) {
         Some((token, bearer)) => match crate::accounts::resolve(&shared.store, &token).await {

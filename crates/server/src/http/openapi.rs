@@ -196,8 +196,9 @@ macro_rules! hand_bodies {
     )*};
 }
 
+pub use crate::web::TileCatalogueDoc;
+
 hand_bodies!(
-    TileCatalogueDoc = "TileCatalogue",
     AdminStatsDoc = "AdminStats",
     OpenApiDocumentDoc = "OpenApiDocument",
 );

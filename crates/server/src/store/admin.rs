@@ -1,8 +1,9 @@
 //! What the admin API reads and writes beyond a match's log: the match list with its filters,
 //! seats with their away marks, and the audit trail of admin actions (`admin_actions`). Both
-//! dialects live here, apart from the hot path in `sqlite.rs` / `postgres.rs`.
+//! dialects side by side.
 
-use super::{MatchStatus, PgStore, SqliteStore, Store, StoreError, seat_from_db, seq_from_db};
+use super::sqlite::uuid_text;
+use super::{MatchStatus, PgStore, SqliteStore, StoreError, seat_from_db, seq_from_db};
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::postgres::PgRow;
@@ -182,11 +183,6 @@ fn pg_list_row(r: &PgRow) -> Result<MatchListRow, StoreError> {
     })
 }
 
-fn uuid_text(r: &SqliteRow, column: &str) -> Result<Uuid, StoreError> {
-    let id: String = r.try_get(column)?;
-    Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(e.to_string()))
-}
-
 fn sqlite_seat(r: &SqliteRow) -> Result<SeatInfo, StoreError> {
     let account: Option<String> = r.try_get("account_id")?;
     let account = match account {
@@ -249,7 +245,10 @@ fn pg_action(r: &PgRow) -> Result<AdminActionRow, StoreError> {
 }
 
 impl SqliteStore {
-    async fn list_matches(&self, q: &MatchQuery) -> Result<Vec<MatchListRow>, StoreError> {
+    pub(super) async fn list_matches(
+        &self,
+        q: &MatchQuery,
+    ) -> Result<Vec<MatchListRow>, StoreError> {
         sqlx::query(SQLITE_LIST)
             .bind(q.id.map(|i| i.to_string()))
             .bind(q.status.map(MatchStatus::as_str))
@@ -273,7 +272,7 @@ impl SqliteStore {
             .collect()
     }
 
-    async fn seats_of(&self, ids: &[Uuid]) -> Result<Vec<SeatInfo>, StoreError> {
+    pub(super) async fn seats_of(&self, ids: &[Uuid]) -> Result<Vec<SeatInfo>, StoreError> {
         let ids: Vec<String> = ids.iter().map(Uuid::to_string).collect();
         let ids = serde_json::to_string(&ids).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         sqlx::query(
@@ -290,7 +289,7 @@ impl SqliteStore {
         .collect()
     }
 
-    async fn set_away(
+    pub(super) async fn set_away(
         &self,
         id: Uuid,
         seat: u8,
@@ -307,7 +306,7 @@ impl SqliteStore {
         Ok(done.rows_affected() == 1)
     }
 
-    async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
+    pub(super) async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
         let done =
             sqlx::query("UPDATE accounts SET admin = ?1 WHERE id = ?2 AND kind = 'registered'")
                 .bind(i64::from(admin))
@@ -318,7 +317,7 @@ impl SqliteStore {
         Ok(done.rows_affected() == 1)
     }
 
-    async fn record_action(&self, a: &AdminActionRow) -> Result<i64, StoreError> {
+    pub(super) async fn record_action(&self, a: &AdminActionRow) -> Result<i64, StoreError> {
         let row = sqlx::query(
             "INSERT INTO admin_actions (at, actor, action, match_id, detail, outcome) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
@@ -335,7 +334,7 @@ impl SqliteStore {
         Ok(row.try_get("id")?)
     }
 
-    async fn actions(
+    pub(super) async fn actions(
         &self,
         match_id: Option<Uuid>,
         before: Option<i64>,
@@ -358,7 +357,10 @@ impl SqliteStore {
 }
 
 impl PgStore {
-    async fn list_matches(&self, q: &MatchQuery) -> Result<Vec<MatchListRow>, StoreError> {
+    pub(super) async fn list_matches(
+        &self,
+        q: &MatchQuery,
+    ) -> Result<Vec<MatchListRow>, StoreError> {
         sqlx::query(PG_LIST)
             .bind(q.id)
             .bind(q.status.map(MatchStatus::as_str))
@@ -377,7 +379,7 @@ impl PgStore {
             .collect()
     }
 
-    async fn seats_of(&self, ids: &[Uuid]) -> Result<Vec<SeatInfo>, StoreError> {
+    pub(super) async fn seats_of(&self, ids: &[Uuid]) -> Result<Vec<SeatInfo>, StoreError> {
         sqlx::query(
             "SELECT s.match_id, s.seat, s.colour, s.away_since, sa.account_id, a.name FROM seats s \
              LEFT JOIN seat_accounts sa ON sa.match_id = s.match_id AND sa.seat = s.seat \
@@ -392,7 +394,7 @@ impl PgStore {
         .collect()
     }
 
-    async fn set_away(
+    pub(super) async fn set_away(
         &self,
         id: Uuid,
         seat: u8,
@@ -408,7 +410,7 @@ impl PgStore {
         Ok(done.rows_affected() == 1)
     }
 
-    async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
+    pub(super) async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
         let done =
             sqlx::query("UPDATE accounts SET admin = $1 WHERE id = $2 AND kind = 'registered'")
                 .bind(admin)
@@ -418,7 +420,7 @@ impl PgStore {
         Ok(done.rows_affected() == 1)
     }
 
-    async fn record_action(&self, a: &AdminActionRow) -> Result<i64, StoreError> {
+    pub(super) async fn record_action(&self, a: &AdminActionRow) -> Result<i64, StoreError> {
         let row = sqlx::query(
             "INSERT INTO admin_actions (at, actor, action, match_id, detail, outcome) \
              VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING id",
@@ -434,7 +436,7 @@ impl PgStore {
         Ok(row.try_get("id")?)
     }
 
-    async fn actions(
+    pub(super) async fn actions(
         &self,
         match_id: Option<Uuid>,
         before: Option<i64>,
@@ -454,70 +456,5 @@ impl PgStore {
         .iter()
         .map(pg_action)
         .collect()
-    }
-}
-
-impl Store {
-    /// Matches by the query's filters, newest first, at most `limit`.
-    pub async fn list_matches(&self, q: &MatchQuery) -> Result<Vec<MatchListRow>, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.list_matches(q).await,
-            Store::Postgres(p) => p.list_matches(q).await,
-        }
-    }
-
-    /// The seats of these matches, by match then seat.
-    pub async fn seats_of(&self, ids: &[Uuid]) -> Result<Vec<SeatInfo>, StoreError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        match self {
-            Store::Sqlite(s) => s.seats_of(ids).await,
-            Store::Postgres(p) => p.seats_of(ids).await,
-        }
-    }
-
-    /// Marks a seat's player away since `since` (`None`: back). False when there is no such
-    /// seat.
-    pub async fn set_away(
-        &self,
-        id: Uuid,
-        seat: u8,
-        since: Option<DateTime<Utc>>,
-    ) -> Result<bool, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.set_away(id, seat, since).await,
-            Store::Postgres(p) => p.set_away(id, seat, since).await,
-        }
-    }
-
-    /// Gives a registered account the admin role, or takes it away. False when there is no
-    /// such registered account (guests cannot be admins).
-    pub async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.set_admin(account, admin).await,
-            Store::Postgres(p) => p.set_admin(account, admin).await,
-        }
-    }
-
-    /// Appends to the audit trail; the row's `id` is ignored and the new one returned.
-    pub async fn record_action(&self, a: &AdminActionRow) -> Result<i64, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.record_action(a).await,
-            Store::Postgres(p) => p.record_action(a).await,
-        }
-    }
-
-    /// The audit trail, newest first: of one match or all, before the entry `before`.
-    pub async fn actions(
-        &self,
-        match_id: Option<Uuid>,
-        before: Option<i64>,
-        limit: u32,
-    ) -> Result<Vec<AdminActionRow>, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.actions(match_id, before, limit).await,
-            Store::Postgres(p) => p.actions(match_id, before, limit).await,
-        }
     }
 }

@@ -1,7 +1,7 @@
-//! Chat messages (issue 12 item 7), both dialects: one insert before a message is delivered, and
+//! Chat messages, both dialects: one insert before a message is delivered, and
 //! the admin's read of a match's chat.
 
-use super::{PgStore, SqliteStore, Store, StoreError, seat_from_db};
+use super::{PgStore, SqliteStore, StoreError, seat_from_db};
 use chrono::{DateTime, Utc};
 use protocol::{ChatChannel, ChatFrom, ChatLine};
 use sqlx::Row;
@@ -65,7 +65,11 @@ fn pg_line(r: &PgRow) -> Result<ChatLine, StoreError> {
 }
 
 impl SqliteStore {
-    async fn insert_chat(&self, c: &ChatLine, at: DateTime<Utc>) -> Result<(), StoreError> {
+    pub(super) async fn insert_chat(
+        &self,
+        c: &ChatLine,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO chat (match_id, lobby_id, channel, seat, account_id, name, text, at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -83,7 +87,7 @@ impl SqliteStore {
         self.sync().await
     }
 
-    async fn match_chat(
+    pub(super) async fn match_chat(
         &self,
         match_id: Uuid,
         after: i64,
@@ -105,7 +109,11 @@ impl SqliteStore {
 }
 
 impl PgStore {
-    async fn insert_chat(&self, c: &ChatLine, at: DateTime<Utc>) -> Result<(), StoreError> {
+    pub(super) async fn insert_chat(
+        &self,
+        c: &ChatLine,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO chat (match_id, lobby_id, channel, seat, account_id, name, text, at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -123,7 +131,7 @@ impl PgStore {
         Ok(())
     }
 
-    async fn match_chat(
+    pub(super) async fn match_chat(
         &self,
         match_id: Uuid,
         after: i64,
@@ -141,29 +149,5 @@ impl PgStore {
         .iter()
         .map(|r| Ok((r.try_get("id")?, pg_line(r)?)))
         .collect()
-    }
-}
-
-impl Store {
-    /// Stores a chat message (its `at` is the time given, in milliseconds on the wire).
-    pub async fn insert_chat(&self, c: &ChatLine, at: DateTime<Utc>) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(s) => s.insert_chat(c, at).await,
-            Store::Postgres(p) => p.insert_chat(c, at).await,
-        }
-    }
-
-    /// A match's chat (both channels) in the order it was said, after the line `after`, with
-    /// each line's id (the cursor for the next page).
-    pub async fn match_chat(
-        &self,
-        match_id: Uuid,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.match_chat(match_id, after, limit).await,
-            Store::Postgres(p) => p.match_chat(match_id, after, limit).await,
-        }
     }
 }

@@ -2,22 +2,33 @@
 //! is the default so that the server runs with no set-up; Postgres is used when a URL names one.
 //!
 //! An enum rather than a trait object: two known back ends, no `async_trait` boxing on the hot
-//! path. Each dialect has its own file with its SQL and one row-mapping function per row type
-//! ([`sqlite`], [`postgres`]); this file holds the row types and dispatches.
+//! path. This file holds the row types and the [`Store`] methods, each dispatching to the
+//! dialect. The SQL is split by domain, each file with both dialects side by side and one
+//! row-mapping function per row type and dialect: [`matches`], [`accounts`], [`lobbies`],
+//! [`chat`], [`admin`]. The infrastructure has its own files: connections and migrations
+//! ([`sqlite`], [`postgres`]), the group writers ([`sqlite_writer`], [`pg_writer`]) and the
+//! SQLite writer's durability ([`sqlite_sync`]).
 //!
 //! JSON columns are passed as strings: the actor serializes each record once, and the store never
 //! needs to know the rules' types.
 
+mod accounts;
 pub mod admin;
 pub mod chat;
+mod lobbies;
+mod matches;
+mod pg_writer;
 pub mod postgres;
 pub mod sqlite;
 pub mod sqlite_sync;
+mod sqlite_writer;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
+use admin::{AdminActionRow, MatchListRow, MatchQuery, SeatInfo};
 use chrono::{DateTime, Utc};
+use protocol::ChatLine;
 use std::path::Path;
 use uuid::Uuid;
 
@@ -392,7 +403,7 @@ impl Store {
     }
 }
 
-// Accounts, sessions and lobbies (issue 12).
+// Accounts, sessions and lobbies.
 
 /// An account as stored. `password_hash` is an argon2id PHC string (registered accounts only).
 #[derive(Debug, Clone)]
@@ -522,5 +533,98 @@ impl Store {
         lobby: &LobbyRow,
     ) -> Result<(), StoreError> {
         dispatch!(self.start_lobby_match(m, seats, owners, lobby))
+    }
+}
+
+// The admin API's reads and writes.
+
+impl Store {
+    /// Matches by the query's filters, newest first, at most `limit`.
+    pub async fn list_matches(&self, q: &MatchQuery) -> Result<Vec<MatchListRow>, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.list_matches(q).await,
+            Store::Postgres(p) => p.list_matches(q).await,
+        }
+    }
+
+    /// The seats of these matches, by match then seat.
+    pub async fn seats_of(&self, ids: &[Uuid]) -> Result<Vec<SeatInfo>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self {
+            Store::Sqlite(s) => s.seats_of(ids).await,
+            Store::Postgres(p) => p.seats_of(ids).await,
+        }
+    }
+
+    /// Marks a seat's player away since `since` (`None`: back). False when there is no such
+    /// seat.
+    pub async fn set_away(
+        &self,
+        id: Uuid,
+        seat: u8,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<bool, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.set_away(id, seat, since).await,
+            Store::Postgres(p) => p.set_away(id, seat, since).await,
+        }
+    }
+
+    /// Gives a registered account the admin role, or takes it away. False when there is no
+    /// such registered account (guests cannot be admins).
+    pub async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.set_admin(account, admin).await,
+            Store::Postgres(p) => p.set_admin(account, admin).await,
+        }
+    }
+
+    /// Appends to the audit trail; the row's `id` is ignored and the new one returned.
+    pub async fn record_action(&self, a: &AdminActionRow) -> Result<i64, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.record_action(a).await,
+            Store::Postgres(p) => p.record_action(a).await,
+        }
+    }
+
+    /// The audit trail, newest first: of one match or all, before the entry `before`.
+    pub async fn actions(
+        &self,
+        match_id: Option<Uuid>,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<AdminActionRow>, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.actions(match_id, before, limit).await,
+            Store::Postgres(p) => p.actions(match_id, before, limit).await,
+        }
+    }
+}
+
+// Chat.
+
+impl Store {
+    /// Stores a chat message (its `at` is the time given, in milliseconds on the wire).
+    pub async fn insert_chat(&self, c: &ChatLine, at: DateTime<Utc>) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(s) => s.insert_chat(c, at).await,
+            Store::Postgres(p) => p.insert_chat(c, at).await,
+        }
+    }
+
+    /// A match's chat (both channels) in the order it was said, after the line `after`, with
+    /// each line's id (the cursor for the next page).
+    pub async fn match_chat(
+        &self,
+        match_id: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.match_chat(match_id, after, limit).await,
+            Store::Postgres(p) => p.match_chat(match_id, after, limit).await,
+        }
     }
 }
