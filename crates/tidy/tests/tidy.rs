@@ -137,8 +137,7 @@ fn code_cites_no_issue_numbers_or_sessions_of_work() {
     );
     // "first" is left out: an account's first session is a session of the product.
     let ordinals = [
-        "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
-        "tenth",
+        "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
     ];
     let mut found = Vec::new();
     for file in files {

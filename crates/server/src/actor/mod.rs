@@ -9,7 +9,7 @@
 //! queued commands, applies them one after the other, and stores all their records in one
 //! transaction before answering any of them. On SQLite the store goes further and commits the
 //! batches of all matches that are waiting at that moment in one transaction (see
-//! [`crate::store::sqlite`]); Postgres coalesces concurrent commits itself.
+//! [`crate::store::sqlite_writer`]); Postgres coalesces concurrent commits itself.
 //!
 //! Resumes: a subscriber that gives `since` gets the diffs after it from the in-memory window
 //! (the last `diff_window` diffs within `diff_window_bytes`), or, further back, from the store
