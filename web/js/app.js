@@ -447,12 +447,13 @@ function play() {
       const tr = document.createElement('tr');
       tr.dataset.player = p.colour;
       if (i === v.active && !v.finished) tr.className = 'active';
-      const sw = `<span class="swatch" style="background:${c.fill};color:${c.ink}">${c.letter}</span>`;
+      const sw = `<span class="swatch" data-fill="${c.fill}" data-ink="${c.ink}">${c.letter}</span>`;
       const toll = p.tollhouse ? `${p.tollhouse.value} at ${p.tollhouse.pos.x},${p.tollhouse.pos.y}` : '–';
       tr.innerHTML = `<td>${sw} ${cap(p.colour)}</td><td class="score">${p.score}</td><td class="meeples">${p.meeples}</td>` +
         (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '') +
         (pawns.length ? `<td class="pawns" data-scoring="${pawns[i]?.scoring}" data-messenger="${pawns[i]?.messenger}">${pawns[i] ? pawnsHtml(pawns[i]) : ''}</td>` : '') +
         (chips ? `<td class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</td>` : '');
+      paint(tr);
       return tr;
     });
     const cs = clocks(v);
@@ -625,6 +626,19 @@ function waitingFor(v, colours) {
 }
 
 /**
+ * Colours the swatches and chips under `root` from their `data-fill` and `data-ink`: through the
+ * style object, since the Content-Security-Policy refuses `style="…"` attributes in markup.
+ * @param {HTMLElement} root
+ */
+function paint(root) {
+  for (const e of root.querySelectorAll('[data-fill]')) {
+    const el = /** @type {HTMLElement} */ (e);
+    el.style.background = el.dataset.fill ?? '';
+    el.style.color = el.dataset.ink ?? '';
+  }
+}
+
+/**
  * A player's face-up chips, and the wines they make (P9), with letters as well as colours.
  * @param {import('./proto').Chip[]} hand
  */
@@ -632,7 +646,7 @@ function handHtml(hand) {
   if (hand.length === 0) return '–';
   const chips = hand.map((c) => {
     const g = GRAPES[c.grape];
-    return `<span class="hand-chip" data-grape="${c.grape}" title="${g.name} chip worth ${c.value}" style="background:${g.fill};color:${g.ink}">${g.letter}${c.value}</span>`;
+    return `<span class="hand-chip" data-grape="${c.grape}" title="${g.name} chip worth ${c.value}" data-fill="${g.fill}" data-ink="${g.ink}">${g.letter}${c.value}</span>`;
   }).join('');
   const w = wines(hand).map((g) => `<span class="wine" data-wine="${g}">${GRAPES[g].name} wine</span>`).join(' ');
   return chips + (w ? ` ${w}` : '');

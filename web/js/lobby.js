@@ -105,7 +105,11 @@ function clockWords(c) {
 function swatch(c) {
   if (!c) return h('span', { class: 'swatch empty', title: 'no colour' }, ['–']);
   const s = COLOURS[c];
-  return h('span', { class: 'swatch', style: `background:${s.fill};color:${s.ink}`, title: cap(c) }, [s.letter]);
+  // Through the style object: the Content-Security-Policy refuses `style` attributes.
+  const e = h('span', { class: 'swatch', title: cap(c) }, [s.letter]);
+  e.style.background = s.fill;
+  e.style.color = s.ink;
+  return e;
 }
 
 /** Shows an error (or clears it with `null`) in the lobby's alert line. @param {unknown} e */

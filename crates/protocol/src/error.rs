@@ -138,12 +138,16 @@ pub enum ErrorCode {
     TooManyLobbies,
     /// The account already has the most live sessions it may: log out (or revoke) one first.
     TooManySessions,
+    /// A WebSocket upgrade with the session cookie from a page of another origin (another site,
+    /// a sibling subdomain): only the server's own pages, or its configured public origins, may
+    /// use the cookie.
+    ForbiddenOrigin,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order: `code as usize` is its index (metrics keep one counter
     /// per code without a lookup).
-    pub const ALL: [ErrorCode; 36] = [
+    pub const ALL: [ErrorCode; 37] = [
         ErrorCode::Malformed,
         ErrorCode::TooLarge,
         ErrorCode::Binary,
@@ -180,6 +184,7 @@ impl ErrorCode {
         ErrorCode::RateLimited,
         ErrorCode::TooManyLobbies,
         ErrorCode::TooManySessions,
+        ErrorCode::ForbiddenOrigin,
     ];
 
     /// The wire name (as serialized), without allocating.
@@ -221,6 +226,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::TooManyLobbies => "too_many_lobbies",
             ErrorCode::TooManySessions => "too_many_sessions",
+            ErrorCode::ForbiddenOrigin => "forbidden_origin",
         }
     }
 }

@@ -8,6 +8,7 @@
 //! The README's configuration table is generated from these flags: `config::tests` fails when it
 //! drifts, and `UPDATE_README=1 cargo test -p server --lib config` rewrites it.
 
+use crate::origin::Origin;
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use secrecy::{ExposeSecret, SecretString};
@@ -98,6 +99,12 @@ pub struct ConnConfig {
     /// A socket write taking longer drops the client.
     #[arg(long, env = "WRITE_TIMEOUT", default_value = "10s", value_parser = positive_duration)]
     pub write_timeout: Duration,
+
+    /// Origins (`scheme://host[:port]`) whose pages may open the WebSocket with the session
+    /// cookie (`forbidden_origin` otherwise); repeat the flag or separate with commas. Without
+    /// one, only the server's own pages may: the `Origin`'s host and port are the `Host`'s.
+    #[arg(long, env = "PUBLIC_ORIGIN", value_delimiter = ',', value_parser = Origin::parse)]
+    pub public_origin: Vec<Origin>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -455,10 +462,40 @@ mod tests {
             ["--command-rate-addr", "10/0s"],
             ["--account-rate-addr", "x/1m"],
             ["--max-sessions", "0"],
+            ["--public-origin", "play.example"],
+            ["--public-origin", "https://play.example/lobby"],
         ] {
             let parsed = Config::try_parse_from(std::iter::once("server").chain(args));
             assert!(parsed.is_err(), "{args:?} was accepted");
         }
+    }
+
+    #[test]
+    fn public_origins_repeat_or_separate_with_commas() {
+        let c = Config::try_parse_from([
+            "server",
+            "--public-origin",
+            "https://play.example,https://www.play.example",
+            "--public-origin",
+            "http://localhost:3000/",
+        ])
+        .map(|c| {
+            c.conn
+                .public_origin
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        })
+        .map_err(|e| e.to_string());
+        assert_eq!(
+            c,
+            Ok(vec![
+                "https://play.example".to_string(),
+                "https://www.play.example".to_string(),
+                "http://localhost:3000".to_string(),
+            ])
+        );
+        assert!(Config::default().conn.public_origin.is_empty());
     }
 
     #[test]

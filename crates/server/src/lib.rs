@@ -18,7 +18,8 @@
 //!   Prometheus metrics behind `GET /metrics`; [`telemetry`]: logging setup.
 //! - [`config`], [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
 //!   Postgres), [`tokens`] (seat tokens and their hashes), [`wire`] (server messages encoded as
-//!   frames, once for any number of receivers).
+//!   frames, once for any number of receivers), [`origin`] (which pages may open the WebSocket
+//!   with the session cookie).
 //!
 //! [`run`] takes a bound listener, a [`Config`] and a shutdown future, so that tests run real
 //! servers on ephemeral ports and stop them at will.
@@ -34,6 +35,7 @@ pub mod limits;
 pub mod lobby;
 pub mod meters;
 pub mod newmatch;
+pub mod origin;
 pub mod outbox;
 pub mod server;
 pub mod state;

@@ -33,7 +33,7 @@ pub fn router() -> Routes {
         .routes(routes!(me))
 }
 
-const COOKIE: &str = "session";
+pub(crate) const COOKIE: &str = "session";
 
 /// A request's account, from its session token (bearer or cookie).
 #[derive(Debug, Clone)]

@@ -44,6 +44,17 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(limited, http_limits))
+        .layer(axum::middleware::map_response(nosniff))
+}
+
+/// Every answer, the API's JSON and its refusals included, is read as the type it declares: a
+/// browser never sniffs a JSON body (a chat line, a name) into HTML or script.
+async fn nosniff(mut res: Response) -> Response {
+    res.headers_mut().insert(
+        axum::http::header::X_CONTENT_TYPE_OPTIONS,
+        axum::http::HeaderValue::from_static("nosniff"),
+    );
+    res
 }
 
 /// Which rate limit an HTTP request counts against: the middleware and the OpenAPI document's
@@ -128,6 +139,7 @@ async fn healthz() -> &'static str {
         (status = 101, description = "Switching Protocols: the WebSocket is open"),
         (status = 400, description = "`malformed`: not a WebSocket upgrade (also 405, 426)", body = ErrorBodyDoc),
         (status = 401, description = "`unknown_session`: a bearer session token that is unknown or revoked (a stale cookie only makes the connection anonymous)", body = ErrorBodyDoc),
+        (status = 403, description = "`forbidden_origin`: the `session` cookie from a page of another origin (only the server's own pages, or its `--public-origin`s, may use the cookie)", body = ErrorBodyDoc),
         (status = 503, description = "`unavailable`: the server is shutting down", body = ErrorBodyDoc),
     ),
 )]
@@ -151,6 +163,7 @@ async fn ws_upgrade(
             "the server is shutting down",
         ));
     }
+    check_origin(&shared, &headers)?;
     // An account session on the upgrade: a bad bearer token is refused here; a stale
     // cookie only makes the connection anonymous (the browser would otherwise be locked out).
     let account = match accounts::token_of(&headers) {
@@ -170,4 +183,36 @@ async fn ws_upgrade(
         .max_frame_size(HARD_LIMIT)
         .read_buffer_size(READ_BUFFER)
         .on_upgrade(move |socket| conn::serve(socket, shared, peer, account)))
+}
+
+/// A page of another site must not open a socket with the visitor's session cookie (which the
+/// browser attaches to any upgrade to this host): with the cookie, the `Origin` must be allowed
+/// ([`crate::origin::allowed`]). Without the cookie there is no ambient credential to misuse; an
+/// upgrade with the cookie and no `Origin` is not a browser's (browsers always send it).
+fn check_origin(shared: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
+    let cookie = headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .any(|c| {
+            c.trim()
+                .split_once('=')
+                .is_some_and(|(k, _)| k == accounts::COOKIE)
+        });
+    let (true, Some(origin)) = (cookie, headers.get(axum::http::header::ORIGIN)) else {
+        return Ok(());
+    };
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok());
+    let origin = origin.to_str().unwrap_or("");
+    if crate::origin::allowed(origin, host, &shared.config.conn.public_origin) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::FORBIDDEN,
+        ErrorCode::ForbiddenOrigin,
+        format!("a page at {origin:?} may not use this server's session cookie"),
+    ))
 }
