@@ -627,7 +627,7 @@ function waitingFor(v, colours) {
 
 /**
  * Colours the swatches and chips under `root` from their `data-fill` and `data-ink`: through the
- * style object, since the Content-Security-Policy refuses `style="…"` attributes in markup.
+ * style object, since the Content-Security-Policy refuses style attributes in markup.
  * @param {HTMLElement} root
  */
 function paint(root) {

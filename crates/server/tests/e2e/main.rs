@@ -13,6 +13,7 @@ mod admin;
 mod chat;
 mod clocks;
 mod deadlines;
+mod defences;
 mod france;
 mod hostile;
 mod limits;
