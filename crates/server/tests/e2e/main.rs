@@ -23,5 +23,6 @@ mod metrics;
 mod migrations;
 mod openapi;
 mod outside;
+mod resources;
 mod suites;
 mod tollkeepers;

@@ -1,0 +1,156 @@
+//! Exhausted resources: the server binary run with a low open-files limit, and more WebSocket
+//! connections opened than the limit allows. New connections wait (the accept loop backs off on
+//! `EMFILE`) or fail on the client's side; the process stays up, a match already running keeps
+//! playing over the connections it has, and once connections close the server serves again.
+//! Linux only (the limit is set with the shell's `ulimit -n`).
+
+#![cfg(target_os = "linux")]
+
+use crate::common::*;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+on_both_stores!(a_server_out_of_file_descriptors_delays_new_connections_and_recovers);
+
+/// The open-files limit the server runs under: its own files (the store, the runtime, the
+/// listener) take a few dozen, the rest are sockets.
+const NOFILE: u32 = 128;
+/// How long a client waits for an upgrade before counting it as refused.
+const UPGRADE_WAIT: Duration = Duration::from_secs(2);
+
+/// The server binary under `ulimit -n NOFILE`, killed on drop.
+struct Process {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Process {
+    fn start(db: &TestDb) -> Process {
+        let store = match db {
+            TestDb::Sqlite(dir) => vec![
+                "--data-dir".to_string(),
+                dir.path().join("data").display().to_string(),
+            ],
+            TestDb::Postgres { url, .. } => vec!["--database-url".to_string(), url.clone()],
+        };
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -n {NOFILE} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_server"))
+            .args(["--bind", "127.0.0.1:0", "--log-format", "json"])
+            .args(["--allow-test-setups", "--heartbeat-interval", "1s"])
+            .args(["--command-rate-addr", "1000000/1s"])
+            .args(store)
+            .env("RUST_LOG", "info")
+            .env_remove("DATABASE_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the server binary");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Reads the log to its end (a full pipe would block the server): the first `listening`
+        // line gives the address.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+                    continue;
+                };
+                if v["fields"]["message"] == "listening"
+                    && let Some(addr) = v["fields"]["addr"].as_str()
+                {
+                    let _ = tx.send(addr.parse::<SocketAddr>().expect("addr"));
+                }
+            }
+        });
+        let addr = rx.recv_timeout(READ_TIMEOUT).expect("the server listens");
+        Process { child, addr }
+    }
+
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A WebSocket that gets the server's `welcome` within [`UPGRADE_WAIT`], or `None`.
+async fn open(addr: SocketAddr) -> Option<client::Connection> {
+    let url = format!("ws://{addr}/ws");
+    let mut conn = tokio::time::timeout(UPGRADE_WAIT, client::Connection::connect(&url))
+        .await
+        .ok()?
+        .ok()?;
+    conn.set_read_timeout(Some(READ_TIMEOUT));
+    Some(conn)
+}
+
+async fn a_server_out_of_file_descriptors_delays_new_connections_and_recovers(db: &TestDb) {
+    let mut process = Process::start(db);
+    let server = TestServer::attach(process.addr);
+    let created = create(&server, 2).await;
+    let mut seats = join_seats(&server, &created).await;
+    let mut rng = Rng::new(11);
+    assert_eq!(play(&mut seats, &mut [], &mut rng, 4).await, 4);
+
+    // More connections than the limit allows: open until the server stops answering, then a
+    // few more to see it refuse them all.
+    let mut held = Vec::new();
+    let (mut attempted, mut refused) = (0, 0);
+    while attempted < 2 * NOFILE as usize && refused < 5 {
+        attempted += 1;
+        match open(process.addr).await {
+            Some(conn) if refused == 0 => held.push(conn),
+            Some(_) => panic!(
+                "a connection opened after one was refused ({} held)",
+                held.len()
+            ),
+            None => refused += 1,
+        }
+    }
+    eprintln!(
+        "limit {NOFILE}: {attempted} connections attempted, {} opened, {refused} refused or delayed",
+        held.len()
+    );
+    assert!(
+        refused > 0,
+        "{attempted} connections all opened under {NOFILE}"
+    );
+    assert!(held.len() < NOFILE as usize);
+    assert!(process.alive(), "the server died out of file descriptors");
+
+    // The running match keeps playing over the connections it has.
+    let before = seats[0].seq();
+    assert_eq!(play(&mut seats, &mut [], &mut rng, 6).await, 6);
+    assert!(seats[0].seq() > before, "no move was played");
+    assert!(process.alive());
+
+    // Connections close: the server accepts again (the accept loop retries every second).
+    drop(held);
+    let started = Instant::now();
+    let conn = loop {
+        if let Some(conn) = open(process.addr).await {
+            break conn;
+        }
+        assert!(
+            started.elapsed() < READ_TIMEOUT,
+            "the server did not accept again"
+        );
+    };
+    drop(conn);
+    let (status, body) = client::http_get(&format!("{}/healthz", server.http()))
+        .await
+        .expect("healthz");
+    assert_eq!((status, body.as_str()), (200, "ok"));
+    let mut watchers = [Follower::join(&server, created.match_id, None, None).await];
+    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 2).await, 2);
+    assert!(process.alive());
+}
