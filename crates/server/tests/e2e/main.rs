@@ -24,5 +24,6 @@ mod migrations;
 mod openapi;
 mod outside;
 mod resources;
+mod schemathesis;
 mod suites;
 mod tollkeepers;
