@@ -159,7 +159,7 @@ async fn send(f: &mut Follower, command: Command) -> Result<Seq, FollowError> {
     let id = f.new_id();
     match f.command(&id, command.clone()).await? {
         CommandOutcome::Accepted { seq, .. } => Ok(seq),
-        CommandOutcome::Rejected(error) => Err(FollowError::Refused { command, error }),
+        CommandOutcome::Rejected(error) => Err(FollowError::Refused(Box::new((command, error)))),
     }
 }
 

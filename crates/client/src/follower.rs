@@ -21,11 +21,10 @@ pub enum FollowError {
     #[error("the connection closed")]
     Closed,
     /// The server refused a command the bot took for legal.
-    #[error("a legal move was refused: {error:?} ({command:?})")]
-    Refused {
-        command: Command,
-        error: protocol::ErrorBody,
-    },
+    /// Boxed: the command and the server's error are large and rare, and would bloat every
+    /// `Result`.
+    #[error("a legal move was refused: {:?} ({:?})", .0.1, .0.0)]
+    Refused(Box<(Command, protocol::ErrorBody)>),
     /// A running match with no open decision the bot could answer.
     #[error("a running match has no open decision to answer")]
     NoDecision,
