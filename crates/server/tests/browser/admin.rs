@@ -15,13 +15,7 @@ use std::path::Path;
 /// Plays `steps` over the wire with the native client, one connection per seat: the admin tests
 /// need a played match, not the clicks that played it.
 async fn play_natively(server: &Server, created: &MatchCreated, steps: &[(u8, Command)]) -> u64 {
-    let ws = format!("ws://{}/ws", server.addr);
-    let mut seats = Vec::new();
-    for st in &created.seats {
-        let mut c = Connection::connect(&ws).await.expect("connect");
-        c.auth(&st.token).await.expect("auth");
-        seats.push(c);
-    }
+    let mut seats = seat_connections(server, created).await;
     for (i, (player, command)) in steps.iter().enumerate() {
         let out = seats[usize::from(*player)]
             .command(&format!("c{i}"), command.clone())
@@ -496,9 +490,7 @@ async fn admin_console_aborts_and_marks_away_after_confirmation() {
         json!(true)
     );
     // The match refuses play now: a player's command is refused with `aborted`.
-    let mut c = Connection::connect(&format!("ws://{}/ws", server.addr))
-        .await
-        .expect("connect");
+    let mut c = Connection::connect(&server.ws()).await.expect("connect");
     let refused = c.auth(&created.seats[0].token).await;
     let out = match refused {
         Ok(_) => format!(

@@ -67,9 +67,7 @@ async fn clocks_count_down_and_an_away_player_comes_back() {
     );
 
     // Blue plays its turn from a native client; Red's next turn is Red's again.
-    let mut blue = Connection::connect(&format!("ws://{}/ws", server.addr))
-        .await
-        .expect("connect");
+    let mut blue = Connection::connect(&server.ws()).await.expect("connect");
     blue.auth(&created.seats[1].token).await.expect("auth");
     let mut n = 0;
     loop {

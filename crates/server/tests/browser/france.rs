@@ -6,27 +6,54 @@ use crate::clicks::*;
 use crate::harness::*;
 use protocol::{CreateMatch, MatchCreated};
 use rules::Command;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// A France-map match with a forced pile and chip layout: the start tile on Nancy, a
 /// light blue 2 on (15,11) beside it, two more chips face down; base/U tiles only.
 async fn create_france(server: &Server) -> MatchCreated {
+    create_france_with(
+        server,
+        json!([
+            {"pos": {"x": 15, "y": 11}, "grape": "light_blue", "value": 2},
+            {"pos": {"x": 4, "y": 11}, "grape": "orange", "value": 1},
+            {"pos": {"x": 12, "y": 8}, "grape": "purple", "value": 2}
+        ]),
+        json!(["base/U", "base/U", "base/U", "base/U", "base/U", "base/U"]),
+    )
+    .await
+}
+
+/// A two-player France-map match with chips, the starts on Nancy and Le Mans, and the given
+/// chip layout and pile order.
+async fn create_france_with(
+    server: &Server,
+    chip_layout: Value,
+    draw_order: Value,
+) -> MatchCreated {
     let req: CreateMatch = serde_json::from_value(json!({
         "players": ["red", "blue"],
         "modules": {"map": {
             "map": "france", "chips": true, "starts": ["Nancy", "Le Mans"],
-            "chip_layout": [
-                {"pos": {"x": 15, "y": 11}, "grape": "light_blue", "value": 2},
-                {"pos": {"x": 4, "y": 11}, "grape": "orange", "value": 1},
-                {"pos": {"x": 12, "y": 8}, "grape": "purple", "value": 2}
-            ]
+            "chip_layout": chip_layout
         }},
-        "draw_order": ["base/U", "base/U", "base/U", "base/U", "base/U", "base/U"]
+        "draw_order": draw_order
     }))
     .expect("a create request");
     client::create_match(&server.http(), &req)
         .await
         .expect("create match")
+}
+
+/// Red passes the follower of the tile placed as `seq + 1` and waits for the wine decision.
+async fn pass_to_the_sale(red: &Page, seq: u64) {
+    wait_seq(red, seq + 1).await;
+    red.click("#pass").await;
+    wait_seq(red, seq + 2).await;
+    red.wait(
+        "window.carcassonne.view.decisions.some(d => d.type === 'sell_wine')",
+        "the wine decision",
+    )
+    .await;
 }
 
 /// Places the drawn tile on a legal square in the rotation the page offers first, then passes
@@ -167,14 +194,7 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
     )
     .await;
     red.click("#confirm").await;
-    wait_seq(&red, seq + 1).await;
-    red.click("#pass").await;
-    wait_seq(&red, seq + 2).await;
-    red.wait(
-        "window.carcassonne.view.decisions.some(d => d.type === 'sell_wine')",
-        "the wine decision",
-    )
-    .await;
+    pass_to_the_sale(&red, seq).await;
     let offer = text_of(&red, "document.querySelector('button.sale').textContent").await;
     assert_eq!(
         offer,
@@ -281,21 +301,15 @@ async fn france_map_wine_sold_abroad_by_clicking() {
         return;
     };
     // The random start tile on Le Mans is drawn first; then Red's base/U, Blue's, Red's base/J.
-    let req: CreateMatch = serde_json::from_value(json!({
-        "players": ["red", "blue"],
-        "modules": {"map": {
-            "map": "france", "chips": true, "starts": ["Nancy", "Le Mans"],
-            "chip_layout": [
-                {"pos": {"x": 15, "y": 11}, "grape": "light_blue", "value": 2},
-                {"pos": {"x": 4, "y": 11}, "grape": "orange", "value": 1}
-            ]
-        }},
-        "draw_order": ["base/U", "base/U", "base/U", "base/J", "base/U", "base/U"]
-    }))
-    .expect("a create request");
-    let created = client::create_match(&server.http(), &req)
-        .await
-        .expect("create match");
+    let created = create_france_with(
+        &server,
+        json!([
+            {"pos": {"x": 15, "y": 11}, "grape": "light_blue", "value": 2},
+            {"pos": {"x": 4, "y": 11}, "grape": "orange", "value": 1}
+        ]),
+        json!(["base/U", "base/U", "base/U", "base/J", "base/U", "base/U"]),
+    )
+    .await;
     let red = seat_page(&b, &server, &created.seats[0].token).await;
     let blue = seat_page(&b, &server, &created.seats[1].token).await;
     let pages = [&red, &blue];
@@ -315,14 +329,7 @@ async fn france_map_wine_sold_abroad_by_clicking() {
         },
     )
     .await;
-    wait_seq(&red, seq + 1).await;
-    red.click("#pass").await;
-    wait_seq(&red, seq + 2).await;
-    red.wait(
-        "window.carcassonne.view.decisions.some(d => d.type === 'sell_wine')",
-        "the wine decision",
-    )
-    .await;
+    pass_to_the_sale(&red, seq).await;
     let offer = text_of(&red, "document.querySelector('button.sale').textContent").await;
     assert_eq!(offer, "Sell the light blue wine (light blue 2) abroad: +5");
     red.screenshot("france-sell-abroad").await;

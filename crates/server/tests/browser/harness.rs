@@ -66,6 +66,10 @@ impl Server {
         format!("http://{}", self.addr)
     }
 
+    pub(crate) fn ws(&self) -> String {
+        format!("ws://{}/ws", self.addr)
+    }
+
     /// Like a crash: every task dropped mid-flight, sockets cut.
     pub(crate) fn kill(mut self) {
         if let Some(k) = self.kill.take() {
@@ -108,9 +112,7 @@ pub(crate) async fn create(server: &Server, s: &Scenario) -> MatchCreated {
 
 /// The server's own public view of the match, from a fresh snapshot.
 pub(crate) async fn server_view(server: &Server, id: uuid::Uuid) -> (u64, Value) {
-    let mut c = Connection::connect(&format!("ws://{}/ws", server.addr))
-        .await
-        .expect("connect");
+    let mut c = Connection::connect(&server.ws()).await.expect("connect");
     c.subscribe(id, None).await.expect("subscribe");
     let m = tokio::time::timeout(
         WAIT,
@@ -220,13 +222,8 @@ pub(crate) async fn play_randomly(
     mut rng: u64,
 ) -> u64 {
     let id = created.match_id;
-    let ws = format!("ws://{}/ws", server.addr);
-    let mut seats = Vec::new();
-    for st in &created.seats {
-        let mut c = Connection::connect(&ws).await.expect("connect");
-        c.auth(&st.token).await.expect("auth");
-        seats.push(c);
-    }
+    let ws = server.ws();
+    let mut seats = seat_connections(server, created).await;
     let mut follower = Connection::connect(&ws).await.expect("connect");
     follower.subscribe(id, None).await.expect("subscribe");
     let mut mirror = client::Mirror::new(id);
@@ -258,4 +255,26 @@ pub(crate) async fn play_randomly(
         seq += 1;
     }
     seq
+}
+
+/// One native connection per seat of `created`, each holding its seat, in seat order (for
+/// tests that need moves made over the wire, not the clicks that make them).
+pub(crate) async fn seat_connections(server: &Server, created: &MatchCreated) -> Vec<Connection> {
+    let mut seats = Vec::new();
+    for st in &created.seats {
+        let mut c = Connection::connect(&server.ws()).await.expect("connect");
+        c.auth(&st.token).await.expect("auth");
+        seats.push(c);
+    }
+    seats
+}
+
+/// The final scores a scenario expects, in seat order.
+pub(crate) fn expected_scores(s: &Scenario) -> Vec<u64> {
+    s.expect
+        .scores
+        .iter()
+        .flatten()
+        .map(|&x| u64::from(x))
+        .collect()
 }

@@ -369,13 +369,7 @@ async fn messages_dispatches_resolved_by_clicking() {
         }
         let (sseq, view) = server_view(&server, *id).await;
         assert_eq!(sseq, seq);
-        let expected: Vec<u64> = s
-            .expect
-            .scores
-            .iter()
-            .flatten()
-            .map(|&x| u64::from(x))
-            .collect();
+        let expected = expected_scores(s);
         assert_eq!(scores(&view), expected, "{name}: the scenario's scores");
         for p in pages {
             wait_seq(p, seq).await;

@@ -39,13 +39,7 @@ async fn two_players_play_a_whole_game_by_clicking() {
     }
     let (seq, view) = server_view(&server, created.match_id).await;
     assert_eq!(view["finished"], json!(true));
-    let expected: Vec<u64> = s
-        .expect
-        .scores
-        .iter()
-        .flatten()
-        .map(|&x| u64::from(x))
-        .collect();
+    let expected = expected_scores(&s);
     assert_eq!(scores(&view), expected, "the server's final scores");
     for p in [&red, &blue] {
         assert_eq!(page_scores(p).await, scores(&view), "scores in the page");
@@ -344,7 +338,7 @@ async fn gap_in_diffs_is_refilled_and_an_unanswered_command_is_resent() {
     let red = seat_page(&b, &server, &created.seats[0].token).await;
     // The same seat in a second tab: both follow, either may play.
     let red2 = seat_page(&b, &server, &created.seats[0].token).await;
-    let ws = format!("ws://{}/ws", server.addr);
+    let ws = server.ws();
     let mut blue = Connection::connect(&ws).await.expect("connect");
     blue.auth(&created.seats[1].token).await.expect("auth");
 

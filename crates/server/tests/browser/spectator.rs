@@ -1,7 +1,6 @@
 //! A spectator page follows a game live, and follows a whole random game exactly.
 
 use crate::harness::*;
-use client::Connection;
 use protocol::CreateMatch;
 use serde_json::json;
 
@@ -29,13 +28,7 @@ async fn spectator_follows_a_game_live() {
         json!("Watching")
     );
     // The players play over the protocol; the spectator page follows every seq.
-    let ws = format!("ws://{}/ws", server.addr);
-    let mut seats = Vec::new();
-    for st in &created.seats {
-        let mut c = Connection::connect(&ws).await.expect("connect");
-        c.auth(&st.token).await.expect("auth");
-        seats.push(c);
-    }
+    let mut seats = seat_connections(&server, &created).await;
     let mut seq = 0;
     for (i, step) in s.steps.iter().enumerate() {
         let out = seats[usize::from(step.player)]
