@@ -176,3 +176,15 @@ pub async fn server_view(server: &TestServer, match_id: uuid::Uuid) -> (Seq, ser
     let _ = f.conn.close().await;
     (seq, view)
 }
+
+/// Waits for the next error on `conn` and checks that it says `unknown_match`.
+pub async fn expect_unknown_match(conn: &mut Connection) {
+    let msg = conn
+        .wait_for(|m| matches!(m, ServerMessage::Error(_)))
+        .await
+        .expect("error");
+    assert!(
+        matches!(msg, ServerMessage::Error(ref b) if b.code == protocol::ErrorCode::UnknownMatch),
+        "{msg:?}"
+    );
+}
