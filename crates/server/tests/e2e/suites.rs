@@ -762,7 +762,7 @@ async fn wait_in_memory(server: &TestServer, n: u64, why: &str) {
     }
 }
 
-/// Lazy recovery (issue 14 item 4): a restart serves before loading the unfinished matches that
+/// Lazy recovery: a restart serves before loading the unfinished matches that
 /// have no deadline; each loads on its first touch and plays on. The warm-up loads at most
 /// `--warm-up` of them, the most recently played first.
 async fn restart_loads_lazily_with_a_bounded_warm_up(db: &TestDb) {
