@@ -174,3 +174,50 @@ async fn sync_all<F: BorrowMut<Follower>>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rules::{Colour, Game, Setup};
+
+    fn view_after(moves: usize, seed: u64) -> View {
+        let (mut game, _) =
+            Game::start(Setup::new(vec![Colour::Red, Colour::Blue], seed)).expect("setup");
+        let mut rng = Rng::new(seed);
+        for _ in 0..moves {
+            let (player, command) = pick_move(&game.view(), &mut rng).expect("a move");
+            game.apply(player, command).expect("a legal move");
+        }
+        game.view()
+    }
+
+    #[test]
+    fn the_same_seed_makes_the_same_moves() {
+        assert_eq!(
+            serde_json::to_value(view_after(30, 7)).expect("json"),
+            serde_json::to_value(view_after(30, 7)).expect("json")
+        );
+        let mut rng = Rng::new(1);
+        assert!((0..1000).all(|_| rng.below(3) < 3));
+    }
+
+    #[test]
+    fn a_compact_move_touches_the_most_tiles() {
+        let view = view_after(20, 3);
+        let Some(Decision::PlaceTile { placements, .. }) = view.decisions.first() else {
+            panic!("a tile to place after whole turns: {:?}", view.decisions);
+        };
+        let touching = |p: rules::Pos| {
+            rules::Side::ALL
+                .iter()
+                .filter(|&&s| view.board.contains_key(&p.step(s).key()))
+                .count()
+        };
+        let best = placements.iter().map(|pl| touching(pl.pos)).max();
+        let Some((_, Command::PlaceTile { pos, .. })) = compact_move(&view, &mut Rng::new(5))
+        else {
+            panic!("a tile placement");
+        };
+        assert_eq!(Some(touching(pos)), best);
+    }
+}

@@ -130,8 +130,10 @@ impl Follower {
         self.mirror.view_typed()?.ok_or(FollowError::NoSnapshot)
     }
 
-    /// Applies one message to the mirror; diffs must follow without gap or repeat.
+    /// Applies one message to the mirror; diffs must follow without gap or repeat. A message
+    /// that does not apply is not recorded either.
     pub fn absorb(&mut self, msg: &ServerMessage) -> Result<(), FollowError> {
+        self.mirror.apply(msg)?;
         match msg {
             ServerMessage::Snapshot { .. } => self.snapshots += 1,
             ServerMessage::Diff { seq, events, .. } => {
@@ -140,7 +142,6 @@ impl Follower {
             }
             _ => {}
         }
-        self.mirror.apply(msg)?;
         Ok(())
     }
 
