@@ -1,4 +1,4 @@
-//! Accounts, lobbies and spectators (issue 12 items 1–3) over real sockets, on both stores:
+//! Accounts, lobbies and spectators over real sockets, on both stores:
 //! guests through a lobby to a started match and its end, a registered account on a second
 //! device, private lobbies and matches behind their invite code, the host role passing on,
 //! kicks, a lobby across a restart, bots, spectators refused when commanding, and every
