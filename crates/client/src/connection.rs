@@ -184,30 +184,19 @@ impl Connection {
             token: token.to_owned(),
         })
         .await?;
-        // Auth errors carry no command id, so any id-less error answers it.
-        let reply = self
-            .await_reply(|m| {
-                matches!(
-                    m,
-                    ServerMessage::Authenticated { .. }
-                        | ServerMessage::Error(ErrorBody { id: None, .. })
-                )
-            })
-            .await?;
-        match reply {
-            ServerMessage::Authenticated { match_id, seat } => Ok(Seat { match_id, seat }),
-            ServerMessage::Error(body) => Err(ClientError::Refused(body)),
-            other => Err(ClientError::Unexpected {
-                expected: "the answer",
-                got: format!("{other:?}"),
-            }),
-        }
+        self.await_seat().await
     }
 
     /// Plays the seat that this connection's account (its session on the upgrade) holds in
     /// `match_id`, and waits for the answer, as [`Connection::auth`].
     pub async fn take_seat(&mut self, match_id: Uuid) -> Result<Seat, ClientError> {
         self.send(&ClientMessage::TakeSeat { match_id }).await?;
+        self.await_seat().await
+    }
+
+    /// The answer to `auth` or `take_seat`: `authenticated`, or an error, which carries no
+    /// command id (so any id-less error answers it).
+    async fn await_seat(&mut self) -> Result<Seat, ClientError> {
         let reply = self
             .await_reply(|m| {
                 matches!(

@@ -364,3 +364,80 @@ async fn create_match_reports_a_refusal_with_its_status() {
     );
     server.await.expect("server");
 }
+
+/// A follower takes its seat, applies the snapshot and the diffs that follow it in order, and
+/// reports a diff that skips a seq as a typed error.
+#[tokio::test]
+async fn a_follower_mirrors_in_order_and_reports_a_gap() -> Result<(), client::FollowError> {
+    let match_id = Uuid::new_v4();
+    let (game, _) = rules::Game::start(rules::Setup::new(
+        vec![rules::Colour::Red, rules::Colour::Blue],
+        1,
+    ))
+    .expect("setup");
+    let view = game.view();
+    let (url, server) = serve_one(move |mut ws| async move {
+        assert_eq!(
+            recv(&mut ws).await,
+            ClientMessage::Auth {
+                token: "t1".to_owned()
+            }
+        );
+        send(&mut ws, &ServerMessage::Authenticated { match_id, seat: 1 }).await;
+        assert_eq!(
+            recv(&mut ws).await,
+            ClientMessage::Subscribe {
+                match_id,
+                since: None
+            }
+        );
+        let snapshot = ServerMessage::Snapshot {
+            match_id,
+            seq: 4,
+            view: Box::new(view.into()),
+        };
+        send(&mut ws, &snapshot).await;
+        for seq in [5, 7] {
+            let diff = ServerMessage::Diff {
+                match_id,
+                seq,
+                events: Vec::new(),
+                patch: Vec::new(),
+            };
+            send(&mut ws, &diff).await;
+        }
+        let _ = ws.next().await;
+    })
+    .await;
+
+    let mut conn = Connection::connect(&url).await?;
+    conn.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut follower = client::Follower::join(conn, match_id, Some("t1"), None).await?;
+    assert_eq!(follower.seat, Some(1));
+    assert_eq!(follower.new_id(), "s1-c1");
+    follower.sync_to(5).await?;
+    assert_eq!(
+        (follower.snapshots, follower.diff_seqs.clone()),
+        (1, vec![5])
+    );
+    assert_eq!(follower.view()?.players.len(), 2);
+    let gap = follower.sync_to(6).await;
+    assert!(
+        matches!(
+            gap,
+            Err(client::FollowError::Mirror(client::MirrorError::Gap {
+                have: 5,
+                got: 7
+            }))
+        ),
+        "{gap:?}"
+    );
+    assert_eq!(
+        follower.diff_seqs,
+        vec![5],
+        "a diff that did not apply is not recorded"
+    );
+    drop(follower);
+    server.await.expect("server script");
+    Ok(())
+}

@@ -1,9 +1,22 @@
-//! The rules of Carcassonne (2nd/3rd edition) with The Tollkeepers, as a pure library.
+//! The rules of Carcassonne (2nd/3rd edition) with The Tollkeepers, The Messages and
+//! Carcassonne Maps with the Map Chips of France, as a pure library.
 //!
 //! A match is a function of its [`Setup`] (with a seed) and the [`Command`]s applied to it (B10):
 //! no I/O, no clock, no global randomness. [`Game::start`] begins a match; [`Game::apply`] takes one
 //! player's command and returns the [`Event`]s it caused, or a [`RuleError`] and leaves the state
 //! as it was. [`Game::view`] is what everyone may see; [`Game::decisions`] what is asked now.
+//!
+//! The crate's map, from the bottom up (each layer uses only the ones below it):
+//!
+//! - the API types: [`ids`] (a leaf), [`geometry`], [`tiles`] (the catalogue from `data/*.toml`),
+//!   [`command`], [`event`], [`decision`], [`view`], [`setup`], [`error`], [`secrets`]; [`maps`]
+//!   (map boards from `data/maps/*.toml`);
+//! - `engine`: the data of a match split by ownership (board, features, scoring, the agenda of
+//!   steps, the pile); it names no module;
+//! - `modules`: the expansions, each with its own state, reached only through the hook table;
+//! - `game`: [`Game`], which owns all of the above and runs the agenda;
+//! - on top: [`bot`] (a random legal mover), [`scenario`] (scenario files and their runner),
+//!   [`text`] (a position as plain text).
 //!
 //! Rule ids (B.., T.., M.., P..) refer to `docs/reference/`; `docs/rules.md` lists the decisions applied.
 

@@ -10,6 +10,8 @@
 //! percentiles are printed (`crates/client/examples/latency.rs` does the same against any
 //! running server).
 
+// The load test uses a few of the shared harness's helpers.
+#[allow(dead_code, unused_imports)]
 mod common;
 
 use common::*;
@@ -28,15 +30,22 @@ async fn many_matches(db: TestDb) {
     let started = Instant::now();
     let mut tasks = Vec::new();
     for (i, m) in created.into_iter().enumerate() {
-        let addr = server.addr;
+        let ws = server.ws();
         tasks.push(tokio::spawn(async move {
-            let server = TestServer::attach(addr);
-            let mut seats = vec![
-                Follower::join(&server, m.match_id, Some(&m.seats[0].token), None).await,
-                Follower::join(&server, m.match_id, Some(&m.seats[1].token), None).await,
-            ];
-            let moves = play(&mut seats, &mut [], &mut Rng::new(i as u64), usize::MAX).await;
-            assert!(seats[0].view().finished);
+            let mut seats = Vec::new();
+            for seat in &m.seats[..2] {
+                let mut conn = client::Connection::connect(&ws).await.expect("connect");
+                conn.set_read_timeout(Some(READ_TIMEOUT));
+                let f = client::Follower::join(conn, m.match_id, Some(&seat.token), None)
+                    .await
+                    .expect("join");
+                seats.push(f);
+            }
+            let mut rng = client::bot::Rng::new(i as u64);
+            let moves = client::bot::play(&mut seats, &mut [], &mut rng, usize::MAX)
+                .await
+                .expect("a game played to the end");
+            assert!(seats[0].view().expect("view").finished);
             moves
         }));
     }

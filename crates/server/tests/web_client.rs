@@ -296,7 +296,7 @@ fn tiles_json_carries_the_whole_catalogue() {
     }
 }
 
-/// Issue 13 caps the first load at 300 KB transferred (gzip). The server sends the page
+/// The first load is capped at 300 KB transferred (gzip). The server sends the page
 /// uncompressed, so this holds the stricter bound: every embedded file plus the tile catalogue.
 #[test]
 fn first_load_stays_under_300_kb() {

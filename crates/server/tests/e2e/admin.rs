@@ -1,4 +1,4 @@
-//! The admin API (issue 12 item 5) over real sockets, on SQLite and on Postgres: the match list
+//! The admin API over real sockets, on SQLite and on Postgres: the match list
 //! with its filters and pages, the log, the state at a seq against what a subscribed client had,
 //! the secrets (refused while a match runs, the real ones after), the scenario export replayed by
 //! the rules crate, abort and away with their audit trail, and every route refused to a
@@ -633,7 +633,7 @@ async fn account(server: &TestServer, path: &str, body: &str) -> (uuid::Uuid, St
     (id, v["token"].as_str().expect("token").to_string())
 }
 
-/// Issue 12 item 5: the admin role on an account. Granted by an admin (here the token), its
+/// The admin role on an account. Granted by an admin (here the token), its
 /// sessions (bearer or cookie) open every admin route and are named in the audit trail; a
 /// guest cannot be made admin; taking the role away closes the API again.
 async fn an_admin_account_opens_the_admin_api(db: &TestDb) {

@@ -1,4 +1,4 @@
-//! Chat (issue 12 item 7) over real sockets, on both stores: a lobby's members chat, players at
+//! Chat over real sockets, on both stores: a lobby's members chat, players at
 //! the table, spectators in their own channel (which players never receive), mutes, refusals
 //! (too long, control characters, not a member), and the admin reading the stored chat.
 

@@ -1,4 +1,4 @@
-//! Game clocks over the wire (issue 12 item 4): the clocks in the view (only the active player's
+//! Game clocks over the wire: the clocks in the view (only the active player's
 //! runs, the increment comes at the end of each turn); a player whose bank runs out gets the
 //! default as the server's command (`server:clock:<seq>`), is marked away and has later turns
 //! played at once (`server:away:<seq>`) until a command from their seat brings them back; a
@@ -388,7 +388,7 @@ async fn an_admin_away_mark_plays_the_turn_at_once(db: &TestDb) {
     assert_eq!(away(&v), [0], "{v}");
 }
 
-/// A match that goes quiet between moves holds no view (issue 14 item 5): the next command
+/// A match that goes quiet between moves holds no view: the next command
 /// builds the view at its seq from the game and the clocks, and diffs against it. The players'
 /// mirrors, built from diffs only, must equal a fresh snapshot after every move: across quiet
 /// spells, a refused command (the view it built is kept) and a restart (whose replay builds no

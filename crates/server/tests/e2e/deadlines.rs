@@ -1,4 +1,4 @@
-//! Deadlines over the wire (issue 9 item 3): a pawn choice of a player who is not the active one
+//! Deadlines over the wire: a pawn choice of a player who is not the active one
 //! has a deadline in the view; when nobody answers, the server applies the default as a command
 //! of its own (stored, logged as the server's, replayed); an answer in time cancels it; a restart
 //! keeps the original time. Also: an unchanged pawn preference is refused (nothing stored), and
@@ -359,7 +359,7 @@ async fn wake_is(db: &TestDb, id: uuid::Uuid, cond: &str) -> u64 {
     .await
 }
 
-/// Lazy recovery (issue 14 item 4): the stored wake time is the pending deadline, written with
+/// Lazy recovery: the stored wake time is the pending deadline, written with
 /// the command that opened it. After a restart without warm-up, the background recovery loads
 /// that match (and no other) by it, and the deadline fires with no client touching the match;
 /// the append of the server's command clears the wake time.
@@ -454,7 +454,7 @@ async fn a_far_deadline_leaves_memory_and_still_fires(db: &TestDb) {
     server.stop().await;
 }
 
-/// Lazy recovery of deadlines (issue 14): after a restart a match whose deadline is more than the
+/// Lazy recovery of deadlines: after a restart a match whose deadline is more than the
 /// recovery's few seconds away stays out of memory (the waker has it), yet fires on time with no
 /// client touching it; another one that a client touches before its deadline loads at once and
 /// fires by its own timers, once (the waker's later entry finds it live).

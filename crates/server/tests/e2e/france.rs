@@ -1,4 +1,4 @@
-//! Carcassonne Maps and the Map Chips of France over the wire (issue 10): a whole random match on
+//! Carcassonne Maps and the Map Chips of France over the wire: a whole random match on
 //! the France map with The Tollkeepers and the chips, played through real sockets to its end,
 //! with every patch matching the server's view; and a raw spectator socket whose every frame is
 //! scanned: a chip's face (grape and value) appears only once the chip is taken (P7, P8, B9).
@@ -383,7 +383,7 @@ struct Tally {
     frames: usize,
 }
 
-/// Issue 10 over the wire: whole matches on the France map with all three seed modules (The
+/// Whole matches on the France map over the wire, with all three seed modules (The
 /// Tollkeepers, The Messages, the France chips), three matches of 3, 2 and 4 players (each with
 /// the server's own random seed), played to the end by seat clients that answer every decision
 /// of their own from their own mirror: tiles, meeples and tollhouses, pawn choices in other

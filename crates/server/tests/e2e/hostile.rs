@@ -54,14 +54,7 @@ async fn unknown_matches_do_not_use_up_subscriptions(db: &TestDb) {
         conn.subscribe(uuid::Uuid::new_v4(), None)
             .await
             .expect("send");
-        let msg = conn
-            .wait_for(|m| matches!(m, ServerMessage::Error(_)))
-            .await
-            .expect("error");
-        assert!(
-            matches!(msg, ServerMessage::Error(ref b) if b.code == ErrorCode::UnknownMatch),
-            "{msg:?}"
-        );
+        expect_unknown_match(&mut conn).await;
     }
     conn.subscribe(created.match_id, None).await.expect("send");
     let msg = conn
@@ -134,10 +127,7 @@ async fn one_seat_cannot_push_out_another_seats_refusals(db: &TestDb) {
     let server = TestServer::start(db.config());
     let created = create(&server, 2).await;
     let id = created.match_id;
-    let mut seats = vec![
-        Follower::join(&server, id, Some(&created.seats[0].token), None).await,
-        Follower::join(&server, id, Some(&created.seats[1].token), None).await,
-    ];
+    let mut seats = join_seats(&server, &created).await;
     for f in seats.iter_mut() {
         f.sync_first().await;
     }

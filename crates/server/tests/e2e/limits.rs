@@ -1,4 +1,4 @@
-//! Abuse limits (issue 12 item 8) over real sockets, on both stores: each rate limit (commands,
+//! Abuse limits over real sockets, on both stores: each rate limit (commands,
 //! chat, lobby follows per connection; chat, lobby actions and account creation per address)
 //! trips with `rate_limited` and a `retry_after_ms`, and lets the next one through after that
 //! wait on the same connection; the caps on open lobbies and sessions per account refuse with

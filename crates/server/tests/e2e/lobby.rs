@@ -1,4 +1,4 @@
-//! Accounts, lobbies and spectators (issue 12 items 1–3) over real sockets, on both stores:
+//! Accounts, lobbies and spectators over real sockets, on both stores:
 //! guests through a lobby to a started match and its end, a registered account on a second
 //! device, private lobbies and matches behind their invite code, the host role passing on,
 //! kicks, a lobby across a restart, bots, spectators refused when commanding, and every
@@ -458,7 +458,7 @@ async fn a_registered_account_takes_its_seat_from_a_second_device(db: &TestDb) {
     assert_eq!(s, 201, "{v}");
     let match_id: Uuid = serde_json::from_value(v["match_id"].clone()).expect("match id");
 
-    // A second device logs in: a second session; the browser gets it as a strict HttpOnly
+    // Another device logs in with a session of its own; the browser gets it as a strict HttpOnly
     // cookie, and the WebSocket accepts the cookie.
     let (status, head) = raw_post(&server, "/api/sessions", &creds.to_string()).await;
     assert_eq!(status, 201, "{head}");

@@ -1,4 +1,4 @@
-//! The Messages over the wire (issue 9): whole matches with The Messages and The Tollkeepers
+//! The Messages over the wire: whole matches with The Messages and The Tollkeepers
 //! played by clients that answer every decision (pawn choices of non-active players included),
 //! and a scan of everything every client was sent: the dispatch stack's order never shows
 //! (invariant 4, M1). On SQLite and on Postgres.

@@ -1,4 +1,4 @@
-//! `GET /metrics` (issue 11 item 5) over a real socket: who may read it, and that a match's
+//! `GET /metrics` over a real socket: who may read it, and that a match's
 //! commands, refusals, resumes and closes show up in the counters. Each server has its own
 //! recorder, so the counts here are this test's alone.
 
@@ -201,7 +201,7 @@ async fn metrics_access_follows_the_flag(db: &TestDb) {
     server.stop().await;
 }
 
-/// Issue 14 item 5: the diff window is bounded by bytes (`--diff-window-bytes`) as well as by
+/// The diff window is bounded by bytes (`--diff-window-bytes`) as well as by
 /// count. 12 moves (≈ 1 KB a diff) are more than the default 4 KiB holds although the count
 /// (64) would keep them: a resume from the last diff is served from memory, a resume from 0
 /// from the store, and both bring every diff in order.

@@ -1,4 +1,4 @@
-//! The OpenAPI document (issue 12 item 6) against the running server, on both stores: it is
+//! The OpenAPI document against the running server, on both stores: it is
 //! served at `/api/openapi.json` as checked in, is a well-formed OpenAPI 3.1 document whose
 //! `$ref`s all resolve, lists exactly the routes the server serves, and the answers of real
 //! calls (and refusals) validate against the schemas it documents for them.

@@ -1,4 +1,4 @@
-//! Regressions found by outside testing (issue 7): a client written only from `proto/`, run
+//! Regressions found by outside testing: a client written only from `proto/`, run
 //! against the server over real sockets. Every scenario runs on SQLite and on Postgres.
 
 use crate::common::*;

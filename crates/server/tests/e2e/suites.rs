@@ -48,10 +48,7 @@ async fn whole_game_patches_match_server_views(db: &TestDb) {
     let server = TestServer::start(db.config());
     let created = create(&server, 2).await;
     let id = created.match_id;
-    let mut seats = vec![
-        Follower::join(&server, id, Some(&created.seats[0].token), None).await,
-        Follower::join(&server, id, Some(&created.seats[1].token), None).await,
-    ];
+    let mut seats = join_seats(&server, &created).await;
     let mut watchers = vec![Follower::join(&server, id, None, None).await];
     let mut checker = Connection::connect(&server.ws()).await.expect("connect");
     checker.set_read_timeout(Some(READ_TIMEOUT));
@@ -198,14 +195,7 @@ async fn bad_input_gets_typed_errors_and_the_match_goes_on(db: &TestDb) {
         .subscribe(uuid::Uuid::new_v4(), None)
         .await
         .expect("send");
-    let msg = stranger
-        .wait_for(|m| matches!(m, ServerMessage::Error(_)))
-        .await
-        .expect("error");
-    assert!(
-        matches!(msg, ServerMessage::Error(ref b) if b.code == ErrorCode::UnknownMatch),
-        "{msg:?}"
-    );
+    expect_unknown_match(&mut stranger).await;
 
     // Out of turn: seat 1 moves while seat 0 must.
     let view = a.view();
@@ -279,33 +269,27 @@ async fn dropped_client_resumes_without_gap_or_repeat(db: &TestDb) {
     let mut rng = Rng::new(0x5eed_0003);
     assert_eq!(play(&mut seats, &mut watchers, &mut rng, 6).await, 6);
 
-    // The spectator's connection drops (no closing handshake); 5 moves happen; it comes back
-    // with `since`: the 5 diffs come from the window, in order, and no snapshot.
+    // The spectator's connection drops (no closing handshake), `away` moves happen, and it comes
+    // back with `since`. Gone 5 moves: the diffs come from the window, in order, and no
+    // snapshot. Gone 12, longer than the window holds: the diffs are read from the store (with
+    // their events). Gone 20, longer than `max_store_resume`: a snapshot, then diffs again.
     let mut spectator = watchers.pop().expect("spectator");
-    spectator.drop_and_connect(&server, None).await;
-    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 5).await, 5);
-    spectator.resubscribe().await;
-    spectator.sync_to(11).await;
-    assert_eq!(spectator.snapshots, 1);
-    assert_eq!(spectator.diff_seqs, (1..=11).collect::<Vec<_>>());
-    assert_eq!(spectator.mirror.view(), seats[0].mirror.view());
-
-    // Gone longer than the window holds: the diffs are read from the store (with their events).
-    spectator.drop_and_connect(&server, None).await;
-    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 12).await, 12);
-    spectator.resubscribe().await;
-    spectator.sync_to(23).await;
-    assert_eq!(spectator.snapshots, 1);
-    assert_eq!(spectator.diff_seqs, (1..=23).collect::<Vec<_>>());
-    assert_eq!(spectator.mirror.view(), seats[0].mirror.view());
-
-    // Gone longer than `max_store_resume`: a snapshot, then diffs again.
-    spectator.drop_and_connect(&server, None).await;
-    assert_eq!(play(&mut seats, &mut watchers, &mut rng, 20).await, 20);
-    spectator.resubscribe().await;
-    spectator.sync_to(43).await;
-    assert_eq!(spectator.snapshots, 2);
-    assert_eq!(spectator.diff_seqs, (1..=23).collect::<Vec<_>>());
+    let mut seq = 6;
+    for (away, snapshots, diffs) in [(5, 1, 1..=11), (12, 1, 1..=23), (20, 2, 1..=23)] {
+        spectator.drop_and_connect(&server, None).await;
+        assert_eq!(play(&mut seats, &mut watchers, &mut rng, away).await, away);
+        seq += away as u64;
+        spectator.resubscribe().await;
+        spectator.sync_to(seq).await;
+        assert_eq!(spectator.snapshots, snapshots, "gone {away} moves");
+        let diffs: Vec<_> = diffs.collect();
+        assert_eq!(spectator.diff_seqs, diffs, "gone {away} moves");
+        assert_eq!(
+            spectator.mirror.view(),
+            seats[0].mirror.view(),
+            "gone {away} moves"
+        );
+    }
     watchers.push(spectator);
 
     // A seat drops right after sending a command, before its answer. It reconnects and sends
@@ -541,10 +525,7 @@ async fn slow_and_silent_clients_are_dropped_without_slowing_the_match(db: &Test
     let server = TestServer::start(config);
     let created = create(&server, 2).await;
     let id = created.match_id;
-    let mut seats = vec![
-        Follower::join(&server, id, Some(&created.seats[0].token), None).await,
-        Follower::join(&server, id, Some(&created.seats[1].token), None).await,
-    ];
+    let mut seats = join_seats(&server, &created).await;
     let mut rng = Rng::new(0x5eed_0005);
     play(&mut seats, &mut [], &mut rng, 4).await;
 
@@ -781,7 +762,7 @@ async fn wait_in_memory(server: &TestServer, n: u64, why: &str) {
     }
 }
 
-/// Lazy recovery (issue 14 item 4): a restart serves before loading the unfinished matches that
+/// Lazy recovery: a restart serves before loading the unfinished matches that
 /// have no deadline; each loads on its first touch and plays on. The warm-up loads at most
 /// `--warm-up` of them, the most recently played first.
 async fn restart_loads_lazily_with_a_bounded_warm_up(db: &TestDb) {
@@ -1072,10 +1053,7 @@ async fn a_failed_write_acknowledges_nothing(db: &TestDb) {
     let server = TestServer::start(db.config());
     let created = create(&server, 2).await;
     let id = created.match_id;
-    let mut seats = vec![
-        Follower::join(&server, id, Some(&created.seats[0].token), None).await,
-        Follower::join(&server, id, Some(&created.seats[1].token), None).await,
-    ];
+    let mut seats = join_seats(&server, &created).await;
     let mut watchers = vec![Follower::join(&server, id, None, None).await];
     let mut rng = Rng::new(0x5eed_0007);
     assert_eq!(play(&mut seats, &mut watchers, &mut rng, 4).await, 4);

@@ -1,4 +1,4 @@
-//! The Tollkeepers over the wire (issue 4): a match created with the module plays the seed's two
+//! The Tollkeepers over the wire: a match created with the module plays the seed's two
 //! worked examples (T6, T9) through real sockets, and every client sees the toll payouts and the
 //! turn-over arrive in the diffs, with the tollhouse in the public view. Then a whole random game
 //! with the module runs to the end with every patch matching the server's view. On SQLite and on

@@ -1,0 +1,144 @@
+//! Playing a scenario's commands in a page by clicking, as a player would.
+
+use crate::cdp::Page;
+use crate::harness::wait_seq;
+use rules::Command;
+use rules::scenario::Scenario;
+use serde_json::json;
+
+/// Plays one command on the page by clicking, as a player would: a legal square, the tile on
+/// the board until it shows the rotation, Place; a meeple circle; a tollhouse square; Pass.
+pub(crate) async fn click_command(p: &Page, command: &Command) {
+    let cmd = serde_json::to_value(command).expect("command json");
+    match cmd["type"].as_str() {
+        Some("place_tile") => {
+            let key = format!("{},{}", cmd["pos"]["x"], cmd["pos"]["y"]);
+            let picked = format!("!!document.querySelector('[data-preview=\"{key}\"]')");
+            if p.eval(&picked).await != json!(true) {
+                p.click(&format!("[data-legal=\"{key}\"]")).await;
+            }
+            p.wait(
+                &format!("document.querySelector('[data-preview=\"{key}\"]')"),
+                "preview",
+            )
+            .await;
+            for _ in 0..4 {
+                let r = p
+                    .eval("document.getElementById('drawn-name').dataset.rotation")
+                    .await;
+                if r.as_str() == Some(&cmd["rotation"].to_string()) {
+                    break;
+                }
+                // Clicking the tile on the board turns it.
+                p.click(&format!("[data-preview=\"{key}\"]")).await;
+            }
+            p.click("#confirm").await;
+        }
+        Some("place_meeple") => {
+            let t = cmd["target"].as_str().expect("target");
+            p.click(&format!("[data-target=\"{t}\"]")).await;
+        }
+        Some("place_tollhouse") => {
+            let key = format!("{},{}", cmd["pos"]["x"], cmd["pos"]["y"]);
+            p.click(&format!("[data-toll-target=\"{key}\"]")).await;
+        }
+        // A chain of dispatches (M6) is declined with its own button.
+        Some("pass") => {
+            let chain = "[data-key=\"chain:pass\"]";
+            let sel = if p
+                .eval(&format!("!!document.querySelector('{chain}')"))
+                .await
+                == json!(true)
+            {
+                chain
+            } else {
+                "#pass"
+            };
+            p.click(sel).await;
+        }
+        // The Messages: the buttons of the decision.
+        Some("choose_pawn") => {
+            let pawn = cmd["pawn"].as_str().expect("pawn");
+            p.click(&format!("[data-key=\"pawn:{pawn}\"]")).await;
+        }
+        Some("dispatch_points") => p.click("[data-key=\"dispatch:points\"]").await,
+        Some("dispatch_action") => {
+            let key = match cmd.get("meeple") {
+                Some(m) => format!(
+                    "dispatch:{},{} {}",
+                    m["pos"]["x"],
+                    m["pos"]["y"],
+                    m["target"].as_str().expect("target")
+                ),
+                None => "dispatch:action".to_string(),
+            };
+            p.click(&format!("[data-key=\"{key}\"]")).await;
+        }
+        Some("draw_dispatch") => p.click("[data-key=\"chain:draw\"]").await,
+        other => panic!("no click for {other:?}"),
+    }
+}
+
+/// The scenario's commands with meeple targets in the canonical names the page offers (a
+/// scenario may name a segment by any side it reaches), from the rules crate's own events.
+/// A step that sends the default (The Messages' scenarios) becomes the default's own command,
+/// which the page offers like any other.
+pub(crate) fn canonical_steps(s: &Scenario) -> Vec<(u8, Command)> {
+    let (mut game, _) = rules::Game::start(s.setup.clone()).expect("setup");
+    let mut out = Vec::new();
+    for step in &s.steps {
+        let default = || {
+            let (id, _) = game
+                .open_decisions()
+                .into_iter()
+                .find(|(_, d)| d.player() == step.player)?;
+            game.default_command(id).map(|(_, c)| c)
+        };
+        let Some(command) = step
+            .command
+            .clone()
+            .or_else(|| step.default.then(default).flatten())
+        else {
+            continue;
+        };
+        let Ok(events) = game.apply(step.player, command.clone()) else {
+            continue; // a step the scenario expects to be refused
+        };
+        let cmd = events
+            .iter()
+            .find_map(|e| match e {
+                rules::Event::MeeplePlaced { target, .. } => {
+                    Some(Command::PlaceMeeple { target: *target })
+                }
+                _ => None,
+            })
+            .unwrap_or(command);
+        out.push((step.player, cmd));
+    }
+    out
+}
+
+/// Plays `steps` of the scenario on the seat pages by clicking, each step awaited in every page.
+pub(crate) async fn play_steps(
+    pages: &[&Page],
+    s: &Scenario,
+    range: std::ops::Range<usize>,
+    mut seq: u64,
+) -> u64 {
+    let steps = canonical_steps(s);
+    for (player, command) in &steps[range] {
+        let p = pages[usize::from(*player)];
+        // The page must know it is its turn before it offers the move.
+        p.wait(
+            &format!("window.carcassonne.view.decisions.some(d => d.player === {player})"),
+            "my decision",
+        )
+        .await;
+        click_command(p, command).await;
+        seq += 1;
+        for q in pages {
+            wait_seq(q, seq).await;
+        }
+    }
+    seq
+}

@@ -1,0 +1,85 @@
+//! Raw HTTP/1.1 requests to a test server, with or without the admin token.
+
+use super::{ADMIN_TOKEN, READ_TIMEOUT, TestServer};
+
+/// A request with the test servers' admin token: the status and the body.
+pub async fn admin_http(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String) {
+    let auth = format!("Bearer {ADMIN_TOKEN}");
+    http(server, method, path, &[("Authorization", &auth)], body).await
+}
+
+/// An admin `GET` that must answer 200, read as JSON.
+pub async fn admin_json(server: &TestServer, path: &str) -> serde_json::Value {
+    let (status, body) = admin_http(server, "GET", path, "").await;
+    assert_eq!(status, 200, "GET {path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
+}
+
+/// A minimal HTTP/1.1 request on a fresh socket (for headers the client crate does not send).
+pub async fn http(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        server.addr,
+        body.len()
+    );
+    if !body.is_empty() {
+        req.push_str("Content-Type: application/json\r\n");
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut raw = Vec::new();
+    tokio::time::timeout(READ_TIMEOUT, s.read_to_end(&mut raw))
+        .await
+        .expect("response in time")
+        .expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .expect("status line");
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    (status, body)
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
