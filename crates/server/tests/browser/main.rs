@@ -10,8 +10,9 @@
 //! out and in) in separate browser contexts meet in a lobby from the list, pick colours, get ready,
 //! the host starts and both play their seat by clicking; a bot seat is added and removed; a private
 //! lobby and its match need the invite code; a spectator watches from the list; two players chat
-//! at the table. Each test saves a screenshot under `target/browser-tests/`. Without Chromium the
-//! tests are skipped with a notice (and fail with `CI=true`).
+//! at the table; every page runs clean under the Content-Security-Policy. Each test saves a
+//! screenshot under `target/browser-tests/`. Without Chromium the tests are skipped with a notice
+//! (and fail with `CI=true`).
 //!
 //! One file per area; `harness` and `clicks` hold what they share, `cdp` drives Chromium.
 
@@ -22,6 +23,7 @@ mod harness;
 mod admin;
 mod chat;
 mod clocks;
+mod csp;
 mod france;
 mod lobby;
 mod messages;
