@@ -74,6 +74,17 @@ impl TestServer {
         }
     }
 
+    /// A handle on a server started elsewhere (a process of the server binary): it neither owns
+    /// nor stops it.
+    pub fn attach(addr: SocketAddr) -> TestServer {
+        TestServer {
+            addr,
+            graceful: None,
+            kill: None,
+            thread: None,
+        }
+    }
+
     pub fn http(&self) -> String {
         format!("http://{}", self.addr)
     }
