@@ -22,5 +22,6 @@ mod metrics;
 mod migrations;
 mod openapi;
 mod outside;
+mod session_cap;
 mod suites;
 mod tollkeepers;
