@@ -10,6 +10,7 @@
 mod common;
 
 mod admin;
+mod bodies;
 mod chat;
 mod clocks;
 mod deadlines;
