@@ -26,3 +26,4 @@ mod outside;
 mod session_cap;
 mod suites;
 mod tollkeepers;
+mod visibility;
