@@ -138,12 +138,15 @@ pub enum ErrorCode {
     TooManyLobbies,
     /// The account already has the most live sessions it may: log out (or revoke) one first.
     TooManySessions,
+    /// HTTP only: a request body whose `Content-Type` is not JSON (`application/json` or a
+    /// `+json` type).
+    UnsupportedMediaType,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order: `code as usize` is its index (metrics keep one counter
     /// per code without a lookup).
-    pub const ALL: [ErrorCode; 36] = [
+    pub const ALL: [ErrorCode; 37] = [
         ErrorCode::Malformed,
         ErrorCode::TooLarge,
         ErrorCode::Binary,
@@ -180,6 +183,7 @@ impl ErrorCode {
         ErrorCode::RateLimited,
         ErrorCode::TooManyLobbies,
         ErrorCode::TooManySessions,
+        ErrorCode::UnsupportedMediaType,
     ];
 
     /// The wire name (as serialized), without allocating.
@@ -221,6 +225,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::TooManyLobbies => "too_many_lobbies",
             ErrorCode::TooManySessions => "too_many_sessions",
+            ErrorCode::UnsupportedMediaType => "unsupported_media_type",
         }
     }
 }

@@ -10,6 +10,7 @@
 mod common;
 
 mod admin;
+mod bodies;
 mod chat;
 mod clocks;
 mod deadlines;
@@ -22,5 +23,7 @@ mod metrics;
 mod migrations;
 mod openapi;
 mod outside;
+mod session_cap;
 mod suites;
 mod tollkeepers;
+mod visibility;
