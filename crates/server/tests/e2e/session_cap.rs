@@ -19,19 +19,17 @@ async fn post_json(server: &TestServer, path: &str, body: &Value) -> (u16, Value
 async fn concurrent_log_ins_never_exceed_the_session_cap(db: &TestDb) {
     let mut config = db.config();
     config.limits.max_sessions = CAP;
-    let server = TestServer::start(config);
+    let server = std::sync::Arc::new(TestServer::start(config));
     let creds = json!({"name": "Racer", "password": "correct horse"});
     // Registering opens the first session.
     let (status, v) = post_json(&server, "/api/accounts", &creds).await;
     assert_eq!(status, 201, "{v}");
     let first = v["token"].as_str().expect("token").to_string();
 
-    let addr = server.addr;
     let mut tasks = Vec::new();
     for _ in 0..LOG_INS {
-        let creds = creds.clone();
+        let (creds, server) = (creds.clone(), std::sync::Arc::clone(&server));
         tasks.push(tokio::spawn(async move {
-            let server = TestServer::attach(addr);
             post_json(&server, "/api/sessions", &creds).await
         }));
     }
@@ -63,5 +61,8 @@ async fn concurrent_log_ins_never_exceed_the_session_cap(db: &TestDb) {
     assert_eq!(live.len(), CAP, "live sessions after the race");
     assert_eq!(created, CAP - 1, "log-ins that opened a session");
     assert_eq!(refused, LOG_INS - (CAP - 1), "log-ins refused");
-    server.stop().await;
+    match std::sync::Arc::try_unwrap(server) {
+        Ok(server) => server.stop().await,
+        Err(_) => panic!("a log-in task still holds the server"),
+    }
 }
