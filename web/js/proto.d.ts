@@ -457,7 +457,7 @@ export type ErrorBody = {
   rule_code?: string | null;
 };
 
-export type ErrorCode = ("unknown_match" | "unknown_lobby" | "unknown_session" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active" | "spectator" | "bad_name" | "name_taken" | "bad_password" | "bad_credentials" | "not_your_seat" | "bad_option" | "invite_required" | "seat_taken" | "colour_taken" | "not_host" | "not_in_lobby" | "already_in_lobby" | "not_ready" | "lobby_started" | "bad_chat" | "not_in_chat" | "rate_limited" | "too_many_lobbies" | "too_many_sessions" | "forbidden_origin");
+export type ErrorCode = ("unknown_match" | "unknown_lobby" | "unknown_session" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active" | "spectator" | "bad_name" | "name_taken" | "bad_password" | "bad_credentials" | "not_your_seat" | "bad_option" | "invite_required" | "seat_taken" | "colour_taken" | "not_host" | "not_in_lobby" | "already_in_lobby" | "not_ready" | "lobby_started" | "bad_chat" | "not_in_chat" | "rate_limited" | "too_many_lobbies" | "too_many_sessions" | "unsupported_media_type" | "forbidden_origin");
 
 /** One event. Events of one command come in the order they happened (B11). */
 export type Event = ({

@@ -208,6 +208,41 @@ mod tests {
         );
     }
 
+    /// The rules `proto/README.md` states for odd JSON, the same on both routes: a key given
+    /// twice in a frame, the last one wins; `-0` (or any number with a fraction or an exponent)
+    /// where a square's coordinate or another integer is expected is `malformed`.
+    #[test]
+    fn a_repeated_key_takes_the_last_value_and_minus_zero_is_no_integer() {
+        use rules::{Command, Pos};
+        let both = |text: &str| {
+            let fast = decode_client_message(text);
+            assert_eq!(fast, decode_client_message_checked(text), "{text}");
+            fast
+        };
+        assert_eq!(
+            both(r#"{"type":"auth","token":"t","token":"u"}"#),
+            Ok(ClientMessage::Auth { token: "u".into() })
+        );
+        match both(
+            r#"{"type":"command","id":"a","command":{"type":"place_tile","pos":{"x":1,"x":2,"y":0},"rotation":90}}"#,
+        ) {
+            Ok(ClientMessage::Command {
+                command: Command::PlaceTile { pos, .. },
+                ..
+            }) => assert_eq!(pos, Pos { x: 2, y: 0 }),
+            other => panic!("{other:?}"),
+        }
+        for bad in [
+            r#"{"type":"command","id":"z","command":{"type":"place_tile","pos":{"x":-0,"y":0},"rotation":90}}"#,
+            r#"{"type":"command","id":"z","command":{"type":"place_tile","pos":{"x":0,"y":-0},"rotation":90}}"#,
+            r#"{"type":"command","id":"z","command":{"type":"place_tile","pos":{"x":1.0,"y":0},"rotation":90}}"#,
+            r#"{"type":"command","id":"z","command":{"type":"place_tile","pos":{"x":1e0,"y":0},"rotation":90}}"#,
+        ] {
+            let refused = both(bad).expect_err("refused");
+            assert_eq!(refused.id.as_deref(), Some("z"), "{bad}");
+        }
+    }
+
     #[test]
     fn the_id_survives_a_number_out_of_range() {
         let text = r#"{"type":"command","id":"big","command":{"type":"place_tile","pos":{"x":1e400,"y":0},"rotation":90}}"#;

@@ -138,6 +138,9 @@ pub enum ErrorCode {
     TooManyLobbies,
     /// The account already has the most live sessions it may: log out (or revoke) one first.
     TooManySessions,
+    /// HTTP only: a request body whose `Content-Type` is not JSON (`application/json` or a
+    /// `+json` type).
+    UnsupportedMediaType,
     /// A WebSocket upgrade with the session cookie from a page of another origin (another site,
     /// a sibling subdomain): only the server's own pages, or its configured public origins, may
     /// use the cookie.
@@ -147,7 +150,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// Every code, in declaration order: `code as usize` is its index (metrics keep one counter
     /// per code without a lookup).
-    pub const ALL: [ErrorCode; 37] = [
+    pub const ALL: [ErrorCode; 38] = [
         ErrorCode::Malformed,
         ErrorCode::TooLarge,
         ErrorCode::Binary,
@@ -184,6 +187,7 @@ impl ErrorCode {
         ErrorCode::RateLimited,
         ErrorCode::TooManyLobbies,
         ErrorCode::TooManySessions,
+        ErrorCode::UnsupportedMediaType,
         ErrorCode::ForbiddenOrigin,
     ];
 
@@ -226,6 +230,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::TooManyLobbies => "too_many_lobbies",
             ErrorCode::TooManySessions => "too_many_sessions",
+            ErrorCode::UnsupportedMediaType => "unsupported_media_type",
             ErrorCode::ForbiddenOrigin => "forbidden_origin",
         }
     }

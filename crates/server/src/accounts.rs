@@ -2,7 +2,7 @@
 //! session token into an [`Account`]. Used by the HTTP routes (`http/accounts.rs`) and by the
 //! WebSocket upgrade. Session tokens, like seat tokens, are stored only as hashes.
 
-use crate::store::{AccountRow, SessionRow, Store, StoreError};
+use crate::store::{AccountRow, NewSession, SessionRow, Store, StoreError};
 use crate::tokens::{new_token, token_hash};
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -215,13 +215,11 @@ pub async fn login(
     if !verify_password(password.to_string(), phc).await? {
         return Err(AccountError::BadCredentials);
     }
-    let live = store.sessions_of(row.id).await?.len();
-    if live >= max_sessions {
-        return Err(AccountError::TooManySessions(live));
-    }
     let (session, token) = new_session(row.id)?;
-    store.create_session(&session).await?;
-    Ok((account_of(&row), session.id, token))
+    match store.create_session(&session, max_sessions).await? {
+        NewSession::Opened => Ok((account_of(&row), session.id, token)),
+        NewSession::Full(live) => Err(AccountError::TooManySessions(live)),
+    }
 }
 
 /// A WebSocket's account session: the account, the session (whose revocation closes the

@@ -78,6 +78,13 @@ impl ChatHub {
         }
     }
 
+    /// The seat a member of the room is there (`Some(None)`: a spectator); `None` when the
+    /// connection is not in the room.
+    pub fn seat_in(&self, room: Room, conn_id: u64) -> Option<Option<u8>> {
+        let rooms = self.rooms.read().ok()?;
+        rooms.get(&room)?.get(&conn_id).map(|m| m.seat)
+    }
+
     pub fn leave(&self, room: Room, conn_id: u64) {
         if let Ok(mut rooms) = self.rooms.write()
             && let Some(members) = rooms.get_mut(&room)

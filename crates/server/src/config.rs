@@ -147,7 +147,8 @@ pub struct MatchConfig {
     pub match_idle: Duration,
 
     /// Time a player who is not the active one has to answer a decision (a pawn choice) before
-    /// the server applies its default; stored with each new match.
+    /// the server applies its default; stored with each new match. More than zero, at most a
+    /// week (168h), like every duration flag.
     #[arg(long, env = "DECISION_TIMEOUT", default_value = "30s", value_parser = positive_duration)]
     pub decision_timeout: Duration,
 
@@ -175,7 +176,8 @@ pub struct AdminConfig {
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true, value_parser = secret)]
     pub admin_token: Option<SecretString>,
 
-    /// Who may read `GET /metrics`: `admin` (with the admin token), `open`, or `off`.
+    /// Who may read `GET /metrics`: `admin` (with the admin token or an admin account's
+    /// session), `open`, or `off`.
     #[arg(long, env = "METRICS_ACCESS", value_enum, default_value = "admin")]
     pub metrics_access: MetricsAccess,
 }

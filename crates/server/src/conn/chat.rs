@@ -2,6 +2,7 @@
 //! connection checks it, stores it, then delivers it (see [`crate::chat`]).
 
 use super::state::{Ctx, Follows, Seat};
+use crate::access;
 use crate::chat::{self as hub, Muted, Room};
 use crate::limits::Kind;
 use protocol::{ChatChannel, ChatFrom, ChatLine, ErrorCode, MuteTarget, Occupant};
@@ -11,19 +12,35 @@ use uuid::Uuid;
 /// Most mutes one connection keeps (more would let a client grow the server's memory).
 pub const MAX_MUTES: usize = 256;
 
-/// Enters (or updates its place in) a followed match's chat room: as a player when this
-/// connection holds a seat there, else as a spectator.
-pub fn join_match_chat(ctx: &Ctx, seat: &Seat, follows: &Follows, match_id: Uuid) {
+/// Enters (or updates its place in) a followed match's chat room: as a player (`as_seat`, see
+/// [`chat_seat`]) or as a spectator (`None`).
+pub fn join_match_chat(ctx: &Ctx, follows: &Follows, match_id: Uuid, as_seat: Option<u8>) {
     if !follows.matches.contains_key(&match_id) {
         return;
     }
     ctx.shared.chat.join(
         Room::Match(match_id),
         &ctx.handle,
-        seat.in_match(match_id),
+        as_seat,
         ctx.account(),
         &ctx.mutes,
     );
+}
+
+/// The seat this connection is at a match's chat: the seat it holds there, else the seat its
+/// account holds there. A player's other device (one that has not taken the seat) is the player
+/// at the chat, never a spectator: it reads the table and speaks on it as that seat, and the
+/// spectators' channel stays closed to it. `Err` once the client was told the lookup failed.
+pub async fn chat_seat(ctx: &Ctx, seat: &Seat, match_id: Uuid) -> Result<Option<u8>, ()> {
+    if let Some(s) = seat.in_match(match_id) {
+        return Ok(Some(s));
+    }
+    let Some(account) = ctx.account() else {
+        return Ok(None);
+    };
+    access::seat_of_account(&ctx.shared.store, match_id, account)
+        .await
+        .map_err(|e| ctx.store_failed("seat lookup", &e))
 }
 
 /// `chat`: at a match (`match_id`) or in a lobby (`lobby_id`), exactly one of them.
@@ -44,9 +61,9 @@ pub async fn chat(
     let account = ctx.session.as_ref().map(|s| s.account.clone());
     let mut lobby_members = None;
     let (room, channel, seat_no) = match (match_id, lobby_id) {
-        (Some(m), None) => match seat.held {
-            Some((sm, s)) if sm == m => (Room::Match(m), ChatChannel::Table, Some(s)),
-            _ if account.is_some() && follows.matches.contains_key(&m) => {
+        (Some(m), None) => match (seat.in_match(m), chat_room_seat(ctx, follows, m)) {
+            (Some(s), _) | (None, Some(Some(s))) => (Room::Match(m), ChatChannel::Table, Some(s)),
+            (None, Some(None)) if account.is_some() => {
                 (Room::Match(m), ChatChannel::Spectators, None)
             }
             _ => {
@@ -92,6 +109,17 @@ pub async fn chat(
     ctx.shared
         .chat
         .deliver(room, &line, lobby_members.as_ref(), &ctx.handle);
+}
+
+/// The seat this connection is at a followed match's chat room (`Some(None)`: a spectator),
+/// `None` when it is not in the room.
+fn chat_room_seat(ctx: &Ctx, follows: &Follows, match_id: Uuid) -> Option<Option<u8>> {
+    if !follows.matches.contains_key(&match_id) {
+        return None;
+    }
+    ctx.shared
+        .chat
+        .seat_in(Room::Match(match_id), ctx.handle.id)
 }
 
 /// The accounts seated in a lobby, when `account` is one of them; answers the client when not.

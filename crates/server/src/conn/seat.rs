@@ -86,7 +86,7 @@ fn seated(
                 .record("match_id", tracing::field::display(match_id))
                 .record("seat", s);
             debug!(%match_id, seat = s, "seat taken");
-            join_match_chat(ctx, seat, follows, match_id);
+            join_match_chat(ctx, follows, match_id, Some(s));
             ctx.reply(frame(&ServerMessage::Authenticated { match_id, seat: s }));
         }
         Ok(None) => ctx.error(none, why),

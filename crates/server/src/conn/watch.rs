@@ -2,7 +2,7 @@
 //! the match's actor, which sends it the snapshot or the diffs since `since`; `unsubscribe`
 //! takes it back.
 
-use super::chat::join_match_chat;
+use super::chat::{chat_seat, join_match_chat};
 use super::state::{Ctx, Follows, MAX_SUBSCRIPTIONS, Seat, not_queued_message};
 use crate::access::{self, Watcher};
 use crate::actor::ActorMsg;
@@ -37,6 +37,12 @@ pub async fn subscribe(
     if new && !may_watch(ctx, seat, match_id, code.as_deref()).await {
         return;
     }
+    // Before the actor is asked, so that the chat room is joined as soon as the subscription
+    // is queued: once the snapshot arrives, every chat line said after it reaches this
+    // connection.
+    let Ok(as_seat) = chat_seat(ctx, seat, match_id).await else {
+        return;
+    };
     let cached = follows.matches.remove(&match_id);
     let msg = ActorMsg::Subscribe {
         conn: ctx.handle.clone(),
@@ -45,7 +51,7 @@ pub async fn subscribe(
     match ctx.send_to_actor(match_id, cached.clone(), msg) {
         Ok(h) => {
             follows.matches.insert(match_id, h);
-            join_match_chat(ctx, seat, follows, match_id);
+            join_match_chat(ctx, follows, match_id, as_seat);
         }
         Err((code, _)) => {
             // Busy: the actor still holds the earlier subscription, if there was one.

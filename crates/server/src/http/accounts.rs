@@ -10,7 +10,7 @@ use super::openapi::{
     AccountDoc, CredentialsDoc, ErrorBodyDoc, NewGuestDoc, Routes, SessionCreatedDoc,
     SessionInfoDoc,
 };
-use super::refusals::{SessionRefusals, TooLarge};
+use super::refusals::SessionRefusals;
 use crate::accounts::{self, AccountError, Issued};
 use crate::state::Shared;
 use axum::extract::{FromRequestParts, Path, State};
@@ -120,7 +120,6 @@ fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response 
     request_body = NewGuestDoc,
     responses(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
-        TooLarge,
         (status = 400, description = "`malformed`: not a request; `bad_name`: an empty, too long or control-character name", body = ErrorBodyDoc),
     ),
 )]
@@ -141,7 +140,6 @@ async fn guest(
     request_body = CredentialsDoc,
     responses(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
-        TooLarge,
         (status = 400, description = "`malformed`; `bad_name`; `bad_password`: under 8 or over 256 bytes", body = ErrorBodyDoc),
         (status = 409, description = "`name_taken`: a registered account has this name (without regard to case)", body = ErrorBodyDoc),
     ),
@@ -163,7 +161,6 @@ async fn register(
     request_body = CredentialsDoc,
     responses(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
-        TooLarge,
         (status = 400, description = "`malformed`: not a request", body = ErrorBodyDoc),
         (status = 401, description = "`bad_credentials`: a wrong name or password", body = ErrorBodyDoc),
     ),

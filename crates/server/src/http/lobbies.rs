@@ -9,7 +9,7 @@ use super::openapi::{
     CreateLobbyDoc, ErrorBodyDoc, JoinLobbyDoc, LobbyListDoc, LobbyStartedDoc, LobbyStateDoc,
     PickColourDoc, Routes, SeatChoiceDoc, SetReadyDoc,
 };
-use super::refusals::{LobbyActionRefusals, SessionRefusals, TooLarge};
+use super::refusals::{LobbyActionRefusals, SessionRefusals};
 use crate::accounts;
 use crate::lobby::{Action, ListFilter, LobbyError};
 use crate::state::Shared;
@@ -91,7 +91,6 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
         (status = 201, description = "The new lobby", body = LobbyStateDoc),
         (status = 400, description = "`malformed`: not a request; `bad_option`: an option out of range", body = ErrorBodyDoc),
         SessionRefusals,
-        TooLarge,
     ),
 )]
 async fn create(

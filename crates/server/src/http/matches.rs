@@ -3,7 +3,6 @@
 use super::error::ApiError;
 use super::extract::ApiJson;
 use super::openapi::{CreateMatchDoc, ErrorBodyDoc, MatchCreatedDoc};
-use super::refusals::TooLarge;
 use crate::newmatch::{NewMatchError, Prepared, prepare};
 use crate::state::Shared;
 use axum::extract::State;
@@ -26,7 +25,6 @@ fn no_randomness(e: impl std::fmt::Display) -> ApiError {
     responses(
         (status = 201, description = "The match, its seats and their tokens", body = MatchCreatedDoc),
         (status = 400, description = "`malformed`: not a match request, or an option out of range", body = ErrorBodyDoc),
-        TooLarge,
         (status = 500, description = "`internal`: the store failed", body = ErrorBodyDoc),
     ),
 )]

@@ -18,7 +18,7 @@ const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 #[utoipa::path(
     get, path = "/metrics", tag = "server",
-    description = "The Prometheus text exposition. Who may read it is `--metrics-access`: the admin token (default), open, or off.",
+    description = "The Prometheus text exposition. Who may read it is `--metrics-access`: the admin token or an admin account's session (default), open, or off.",
     security(("admin_token" = []), ()),
     responses(
         (status = 200, description = "Prometheus text format 0.0.4", body = String, content_type = "text/plain"),

@@ -286,7 +286,38 @@ fn complete(openapi: utoipa::openapi::OpenApi) -> Value {
         components.insert("schemas".into(), Value::Object(schemas));
     }
     rate_limited_answers(&mut doc);
+    body_answers(&mut doc);
     doc
+}
+
+/// Every route that takes a request body reads it through the shared extractors
+/// (`http/extract.rs`), so every one answers 413 and 415 alike: written here once.
+fn body_answers(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let refusal = |description: &str| {
+        json!({
+            "description": description,
+            "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/ErrorBody"}
+            }}
+        })
+    };
+    for item in paths.values_mut().filter_map(Value::as_object_mut) {
+        for op in item.values_mut() {
+            if op.get("requestBody").is_none() {
+                continue;
+            }
+            if let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) {
+                responses.insert("413".into(), refusal("`too_large`: a body over 64 KiB"));
+                responses.insert(
+                    "415".into(),
+                    refusal("`unsupported_media_type`: a body whose `Content-Type` is not `application/json` (or a `+json` type)"),
+                );
+            }
+        }
+    }
 }
 
 /// The routes the HTTP rate limits cover ([`super::limit_kind`]) answer 429 as well.

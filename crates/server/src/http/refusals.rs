@@ -1,6 +1,7 @@
 //! Refusal sets: the error answers that several routes document word for word, each written
 //! once. A route lists its sets in `responses(...)` beside its own answers; every refusal has
-//! the `ErrorBody` body.
+//! the `ErrorBody` body. The answers of every route with a body (413, 415) are added to the
+//! document by `openapi.rs` itself.
 
 use super::openapi::ErrorBodyDoc;
 
@@ -12,13 +13,6 @@ pub enum SessionRefusals {
         description = "`unauthenticated`: no session; `unknown_session`: an unknown or revoked session"
     )]
     Unauthenticated(ErrorBodyDoc),
-}
-
-/// A route that reads a request body.
-#[derive(Debug, utoipa::IntoResponses)]
-pub enum TooLarge {
-    #[response(status = 413, description = "`too_large`: a body over 64 KiB")]
-    TooLarge(ErrorBodyDoc),
 }
 
 /// A lobby action: `POST /api/lobbies/{id}/…` with a session.

@@ -355,7 +355,9 @@ impl Actor {
                     action,
                     reply,
                 } => {
-                    let _ = reply.send(self.act(&by, lobby, action).await);
+                    // One who just left (or was never seated) is shown no invite code.
+                    let answer = self.act(&by, lobby, action).await;
+                    let _ = reply.send(answer.map(|l| l.map(|l| state::seen_by(&l, Some(by.id)))));
                 }
                 Msg::Start { by, lobby, reply } => {
                     let _ = reply.send(self.start(&by, lobby).await);
@@ -368,7 +370,9 @@ impl Actor {
                 } => {
                     let found = self.open.get(&lobby).or_else(|| self.started.get(&lobby));
                     let answer = match found {
-                        Some(l) if state::may_see(l, viewer, code.as_deref()) => Ok(l.clone()),
+                        Some(l) if state::may_see(l, viewer, code.as_deref()) => {
+                            Ok(state::seen_by(l, viewer))
+                        }
                         Some(_) => Err(refuse(
                             ErrorCode::InviteRequired,
                             "this lobby is private: give its invite code",
@@ -596,7 +600,9 @@ impl Actor {
         }
     }
 
-    /// The whole state to every follower; connections that are gone are dropped.
+    /// The whole state to every follower; connections that are gone are dropped. One frame for
+    /// all: a private lobby's followers are its members (checked here), who may see its invite
+    /// code, and a public lobby has none.
     fn push(&mut self, l: &LobbyState) {
         if let Some(followers) = self.followers.get_mut(&l.id) {
             let f = frame(&ServerMessage::Lobby { lobby: l.clone() });

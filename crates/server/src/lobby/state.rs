@@ -137,6 +137,17 @@ pub fn may_see(l: &LobbyState, viewer: Option<Uuid>, code: Option<&str>) -> bool
     l.public || viewer.is_some_and(|v| seat_of(l, v).is_some()) || code_matches(l, code)
 }
 
+/// The lobby as `viewer` is shown it: the invite code only to its members (the host is one);
+/// anyone else, even one who gave the code, gets the lobby without it.
+pub fn seen_by(l: &LobbyState, viewer: Option<Uuid>) -> LobbyState {
+    let mut seen = l.clone();
+    let member = viewer.is_some_and(|v| seat_of(l, v).is_some() || l.host == Some(v));
+    if !member {
+        seen.invite_code = None;
+    }
+    seen
+}
+
 fn first_free_colour(l: &LobbyState) -> Option<Colour> {
     Colour::ALL
         .into_iter()
@@ -514,5 +525,29 @@ mod tests {
         };
         let l = open(apply(l, &b, Action::Join(with_code)).expect("join"));
         assert!(may_see(&l, Some(b.id), None));
+    }
+
+    /// The invite code is shown to the lobby's members only: not to one who holds the code but
+    /// no seat, nor to nobody in particular, nor to one who left.
+    #[test]
+    fn only_members_see_the_invite_code() {
+        let (h, b, c) = (account("h"), account("b"), account("c"));
+        let private = CreateLobby {
+            public: false,
+            ..req(3)
+        };
+        let l = create(&h, &private, Some("ABCD2345".into())).expect("create");
+        let with_code = JoinLobby {
+            invite_code: Some("ABCD2345".into()),
+            ..JoinLobby::default()
+        };
+        let l = open(apply(l, &b, Action::Join(with_code)).expect("join"));
+        let shown = |who: Option<Uuid>| seen_by(&l, who).invite_code;
+        assert_eq!(shown(Some(h.id)).as_deref(), Some("ABCD2345"), "the host");
+        assert_eq!(shown(Some(b.id)).as_deref(), Some("ABCD2345"), "a member");
+        assert_eq!(shown(Some(c.id)), None, "a non-member");
+        assert_eq!(shown(None), None, "an anonymous reader");
+        let l = open(apply(l, &b, Action::Leave).expect("leave"));
+        assert_eq!(seen_by(&l, Some(b.id)).invite_code, None, "one who left");
     }
 }

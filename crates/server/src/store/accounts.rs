@@ -11,6 +11,15 @@ use uuid::Uuid;
 const ACCOUNT_COLUMNS: &str = "a.id AS id, a.name AS name, a.name_key AS name_key, a.kind AS kind, \
      a.password_hash AS password_hash, a.admin AS admin, a.created_at AS created_at";
 
+/// What [`super::Store::create_session`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewSession {
+    /// The session was stored.
+    Opened,
+    /// The account already holds this many live sessions, the cap or more: nothing stored.
+    Full(usize),
+}
+
 // SQLite.
 
 fn sqlite_account_row(r: &SqliteRow) -> Result<AccountRow, StoreError> {
@@ -87,11 +96,27 @@ impl SqliteStore {
         .transpose()
     }
 
-    pub async fn create_session(&self, s: &SessionRow) -> Result<(), StoreError> {
+    pub async fn create_session(
+        &self,
+        s: &SessionRow,
+        max_sessions: usize,
+    ) -> Result<NewSession, StoreError> {
+        // Every write goes through the one writing connection, so this transaction runs alone:
+        // no other session of the account can be inserted between the count and the insert.
         let mut tx = self.write.begin().await?;
+        let live: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE account_id = ?1")
+            .bind(s.account_id.to_string())
+            .fetch_one(&mut *tx)
+            .await?;
+        let live = usize::try_from(live).unwrap_or(usize::MAX);
+        if live >= max_sessions {
+            tx.rollback().await?;
+            return Ok(NewSession::Full(live));
+        }
         sqlite_insert_session(&mut tx, s).await?;
         tx.commit().await?;
-        self.sync().await
+        self.sync().await?;
+        Ok(NewSession::Opened)
     }
 
     pub async fn session_account(
@@ -245,11 +270,30 @@ impl PgStore {
         .transpose()
     }
 
-    pub async fn create_session(&self, s: &SessionRow) -> Result<(), StoreError> {
+    pub async fn create_session(
+        &self,
+        s: &SessionRow,
+        max_sessions: usize,
+    ) -> Result<NewSession, StoreError> {
         let mut tx = self.pool.begin().await?;
+        // The account's row lock serializes the log-ins of one account: the next one counts
+        // (in a fresh snapshot, read committed) only after this one committed its insert.
+        sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE")
+            .bind(s.account_id)
+            .execute(&mut *tx)
+            .await?;
+        let live: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE account_id = $1")
+            .bind(s.account_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let live = usize::try_from(live).unwrap_or(usize::MAX);
+        if live >= max_sessions {
+            tx.rollback().await?;
+            return Ok(NewSession::Full(live));
+        }
         pg_insert_session(&mut tx, s).await?;
         tx.commit().await?;
-        Ok(())
+        Ok(NewSession::Opened)
     }
 
     pub async fn session_account(

@@ -23,6 +23,7 @@ pub mod sqlite;
 pub mod sqlite_sync;
 mod sqlite_writer;
 
+pub use accounts::NewSession;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
@@ -469,8 +470,15 @@ impl Store {
         dispatch!(self.registered_account(name_key))
     }
 
-    pub async fn create_session(&self, s: &SessionRow) -> Result<(), StoreError> {
-        dispatch!(self.create_session(s))
+    /// A new session, unless the account already holds `max_sessions` live ones: the count and
+    /// the insert are one transaction (on Postgres under the account row's lock), so concurrent
+    /// log-ins never pass the cap.
+    pub async fn create_session(
+        &self,
+        s: &SessionRow,
+        max_sessions: usize,
+    ) -> Result<NewSession, StoreError> {
+        dispatch!(self.create_session(s, max_sessions))
     }
 
     /// The session and account a token hash opens.

@@ -10,6 +10,7 @@
 mod common;
 
 mod admin;
+mod bodies;
 mod chat;
 mod clocks;
 mod deadlines;
@@ -25,5 +26,7 @@ mod openapi;
 mod outside;
 mod resources;
 mod schemathesis;
+mod session_cap;
 mod suites;
 mod tollkeepers;
+mod visibility;

@@ -6,7 +6,7 @@ use super::matches::summary;
 use super::{Admin, load_row, store_failed};
 use crate::actor::ActorMsg;
 use crate::http::error::ApiError;
-use crate::http::extract::MatchId;
+use crate::http::extract::{ApiJson, MatchId};
 use crate::http::openapi::{
     AdminMatchSummaryDoc, AdminRoleRequestDoc, AwayRequestDoc, ErrorBodyDoc,
 };
@@ -14,7 +14,6 @@ use crate::http::refusals::AdminMatchRefusals;
 use crate::state::Shared;
 use crate::store::MatchStatus;
 use axum::Json;
-use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::Utc;
@@ -55,6 +54,17 @@ pub(super) async fn abort(
     audit(&shared, &admin, "abort", Some(id), detail, &result).await?;
     result?;
     summary(admin, State(shared), MatchId(id)).await
+}
+
+/// The body of an admin action: the shared extractor's refusals (413, 415, 400), a `malformed`
+/// one naming `what` the body should have been.
+fn body_of<T>(body: Result<ApiJson<T>, ApiError>, what: &str) -> Result<T, ApiError> {
+    body.map(|ApiJson(req)| req).map_err(|mut e| {
+        if e.body.code == ErrorCode::Malformed {
+            e.body.message = format!("not {what}: {}", e.body.message);
+        }
+        e
+    })
 }
 
 pub(super) fn not_active(status: MatchStatus) -> ApiError {
@@ -123,10 +133,9 @@ pub(super) async fn away(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
     MatchId(id): MatchId,
-    body: Result<Json<AwayRequest>, JsonRejection>,
+    body: Result<ApiJson<AwayRequest>, ApiError>,
 ) -> Result<Json<AdminMatchSummary>, ApiError> {
-    let Json(req) =
-        body.map_err(|r| ApiError::malformed(format!("not an away request: {}", r.body_text())))?;
+    let req = body_of(body, "an away request")?;
     let result = mark_away(&shared, id, &req).await;
     let detail = json!({ "seat": req.seat, "away": req.away });
     audit(&shared, &admin, "away", Some(id), detail, &result).await?;
@@ -190,11 +199,10 @@ pub(super) async fn set_role(
     admin: Admin,
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
-    body: Result<Json<AdminRoleRequest>, JsonRejection>,
+    body: Result<ApiJson<AdminRoleRequest>, ApiError>,
 ) -> Result<StatusCode, ApiError> {
     let account = Uuid::parse_str(&id).map_err(|_| ApiError::malformed("not an account id"))?;
-    let Json(req) =
-        body.map_err(|r| ApiError::malformed(format!("not a role request: {}", r.body_text())))?;
+    let req = body_of(body, "a role request")?;
     let result = match shared.store.set_admin(account, req.admin).await {
         Ok(true) => Ok(()),
         Ok(false) => Err(ApiError::new(

@@ -28,7 +28,8 @@ pub(super) struct LogQuery {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ChatQuery {
-    after: Option<i64>,
+    /// A cursor is never negative: `-1` is refused like any value that is not a number.
+    after: Option<u64>,
     limit: Option<u32>,
 }
 
@@ -39,7 +40,7 @@ pub(super) struct ChatQuery {
     security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(
         ("id" = String, Path, format = Uuid, description = "The match id"),
-        ("after" = Option<i64>, Query, description = "The lines after this cursor (a `next_after`; default 0)"),
+        ("after" = Option<u64>, Query, description = "The lines after this cursor (a `next_after`; default 0; a negative one is `malformed`)"),
         ("limit" = Option<u32>, Query, description = "Lines per page, 1 to 1000 (default 1000)"),
     ),
     responses(
@@ -58,10 +59,12 @@ pub(super) async fn chat(
     use crate::store::chat::MAX_CHAT_PAGE;
     let q = query(q)?;
     let limit = page_limit(q.limit, MAX_CHAT_PAGE, MAX_CHAT_PAGE)?;
+    let after = i64::try_from(q.after.unwrap_or(0))
+        .map_err(|_| ApiError::malformed("`after` is past every chat line"))?;
     load_row(&shared, id).await?;
     let mut lines = shared
         .store
-        .match_chat(id, q.after.unwrap_or(0), limit + 1)
+        .match_chat(id, after, limit + 1)
         .await
         .map_err(store_failed)?;
     let more = lines.len() > limit as usize;
