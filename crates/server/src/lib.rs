@@ -3,8 +3,8 @@
 //!
 //! - [`server`]: [`run`] opens the store, recovers unfinished matches, serves, shuts down.
 //! - [`http`]: the routes (matches, accounts and sessions, lobbies, the admin API, metrics, the
-//!   OpenAPI document, the `/ws` upgrade); [`web`] serves the browser client and the admin
-//!   console.
+//!   OpenAPI document, the `/ws` upgrade, checked by [`origin`]); [`web`] serves the browser
+//!   client and the admin console, with the pages' security headers.
 //! - [`conn`]: one task per WebSocket connection: the socket's side, one dispatcher, one
 //!   handler file per family of client messages.
 //! - [`state`]: what handlers and connections share ([`Shared`]), the server's [`Lifecycle`].
