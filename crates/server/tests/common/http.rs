@@ -20,8 +20,24 @@ pub async fn admin_json(server: &TestServer, path: &str) -> serde_json::Value {
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
 }
 
-/// A minimal HTTP/1.1 request on a fresh socket (for headers the client crate does not send).
+/// A minimal HTTP/1.1 request on a fresh socket (for headers the client crate does not send); a
+/// body goes as `application/json`.
 pub async fn http(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut all = headers.to_vec();
+    if !body.is_empty() {
+        all.insert(0, ("Content-Type", "application/json"));
+    }
+    http_exact(server, method, path, &all, body).await
+}
+
+/// [`http`] with exactly these headers: no content type is added.
+pub async fn http_exact(
     server: &TestServer,
     method: &str,
     path: &str,
@@ -37,9 +53,6 @@ pub async fn http(
         server.addr,
         body.len()
     );
-    if !body.is_empty() {
-        req.push_str("Content-Type: application/json\r\n");
-    }
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }

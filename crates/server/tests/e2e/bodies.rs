@@ -16,47 +16,6 @@ on_both_stores!(
 /// The router's body limit (`http::MAX_BODY_BYTES`).
 const LIMIT: usize = 64 * 1024;
 
-/// A request on a fresh socket with exactly these headers (no content type added).
-async fn raw(
-    server: &TestServer,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(server.addr)
-        .await
-        .expect("connect");
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        server.addr,
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).await.expect("write");
-    let mut out = Vec::new();
-    tokio::time::timeout(READ_TIMEOUT, s.read_to_end(&mut out))
-        .await
-        .expect("an answer in time")
-        .expect("read");
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .expect("a status line");
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
-
 /// The refusal's JSON error body; fails unless it has `code`.
 #[track_caller]
 fn refusal(what: &str, (status, body): (u16, String), want: (u16, ErrorCode)) {
@@ -71,7 +30,7 @@ fn refusal(what: &str, (status, body): (u16, String), want: (u16, ErrorCode)) {
 /// Every (method, concrete path) of the served document whose operation has a request body; a
 /// path's parameters are fresh UUIDs (the body is read before anything is looked up).
 async fn routes_with_bodies(server: &TestServer) -> Vec<(String, String)> {
-    let (status, text) = raw(server, "GET", "/api/openapi.json", &[], "").await;
+    let (status, text) = http_exact(server, "GET", "/api/openapi.json", &[], "").await;
     assert_eq!(status, 200, "{text}");
     let doc: Value = serde_json::from_str(&text).expect("the document is JSON");
     let mut out = Vec::new();
@@ -118,7 +77,7 @@ fn bearer<'a>(path: &str, session: &'a str) -> &'a str {
 }
 
 async fn guest_session(server: &TestServer) -> String {
-    let (status, text) = raw(
+    let (status, text) = http_exact(
         server,
         "POST",
         "/api/accounts/guest",
@@ -143,7 +102,7 @@ async fn every_route_with_a_body_refuses_an_oversized_one_with_413(db: &TestDb) 
             ("Authorization", auth.as_str()),
             ("Content-Type", "application/json"),
         ];
-        let answer = raw(&server, method, path, &headers, &big).await;
+        let answer = http_exact(&server, method, path, &headers, &big).await;
         refusal(
             &format!("{method} {path}"),
             answer,
@@ -172,7 +131,7 @@ async fn every_route_with_a_body_refuses_a_body_not_typed_as_json_with_415(db: &
         ] {
             let mut headers = vec![("Authorization", auth.as_str())];
             headers.extend(ty.map(|t| ("Content-Type", t)));
-            let answer = raw(&server, method, path, &headers, "{}").await;
+            let answer = http_exact(&server, method, path, &headers, "{}").await;
             refusal(
                 &format!("{method} {path} as {ty:?}"),
                 answer,
@@ -184,9 +143,9 @@ async fn every_route_with_a_body_refuses_a_body_not_typed_as_json_with_415(db: &
     // unknown, which is the next thing it checks); a `+json` type is JSON.
     let auth = format!("Bearer {session}");
     let join = format!("/api/lobbies/{}/join", Uuid::new_v4());
-    let answer = raw(&server, "POST", &join, &[("Authorization", &auth)], "").await;
+    let answer = http_exact(&server, "POST", &join, &[("Authorization", &auth)], "").await;
     refusal("an empty join", answer, (404, ErrorCode::UnknownLobby));
-    let answer = raw(
+    let answer = http_exact(
         &server,
         "POST",
         &join,
@@ -199,7 +158,7 @@ async fn every_route_with_a_body_refuses_a_body_not_typed_as_json_with_415(db: &
         answer,
         (404, ErrorCode::UnknownLobby),
     );
-    let (status, text) = raw(
+    let (status, text) = http_exact(
         &server,
         "POST",
         "/api/accounts/guest",
@@ -209,7 +168,7 @@ async fn every_route_with_a_body_refuses_a_body_not_typed_as_json_with_415(db: &
     .await;
     assert_eq!(status, 201, "{text}");
     // A required body that is empty stays `malformed`, whatever its type.
-    let answer = raw(&server, "POST", "/api/accounts/guest", &[], "").await;
+    let answer = http_exact(&server, "POST", "/api/accounts/guest", &[], "").await;
     refusal("an empty guest body", answer, (400, ErrorCode::Malformed));
     server.stop().await;
 }
