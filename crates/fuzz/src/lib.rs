@@ -52,8 +52,8 @@ pub fn mirror(data: &[u8]) {
 /// eight. Then, per byte (at most 400 commands): a legal command from `rules::bot`, the same
 /// sent by another seat (or one that does not exist), or an arbitrary `rules::Command` (squares
 /// near the start and at the ends of `i32`). Checks: no panic; a bot's legal command is accepted;
-/// a refused command leaves `game.view()` and `game.decisions()` unchanged; after an accepted
-/// one, `Game::refresh_view` of the previous view equals `game.view()`.
+/// a refused command leaves `game.view()` (which holds the open decisions) unchanged; after an
+/// accepted one, `Game::refresh_view` of the previous view equals `game.view()`.
 pub fn game(data: &[u8]) {
     game::run(data);
 }

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 const GENERATED: &[(&str, usize)] = &[
     ("client_message", 2000),
     ("mirror", 300),
-    ("game", 150),
+    ("game", 40),
     ("catalogue", 400),
     ("map", 150),
 ];
@@ -84,6 +84,7 @@ fn mutate(rng: &mut ChaCha8Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
 #[test]
 fn every_target_survives_its_corpus_and_a_fixed_seed_batch() {
     for &(target, f) in fuzz::TARGETS {
+        let started = std::time::Instant::now();
         let mut inputs: Vec<Vec<u8>> = fuzz::seeds::seeds(target);
         for (name, bytes) in corpus(target) {
             run(target, &name, f, &bytes);
@@ -104,6 +105,11 @@ fn every_target_survives_its_corpus_and_a_fixed_seed_batch() {
             let input = mutate(&mut rng, a, b);
             run(target, &format!("generated input {i}"), f, &input);
         }
+        eprintln!(
+            "{target}: {} corpus and seed inputs, {count} generated, {:.1} s",
+            inputs.len(),
+            started.elapsed().as_secs_f64()
+        );
     }
 }
 
