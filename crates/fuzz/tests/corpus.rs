@@ -13,7 +13,7 @@ use std::path::PathBuf;
 const GENERATED: &[(&str, usize)] = &[
     ("client_message", 2000),
     ("mirror", 300),
-    ("game", 40),
+    ("game", 100),
     ("catalogue", 400),
     ("map", 150),
 ];
