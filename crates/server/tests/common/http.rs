@@ -44,6 +44,19 @@ pub async fn http_exact(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
+    let (status, _, body) = http_with_head(server, method, path, headers, body).await;
+    (status, body)
+}
+
+/// [`http_exact`], with the response's head too (the status line and the headers, lines joined
+/// by `\n`, names as sent).
+pub async fn http_with_head(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(server.addr)
         .await
@@ -79,7 +92,7 @@ pub async fn http_exact(
     } else {
         body.to_string()
     };
-    (status, body)
+    (status, head.replace("\r\n", "\n"), body)
 }
 
 fn dechunk(mut s: &str) -> String {

@@ -568,34 +568,10 @@ async fn a_registered_account_takes_its_seat_from_a_second_device(db: &TestDb) {
     );
 }
 
-/// A POST without a session; the status and the response head (lower-cased names kept as
-/// sent).
+/// A POST without a session, as JSON; the status and the response head.
 async fn raw_post(server: &TestServer, path: &str, body: &str) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(server.addr)
-        .await
-        .expect("connect");
-    let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        server.addr,
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.expect("write");
-    let mut raw = Vec::new();
-    tokio::time::timeout(READ_TIMEOUT, s.read_to_end(&mut raw))
-        .await
-        .expect("in time")
-        .expect("read");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .expect("status");
-    let head = text
-        .split_once("\r\n\r\n")
-        .map_or(text.as_str(), |(h, _)| h)
-        .replace("\r\n", "\n");
+    let json = [("Content-Type", "application/json")];
+    let (status, head, _) = http_with_head(server, "POST", path, &json, body).await;
     (status, head)
 }
 
