@@ -586,4 +586,68 @@ mod tests {
             }
         }
     }
+
+    /// Every variable the compose file and the Dockerfile set for the server is one it reads:
+    /// a flag's `env`, or `RUST_LOG` (the log filter, see `telemetry`). A misspelt one would be
+    /// ignored without a word.
+    #[test]
+    fn the_container_files_set_only_variables_the_server_reads() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut known: Vec<String> = Config::command()
+            .get_arguments()
+            .filter_map(|a| a.get_env())
+            .map(|e| e.to_string_lossy().into_owned())
+            .collect();
+        known.push("RUST_LOG".into());
+        assert!(known.iter().any(|k| k == "DATABASE_URL"), "{known:?}");
+
+        let compose = std::fs::read_to_string(root.join("docker-compose.yml")).expect("compose");
+        let mut set = Vec::new();
+        let mut in_server = false;
+        let mut in_env = false;
+        for line in compose.lines() {
+            let indent = line.len() - line.trim_start().len();
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            if indent == 2 {
+                in_server = trimmed == "server:";
+                in_env = false;
+            } else if in_server && indent == 4 {
+                in_env = trimmed == "environment:";
+            } else if in_server && in_env && indent == 6 {
+                set.push(trimmed.split(':').next().unwrap_or_default().to_string());
+            }
+        }
+        assert!(
+            !set.is_empty(),
+            "the compose file's server sets no variable"
+        );
+
+        let dockerfile = std::fs::read_to_string(root.join("Dockerfile")).expect("Dockerfile");
+        let mut in_env = false;
+        for line in dockerfile.lines() {
+            let trimmed = line.trim();
+            let words = if let Some(rest) = trimmed.strip_prefix("ENV ") {
+                in_env = true;
+                rest
+            } else if in_env {
+                trimmed
+            } else {
+                continue;
+            };
+            set.extend(
+                words
+                    .split_whitespace()
+                    .filter_map(|w| w.split_once('=').map(|(k, _)| k.to_string())),
+            );
+            in_env = trimmed.ends_with('\\');
+        }
+        let unknown: Vec<&String> = set.iter().filter(|v| !known.contains(v)).collect();
+        assert!(
+            unknown.is_empty(),
+            "set for the server but read by nothing: {unknown:?} (known: {known:?})"
+        );
+    }
 }

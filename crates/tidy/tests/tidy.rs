@@ -178,3 +178,95 @@ fn js_files(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// What the crates compile into themselves (`include_str!`, `include_bytes!`, `sqlx::migrate!`)
+/// must be in the container's build stage: the Dockerfile copies it and `.dockerignore` keeps it.
+#[test]
+fn dockerfile_copies_what_the_crates_embed() {
+    let root = workspace_root();
+    let dockerfile = std::fs::read_to_string(root.join("Dockerfile")).expect("Dockerfile");
+    let copied: Vec<String> = dockerfile
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("COPY ") && !l.contains("--from"))
+        .flat_map(|l| {
+            let words: Vec<&str> = l.split_whitespace().skip(1).collect();
+            let sources = words.len().saturating_sub(1);
+            words[..sources]
+                .iter()
+                .map(|w| w.trim_end_matches('/').to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let ignored: Vec<String> = std::fs::read_to_string(root.join(".dockerignore"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.contains('*'))
+        .map(|l| l.trim_end_matches('/').to_string())
+        .collect();
+    let under = |path: &str, dir: &str| path == dir || path.starts_with(&format!("{dir}/"));
+    let embedded = embedded_paths(&root);
+    assert!(
+        embedded.iter().any(|p| p.starts_with("web")),
+        "the scan finds the embedded browser client: {embedded:?}"
+    );
+    let mut missing = Vec::new();
+    for path in &embedded {
+        if !copied.iter().any(|c| under(path, c)) {
+            missing.push(format!("{path}: no COPY in the Dockerfile's build stage"));
+        }
+        if let Some(i) = ignored.iter().find(|i| under(path, i)) {
+            missing.push(format!("{path}: left out by .dockerignore ({i})"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the image would not build:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The repository paths the crates' sources embed at compile time.
+fn embedded_paths(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for krate in crates(root) {
+        for file in rust_files(&krate.join("src")) {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for (mac, base) in [
+                    ("include_str!(", file.parent()),
+                    ("include_bytes!(", file.parent()),
+                    ("migrate!(", Some(krate.as_path())),
+                ] {
+                    let Some(at) = line.find(mac) else { continue };
+                    let rest = &line[at + mac.len()..];
+                    let Some(literal) = rest.split('"').nth(1) else {
+                        continue;
+                    };
+                    if let Some(base) = base {
+                        out.push(normalize(&base.join(literal), root));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `a/b/../c` → `a/c`, relative to `root`.
+fn normalize(path: &Path, root: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in rel(path, root).split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c.to_string()),
+        }
+    }
+    parts.join("/")
+}
