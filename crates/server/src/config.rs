@@ -629,13 +629,10 @@ mod tests {
         let mut in_env = false;
         for line in dockerfile.lines() {
             let trimmed = line.trim();
-            let words = if let Some(rest) = trimmed.strip_prefix("ENV ") {
-                in_env = true;
-                rest
-            } else if in_env {
-                trimmed
-            } else {
-                continue;
+            let words = match trimmed.strip_prefix("ENV ") {
+                Some(rest) => rest,
+                None if in_env => trimmed,
+                None => continue,
             };
             set.extend(
                 words
