@@ -575,26 +575,51 @@ async fn raw_post(server: &TestServer, path: &str, body: &str) -> (u16, String) 
     (status, head)
 }
 
-async fn a_private_lobby_and_its_match_need_the_invite_code(db: &TestDb) {
-    let server = TestServer::start(db.config());
-    let (_, host) = guest(&server, "Host").await;
-    let (_, friend) = guest(&server, "Friend").await;
-    let (_, stranger) = guest(&server, "Stranger").await;
+/// Three guests (the host, a friend, a stranger) and a private lobby of `seats` that the host
+/// created.
+pub(crate) struct PrivateLobby {
+    pub host: String,
+    pub friend: String,
+    pub stranger: String,
+    pub id: Uuid,
+    pub code: String,
+}
+
+pub(crate) async fn private_lobby(server: &TestServer, seats: u8) -> PrivateLobby {
+    let (_, host) = guest(server, "Host").await;
+    let (_, friend) = guest(server, "Friend").await;
+    let (_, stranger) = guest(server, "Stranger").await;
     let (s, v) = call(
-        &server,
+        server,
         "POST",
         "/api/lobbies",
         Some(&host),
-        Some(json!({"name": "Family", "seats": 2, "public": false})),
+        Some(json!({"name": "Family", "seats": seats, "public": false})),
     )
     .await;
     assert_eq!(s, 201, "{v}");
     let lobby = lobby_of(v);
-    let id = lobby.id;
     let code = lobby
         .invite_code
-        .clone()
-        .expect("a private lobby has an invite code");
+        .expect("the host sees a private lobby's invite code");
+    PrivateLobby {
+        host,
+        friend,
+        stranger,
+        id: lobby.id,
+        code,
+    }
+}
+
+async fn a_private_lobby_and_its_match_need_the_invite_code(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let PrivateLobby {
+        host,
+        friend,
+        stranger,
+        id,
+        code,
+    } = private_lobby(&server, 2).await;
     assert!(
         !list(&server, "").await.lobbies.iter().any(|l| l.id == id),
         "a private lobby is not listed"

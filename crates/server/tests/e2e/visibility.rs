@@ -5,7 +5,7 @@
 
 use crate::chat::two_player_match;
 use crate::common::*;
-use crate::lobby::{call, guest, join, lobby_of, ws_as};
+use crate::lobby::{PrivateLobby, call, guest, join, private_lobby, ws_as};
 use client::Connection;
 use protocol::{ChatChannel, ChatLine, ClientMessage, ErrorCode, ServerMessage};
 use serde_json::{Value, json};
@@ -26,21 +26,13 @@ async fn get_lobby(server: &TestServer, id: Uuid, token: Option<&str>, code: &st
 
 async fn a_private_lobby_shows_its_invite_code_to_its_members_only(db: &TestDb) {
     let server = TestServer::start(db.config());
-    let (_, host) = guest(&server, "Host").await;
-    let (_, friend) = guest(&server, "Friend").await;
-    let (_, stranger) = guest(&server, "Stranger").await;
-    let (s, v) = call(
-        &server,
-        "POST",
-        "/api/lobbies",
-        Some(&host),
-        Some(json!({"name": "Family", "seats": 3, "public": false})),
-    )
-    .await;
-    assert_eq!(s, 201, "{v}");
-    let lobby = lobby_of(v);
-    let id = lobby.id;
-    let code = lobby.invite_code.expect("the host sees the code");
+    let PrivateLobby {
+        host,
+        friend,
+        stranger,
+        id,
+        code,
+    } = private_lobby(&server, 3).await;
 
     // Readers who give the code but hold no seat: the lobby without its code.
     for token in [Some(stranger.as_str()), None] {
