@@ -57,6 +57,31 @@ pub enum RuleError {
 }
 
 impl RuleError {
+    /// Every [`RuleError::code`], in declaration order (documentation checks walk it).
+    pub const CODES: &[&str] = &[
+        "game_over",
+        "unknown_player",
+        "not_your_turn",
+        "wrong_phase",
+        "occupied",
+        "not_adjacent",
+        "edge_mismatch",
+        "no_meeple_left",
+        "no_such_feature",
+        "feature_occupied",
+        "module_off",
+        "not_a_crossroads",
+        "crossroads_taken",
+        "tollhouse_already_there",
+        "dispatch_choice",
+        "unchanged",
+        "off_map",
+        "print_mismatch",
+        "no_sale",
+        "not_a_wine",
+        "sale_not_allowed",
+    ];
+
     /// A stable machine-readable code (snake_case), for clients.
     pub fn code(&self) -> &'static str {
         match self {
@@ -125,7 +150,79 @@ pub enum SetupError {
     StartSquares(&'static str),
     #[error("dispatch order must name the dispatches 1 to 8, each once (M1)")]
     DispatchOrder,
+    #[error("start scores: {0}")]
+    StartScores(&'static str),
     // Carcassonne Maps
     #[error("map: {0}")]
     Map(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::{Pos, Side};
+
+    /// One of each variant. The match below has no wildcard, so a new variant fails to compile
+    /// here until it is added to the list (and so to the check against `CODES`).
+    fn one_of_each() -> Vec<RuleError> {
+        let pos = Pos::new(0, 0);
+        let all = vec![
+            RuleError::GameOver,
+            RuleError::UnknownPlayer(9),
+            RuleError::NotYourTurn {
+                player: 1,
+                waiting: 0,
+            },
+            RuleError::WrongPhase { expected: "x" },
+            RuleError::Occupied(pos),
+            RuleError::NotAdjacent(pos),
+            RuleError::EdgeMismatch { pos, side: Side::N },
+            RuleError::NoMeepleLeft,
+            RuleError::NoSuchFeature(crate::command::Target::Monastery),
+            RuleError::FeatureOccupied(crate::command::Target::Monastery),
+            RuleError::ModuleOff("x"),
+            RuleError::NotACrossroads(pos),
+            RuleError::CrossroadsTaken(pos),
+            RuleError::TollhouseAlreadyThere(pos),
+            RuleError::DispatchChoice("x"),
+            RuleError::PreferenceUnchanged,
+            RuleError::OffMap(pos),
+            RuleError::PrintMismatch { pos, side: Side::N },
+            RuleError::NoSale,
+            RuleError::NotAWine,
+            RuleError::SaleNotAllowed,
+        ];
+        for e in &all {
+            match e {
+                RuleError::GameOver
+                | RuleError::UnknownPlayer(_)
+                | RuleError::NotYourTurn { .. }
+                | RuleError::WrongPhase { .. }
+                | RuleError::Occupied(_)
+                | RuleError::NotAdjacent(_)
+                | RuleError::EdgeMismatch { .. }
+                | RuleError::NoMeepleLeft
+                | RuleError::NoSuchFeature(_)
+                | RuleError::FeatureOccupied(_)
+                | RuleError::ModuleOff(_)
+                | RuleError::NotACrossroads(_)
+                | RuleError::CrossroadsTaken(_)
+                | RuleError::TollhouseAlreadyThere(_)
+                | RuleError::DispatchChoice(_)
+                | RuleError::PreferenceUnchanged
+                | RuleError::OffMap(_)
+                | RuleError::PrintMismatch { .. }
+                | RuleError::NoSale
+                | RuleError::NotAWine
+                | RuleError::SaleNotAllowed => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn codes_lists_every_code_once() {
+        let codes: Vec<&str> = one_of_each().iter().map(RuleError::code).collect();
+        assert_eq!(codes, RuleError::CODES);
+    }
 }

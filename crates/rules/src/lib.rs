@@ -49,7 +49,7 @@ pub use geometry::{Half, Pos, Rotation, Side};
 pub use ids::Key;
 pub use secrets::Secrets;
 pub use setup::{
-    Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartSquare, StartTile,
+    Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartScore, StartSquare, StartTile,
 };
 pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileDesign, catalogue};
 pub use view::{MessagesView, PawnsView, View};

@@ -152,6 +152,40 @@ pub struct Setup {
     /// The squares tiles may lie on (P1). `None`: an open table that grows as needed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounds: Option<Bounds>,
+    /// Scenarios and tests: each seat's score when the match begins, in seat order (empty: 0
+    /// each), so that a case about scores or dark spaces needs no tiles to build them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_scores: Vec<StartScore>,
+}
+
+/// A seat's score when the match begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum StartScore {
+    /// Points (with The Messages: on the scoring pawn).
+    Points(u32),
+    /// The Messages: where each pawn stands, in points (M2); the score is their sum. Both keys
+    /// are required, so a misspelt one is refused.
+    Pawns { scoring: u32, messenger: u32 },
+}
+
+impl StartScore {
+    /// The score: both pawns together.
+    pub fn total(self) -> u32 {
+        match self {
+            StartScore::Points(p) => p,
+            StartScore::Pawns { scoring, messenger } => scoring + messenger,
+        }
+    }
+
+    /// The scoring pawn's and the messenger's points.
+    pub fn pawns(self) -> [u32; 2] {
+        match self {
+            StartScore::Points(p) => [p, 0],
+            StartScore::Pawns { scoring, messenger } => [scoring, messenger],
+        }
+    }
 }
 
 /// A start square and what lies on it when the match begins.
@@ -214,6 +248,7 @@ impl Setup {
             dispatch_order: None,
             starts: Vec::new(),
             bounds: None,
+            start_scores: Vec::new(),
         }
     }
 
@@ -239,6 +274,12 @@ impl Setup {
     /// Builder: meeples per player.
     pub fn meeples(mut self, meeples: u8) -> Self {
         self.meeples = meeples;
+        self
+    }
+
+    /// Builder: each seat's score when the match begins (tests and scenarios).
+    pub fn start_scores(mut self, scores: Vec<StartScore>) -> Self {
+        self.start_scores = scores;
         self
     }
 

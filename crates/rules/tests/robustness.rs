@@ -115,3 +115,35 @@ fn extreme_squares_and_unknown_players_are_refused_without_panic_b4() {
         refused_commands_change_nothing(&game);
     }
 }
+
+/// Start scores (scenarios and tests) set the score and, with The Messages, both pawns; a setup
+/// that gives the wrong number of them, or a messenger without The Messages, is refused.
+#[test]
+fn start_scores_set_scores_and_pawns_or_are_refused() {
+    use rules::{SetupError, StartScore};
+    let players = vec![Colour::Red, Colour::Blue];
+    let pawns = StartScore::Pawns {
+        scoring: 14,
+        messenger: 5,
+    };
+    let setup = Setup::new(players.clone(), 3)
+        .messages(true)
+        .start_scores(vec![pawns, StartScore::Points(9)]);
+    let (game, _) = Game::start(setup).expect("starts");
+    assert_eq!(game.scores(), vec![19, 9]);
+    let view = serde_json::to_value(game.view()).expect("view");
+    assert_eq!(view["messages"]["players"][0]["scoring"], 14);
+    assert_eq!(view["messages"]["players"][0]["messenger"], 5);
+    assert_eq!(view["messages"]["players"][1]["scoring"], 9);
+
+    let short = Setup::new(players.clone(), 3).start_scores(vec![StartScore::Points(1)]);
+    assert!(matches!(
+        Game::start(short),
+        Err(SetupError::StartScores(_))
+    ));
+    let no_messages = Setup::new(players, 3).start_scores(vec![pawns, StartScore::Points(0)]);
+    assert!(matches!(
+        Game::start(no_messages),
+        Err(SetupError::StartScores(_))
+    ));
+}

@@ -74,8 +74,8 @@ impl Game {
         )?;
         let total = pile.len() + starts.len();
         let players = (0..setup.players.len())
-            .map(|_| PlayerState {
-                score: 0,
+            .map(|i| PlayerState {
+                score: setup.start_scores.get(i).map_or(0, |s| s.total()),
                 supply: setup.meeples,
             })
             .collect();
@@ -163,6 +163,22 @@ fn check_setup(setup: &Setup) -> Result<(), SetupError> {
     }
     if !(1..=30).contains(&setup.meeples) {
         return Err(SetupError::Meeples(setup.meeples));
+    }
+    if !setup.start_scores.is_empty() && setup.start_scores.len() != n {
+        return Err(SetupError::StartScores(
+            "give one per player, in seat order",
+        ));
+    }
+    for s in &setup.start_scores {
+        if s.pawns()[1] > 0 && !setup.modules.messages {
+            return Err(SetupError::StartScores(
+                "a messenger's points need The Messages",
+            ));
+        }
+        // Far beyond any game's score, and far from overflowing a sum of two.
+        if s.pawns().iter().any(|&p| p > 100_000) {
+            return Err(SetupError::StartScores("at most 100000 points a pawn"));
+        }
     }
     Ok(())
 }

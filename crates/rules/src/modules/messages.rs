@@ -92,7 +92,9 @@ impl Messages {
             }
         };
         Messages {
-            pawns: vec![[0, 0]; n],
+            pawns: (0..n)
+                .map(|i| setup.start_scores.get(i).map_or([0, 0], |s| s.pawns()))
+                .collect(),
             prefs: vec![None; n],
             stack,
             pending: Vec::new(),

@@ -1,6 +1,11 @@
 //! Scenario files: a setup with a forced draw order, the commands of a game, and what must come
 //! out. The rule tests are written as scenarios (`crates/rules/scenarios/*.json`), and the
-//! `scenario` binary runs them. The format is described in `docs/scenarios.md`.
+//! `scenario` binary runs them. The format is described in `docs/scenarios.md`; how an expectation
+//! matches (partial values, any order, counts) is in [`matching`].
+
+pub mod matching;
+
+pub use matching::Count;
 
 use crate::command::Command;
 use crate::error::{RuleError, SetupError};
@@ -40,10 +45,11 @@ pub struct Step {
     /// server sends when a clock runs out, M3) instead of `command`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub default: bool,
-    /// After the step, the open decisions must be exactly these, in order (each a partial
-    /// decision, as for events): several players' decisions open at once are listed together.
+    /// After the step, the open decisions must be exactly these (each a partial decision, as
+    /// for events): an array in the order they opened, or `{"$any_order": [...]}` where the
+    /// rules fix no order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decisions: Option<Vec<Value>>,
+    pub decisions: Option<Value>,
     /// After the step, the public view must contain this partial view (`{"messages": ...}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view: Option<Value>,
@@ -53,6 +59,12 @@ pub struct Step {
     /// Partial events the command must produce, in order (see [`Expect::events`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Value>,
+    /// Partial events the command must not produce.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<Value>,
+    /// How many of the command's events match each partial event.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<Count>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -72,6 +84,9 @@ pub struct Expect {
     /// Partial events that must not occur at all.
     #[serde(default)]
     pub absent: Vec<Value>,
+    /// How many events of the whole game match each partial event.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<Count>,
     /// The public view after the last step must contain this partial view.
     #[serde(default)]
     pub view: Option<Value>,
@@ -156,21 +171,17 @@ pub fn play_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
         let result = game.apply(step.player, command.clone());
         match (result, &step.error) {
             (Ok(evs), None) => {
-                if let Err(m) = in_order(&evs, &step.events) {
+                let checked = matching::in_order(&evs, &step.events)
+                    .and_then(|()| matching::none_of(&evs, &step.absent))
+                    .and_then(|()| matching::counted(&evs, &step.counts));
+                if let Err(m) = checked {
                     return Err(ScenarioError::Expectation(format!("step {index}: {m}")));
                 }
                 if let Some(want) = &step.decisions {
-                    let open = game.decisions();
-                    let ok = open.len() == want.len()
-                        && open
-                            .iter()
-                            .zip(want)
-                            .all(|(d, w)| serde_json::to_value(d).is_ok_and(|v| subset(w, &v)));
-                    if !ok {
+                    let open = serde_json::to_value(game.decisions()).unwrap_or_default();
+                    if !matching::subset(want, &open) {
                         return Err(ScenarioError::Expectation(format!(
-                            "step {index}: open decisions are {}, expected {}",
-                            serde_json::to_string(&open).unwrap_or_default(),
-                            serde_json::to_string(want).unwrap_or_default()
+                            "step {index}: open decisions are {open}, expected {want}"
                         )));
                     }
                 }
@@ -257,6 +268,8 @@ pub fn record(
             view: None,
             error: None,
             events: Vec::new(),
+            absent: Vec::new(),
+            counts: Vec::new(),
         });
     }
     let setup = match reveal {
@@ -272,6 +285,7 @@ pub fn record(
             .collect::<Result<_, _>>()
             .map_err(|e| ScenarioError::Expectation(e.to_string()))?,
         absent: Vec::new(),
+        counts: Vec::new(),
         view: None,
     };
     Ok(Scenario {
@@ -323,7 +337,7 @@ fn public_setup(setup: &Setup, game: &Game, events: &[Event]) -> Result<Setup, S
 /// The view contains the partial view `want`.
 fn check_view(game: &Game, want: &Value) -> Result<(), String> {
     let view = serde_json::to_value(game.view()).map_err(|e| e.to_string())?;
-    match subset(want, &view) {
+    match matching::subset(want, &view) {
         true => Ok(()),
         false => Err(format!("the view does not contain {want}: {view}")),
     }
@@ -354,46 +368,9 @@ pub fn run_game(s: &Scenario) -> Result<(Outcome, Game), ScenarioError> {
             out.finished
         )));
     }
-    in_order(&out.events, &e.events).map_err(ScenarioError::Expectation)?;
-    for a in &e.absent {
-        if let Some(ev) = out.events.iter().find(|ev| matches_partial(ev, a)) {
-            return Err(ScenarioError::Expectation(format!(
-                "event {} matches {a}, which must not occur",
-                serde_json::to_string(ev).unwrap_or_default()
-            )));
-        }
-    }
+    matching::in_order(&out.events, &e.events)
+        .and_then(|()| matching::none_of(&out.events, &e.absent))
+        .and_then(|()| matching::counted(&out.events, &e.counts))
+        .map_err(ScenarioError::Expectation)?;
     Ok((out, game))
-}
-
-/// Every expected partial event occurs in `events`, in order.
-fn in_order(events: &[Event], expected: &[Value]) -> Result<(), String> {
-    let mut it = events.iter();
-    for want in expected {
-        if !it.any(|ev| matches_partial(ev, want)) {
-            return Err(format!(
-                "no event matching {want} (in order) among {}",
-                serde_json::to_string(events).unwrap_or_default()
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn matches_partial(ev: &Event, want: &Value) -> bool {
-    serde_json::to_value(ev).is_ok_and(|v| subset(want, &v))
-}
-
-/// `want` is contained in `got`: objects by their given keys, arrays of the same length element
-/// by element, everything else equal.
-fn subset(want: &Value, got: &Value) -> bool {
-    match (want, got) {
-        (Value::Object(w), Value::Object(g)) => w
-            .iter()
-            .all(|(k, wv)| g.get(k).is_some_and(|gv| subset(wv, gv))),
-        (Value::Array(w), Value::Array(g)) => {
-            w.len() == g.len() && w.iter().zip(g).all(|(wv, gv)| subset(wv, gv))
-        }
-        _ => want == got,
-    }
 }
