@@ -35,6 +35,7 @@ impl LobbyModules {
                     starts: None,
                     chips: self.chips,
                     chip_layout: None,
+                    data: None,
                 })
             }),
         }

@@ -25,7 +25,7 @@ pub use load::{MapError, parse};
 
 use crate::geometry::{Pos, Side};
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// The map files compiled into the crate: (id, text). The id is the file name without `.toml`.
 const DATA: &[(&str, &str)] = &[("france", include_str!("../data/maps/france.toml"))];
@@ -35,9 +35,45 @@ pub fn ids() -> impl Iterator<Item = &'static str> {
     DATA.iter().map(|(id, _)| *id)
 }
 
+/// The map named `id`: a built-in one, else one a setup gave as text ([`register`]).
+pub fn map(id: &str) -> Option<&'static Map> {
+    builtin(id).or_else(|| given(id))
+}
+
+/// Maps that setups gave as text (scenarios and tests), parsed once per name and kept for the
+/// life of the process, so that a game names them like a built-in map and a copy of it finds
+/// its map again. Only a setup that carries the text adds one, so a match stays a function of its
+/// setup; the list grows with the distinct maps a process is given (a handful in a test run).
+static GIVEN: Mutex<Vec<(&'static Map, String)>> = Mutex::new(Vec::new());
+
+fn given(id: &str) -> Option<&'static Map> {
+    let list = GIVEN.lock().unwrap_or_else(PoisonError::into_inner);
+    list.iter().find(|(m, _)| m.id == id).map(|(m, _)| *m)
+}
+
+/// The map a setup gives as `text` in the map file format, named `id`: parsed and checked like a
+/// built-in file, then kept (see [`GIVEN`]). The same name with the same text gives the same map;
+/// a built-in map's name, or a name already given to another text, is refused.
+pub fn register(id: &str, text: &str) -> Result<&'static Map, MapError> {
+    if builtin(id).is_some() {
+        return Err(MapError::NameTaken { id: id.to_string() });
+    }
+    let parsed = parse(id, text)?;
+    let mut list = GIVEN.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((m, t)) = list.iter().find(|(m, _)| m.id == id) {
+        return match t == text {
+            true => Ok(m),
+            false => Err(MapError::NameTaken { id: id.to_string() }),
+        };
+    }
+    let kept: &'static Map = Box::leak(Box::new(parsed));
+    list.push((kept, text.to_string()));
+    Ok(kept)
+}
+
 /// The built-in map `id`, parsed and checked once. The data is part of the build and checked by
 /// tests (`tests/map_france.rs`), so a broken file is a programming error.
-pub fn map(id: &str) -> Option<&'static Map> {
+fn builtin(id: &str) -> Option<&'static Map> {
     static MAPS: OnceLock<Vec<Map>> = OnceLock::new();
     let maps = MAPS.get_or_init(|| {
         DATA.iter()

@@ -73,9 +73,12 @@ impl Modules {
         }
     }
 
-    /// Whether the setup forces what is secret (a chip layout): tests and scenarios only.
+    /// Whether the setup forces what is secret (a chip layout) or brings its own map: tests and
+    /// scenarios only.
     pub fn forces_secrets(&self) -> bool {
-        self.map.as_ref().is_some_and(|m| m.chip_layout.is_some())
+        self.map
+            .as_ref()
+            .is_some_and(|m| m.chip_layout.is_some() || m.data.is_some())
     }
 }
 
@@ -96,6 +99,10 @@ pub struct MapSetup {
     /// Scenarios and tests: the chips' layout, instead of laying them with the seed (P7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chip_layout: Option<Vec<ChipAt>>,
+    /// Scenarios and tests: the map itself, in the map file format (`docs/maps.md`), instead of
+    /// a built-in one; `map` is its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
 }
 
 impl MapSetup {
@@ -107,6 +114,7 @@ impl MapSetup {
             starts: None,
             chips,
             chip_layout: None,
+            data: None,
         }
     }
 }
@@ -303,6 +311,7 @@ impl Setup {
             starts: None,
             chips: false,
             chip_layout: None,
+            data: None,
         }));
         self.meeples = 9;
         self

@@ -2,7 +2,7 @@
 //! of mistake a file can hold is refused with its own `MapError`.
 
 use rules::geometry::{Pos, Side};
-use rules::maps::{Across, CityId, Grape, MapError, Print, parse};
+use rules::maps::{self, Across, CityId, Grape, MapError, Print, parse};
 
 /// A 5×4 map: one start (1), a one-square large city (A), a town (a), one printed road.
 ///
@@ -323,4 +323,27 @@ fn border_prints_may_also_be_written_as_tables() {
     let (a, b) = (parse("test", VALID), parse("test", &tables));
     let prints = |m: Result<rules::maps::Map, MapError>| m.map(|m| m.border_prints().to_vec());
     assert_eq!(prints(a), prints(b));
+}
+
+/// A map a setup gives as text is kept under its name: the same text again gives the same map, a
+/// built-in map's name or a second text under one name is refused, and a game finds it by name.
+#[test]
+fn a_map_given_as_text_is_kept_by_name() {
+    let text = "name = \"Strip\"\noutline = \"\"\"\n 0 | 1 # #\n\"\"\"\n\n[[start]]\nmark = \"1\"\nname = \"West\"\n";
+    let first = maps::register("strip-test", text).expect("a valid map");
+    let again = maps::register("strip-test", text).expect("the same map again");
+    assert!(std::ptr::eq(first, again));
+    assert!(std::ptr::eq(
+        maps::map("strip-test").expect("found by name"),
+        first
+    ));
+    let other = text.replace("# #", "# # #");
+    assert!(matches!(
+        maps::register("strip-test", &other),
+        Err(MapError::NameTaken { .. })
+    ));
+    assert!(matches!(
+        maps::register("france", text),
+        Err(MapError::NameTaken { .. })
+    ));
 }

@@ -39,7 +39,7 @@ pub fn prepare(
 ) -> Result<Prepared, NewMatchError> {
     if (req.draw_order.is_some() || req.modules.forces_secrets()) && !allow_test_setups {
         return Err(NewMatchError::Invalid(
-            "draw_order and chip_layout are for tests and scenarios; this server does not allow test setups".into(),
+            "draw_order, chip_layout and a map's data are for tests and scenarios; this server does not allow test setups".into(),
         ));
     }
     if let Some(clock) = &req.clock {

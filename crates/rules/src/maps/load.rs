@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 /// What is wrong with a map file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MapError {
+    #[error("map `{id}` is a built-in map's name or another map's already: give this one its own")]
+    NameTaken { id: String },
     #[error("{file}: not a valid map file: {message}")]
     Toml { file: String, message: String },
     #[error("the outline has no rows")]

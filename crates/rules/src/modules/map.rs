@@ -51,8 +51,13 @@ impl MapStart {
         let Some(s) = &setup.modules.map else {
             return Ok(None);
         };
-        let map = crate::maps::map(&s.map)
-            .ok_or_else(|| SetupError::Map(format!("unknown map `{}`", s.map)))?;
+        let map = match &s.data {
+            Some(text) => {
+                crate::maps::register(&s.map, text).map_err(|e| SetupError::Map(e.to_string()))?
+            }
+            None => crate::maps::map(&s.map)
+                .ok_or_else(|| SetupError::Map(format!("unknown map `{}`", s.map)))?,
+        };
         let choice = match setup.starts.is_empty() {
             true => {
                 let names = s.starts.as_ref().map(|[a, b]| [a.as_str(), b.as_str()]);

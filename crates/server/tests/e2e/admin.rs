@@ -152,6 +152,7 @@ async fn list_filters_and_pages(db: &TestDb) {
             starts: None,
             chips: true,
             chip_layout: None,
+            data: None,
         })),
         ..Modules::default()
     };

@@ -104,6 +104,7 @@ async fn a_whole_match_on_the_france_map(db: &TestDb) {
                 starts: None,
                 chips: true,
                 chip_layout: None,
+                data: None,
             })),
             ..Default::default()
         },
@@ -404,6 +405,7 @@ async fn all_three_modules_on_the_france_map(db: &TestDb) {
                     starts: None,
                     chips: true,
                     chip_layout: None,
+                    data: None,
                 })),
             },
             meeples: None,
