@@ -17,6 +17,13 @@ const READ_BUFFER: usize = 16 * 1024;
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
+/// A small read buffer: tungstenite zero-fills the free part of it (128 KiB by default) before
+/// every read from the socket, which cost more than the rest of reading a diff.
+fn config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER)
+}
+
 /// What the server said about itself in its first frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Welcome {
@@ -76,6 +83,49 @@ impl Connection {
         Connection::open(ws_url, false).await
     }
 
+    /// Like [`Connection::connect`], from the local address `local` (port chosen by the system):
+    /// a load test spreads its connections over several loopback addresses (`127.0.0.2`, …) so
+    /// that one address's ephemeral ports do not run out. Plain `ws://` only.
+    pub async fn connect_from(
+        ws_url: &str,
+        local: std::net::IpAddr,
+    ) -> Result<Connection, ClientError> {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let bad = |reason: &str| ClientError::BadUrl {
+            url: ws_url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let request = ws_url.into_client_request()?;
+        let uri = request.uri();
+        if uri.scheme_str() != Some("ws") {
+            return Err(bad("a local address is for ws:// only"));
+        }
+        let host = uri.host().ok_or_else(|| bad("no host"))?;
+        let port = uri.port_u16().unwrap_or(80);
+        let server = tokio::net::lookup_host((host, port))
+            .await
+            .map_err(ClientError::Connect)?
+            .find(|a| a.is_ipv4() == local.is_ipv4())
+            .ok_or_else(|| bad("no address of the local address's family"))?;
+        let socket = match local {
+            std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
+            std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
+        }
+        .map_err(ClientError::Connect)?;
+        socket
+            .bind(std::net::SocketAddr::new(local, 0))
+            .map_err(ClientError::Connect)?;
+        let stream = socket.connect(server).await.map_err(ClientError::Connect)?;
+        stream.set_nodelay(true).map_err(ClientError::Connect)?;
+        let (ws, _response) = tokio_tungstenite::client_async_with_config(
+            request,
+            MaybeTlsStream::Plain(stream),
+            Some(config()),
+        )
+        .await?;
+        Connection::welcomed(ws, false).await
+    }
+
     /// Like [`Connection::connect`], and keeps every text frame received from the first (the
     /// `welcome`) on, as sent; [`Connection::take_frames`] hands them over.
     pub async fn connect_recording(ws_url: &str) -> Result<Connection, ClientError> {
@@ -116,12 +166,13 @@ impl Connection {
         record: bool,
     ) -> Result<Connection, ClientError> {
         // Nagle off, like the server: every command is a small write that the sender waits on.
-        // A small read buffer: tungstenite zero-fills the free part of it (128 KiB by default)
-        // before every read from the socket, which cost more than the rest of reading a diff.
-        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
-            .read_buffer_size(READ_BUFFER);
         let (ws, _response) =
-            tokio_tungstenite::connect_async_with_config(request, Some(config), true).await?;
+            tokio_tungstenite::connect_async_with_config(request, Some(config()), true).await?;
+        Connection::welcomed(ws, record).await
+    }
+
+    /// Reads the `welcome` of a connection just opened.
+    async fn welcomed(ws: Ws, record: bool) -> Result<Connection, ClientError> {
         let mut conn = Connection {
             ws,
             welcome: Welcome {

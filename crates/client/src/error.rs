@@ -39,6 +39,9 @@ pub enum ClientError {
     Closed(Option<crate::Close>),
     #[error("no message within {0:?}")]
     Timeout(Duration),
+    /// Opening the TCP connection failed (the server's address, or the local one to bind).
+    #[error("connecting: {0}")]
+    Connect(#[source] std::io::Error),
     #[error(transparent)]
     Mirror(#[from] crate::MirrorError),
 }

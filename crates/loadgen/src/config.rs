@@ -60,6 +60,39 @@ pub(crate) struct Args {
     /// since the server's process started (`--server-pid`) or else since the probe started.
     #[arg(long)]
     pub(crate) probe: Option<std::path::PathBuf>,
+    /// Human-pace (open-loop) run instead of the closed loop: `--matches` live matches whose
+    /// players move after a think time (see the `pace` module); `--players` and `--modules` are
+    /// replaced by `--mix` and `--all-modules`.
+    #[arg(long)]
+    pub(crate) pace: bool,
+    /// Pace: table sizes and their weights, `players:weight,...`.
+    #[arg(long, default_value = "2:40,3:30,4:20,5:10")]
+    pub(crate) mix: String,
+    /// Pace: the mean think time before each answer, in seconds.
+    #[arg(long, default_value_t = 20.0)]
+    pub(crate) think: f64,
+    /// Pace: every think time is exactly `--think` (default: exponentially distributed).
+    #[arg(long)]
+    pub(crate) think_fixed: bool,
+    /// Pace: the share of matches with every module on (the others: the base game).
+    #[arg(long, default_value_t = 0.25)]
+    pub(crate) all_modules: f64,
+    /// Pace: a spectator on every N-th match (0: none).
+    #[arg(long, default_value_t = 10)]
+    pub(crate) spectator_every: usize,
+    /// Pace: mean seconds between a connection's reconnects with `since` (0: never).
+    #[arg(long, default_value_t = 600.0)]
+    pub(crate) reconnect_mean: f64,
+    /// Pace: loopback source addresses to spread connections over (127.0.0.2 and up; 1: the
+    /// system's choice), so that no address runs out of ephemeral ports.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) sources: usize,
+    /// Pace: the matches open in this many equal steps, each measured for `--secs`.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) steps: usize,
+    /// Pace: seconds between two progress lines.
+    #[arg(long, default_value_t = 5.0)]
+    pub(crate) progress: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

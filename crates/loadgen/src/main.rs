@@ -17,6 +17,9 @@
 //! the seat whose decision is first reads it; one thread (`--threads 1`, the default) runs a
 //! current-thread runtime; mimalloc allocates.
 //!
+//! `--pace` instead plays at human pace (an open loop): many live matches whose players each
+//! answer after a think time, measured in ramp steps (see [`pace`]).
+//!
 //! `--fill K` instead creates `--matches` matches, plays K moves in each and hangs up, leaving
 //! them unfinished: with `--server-pid` it prints the server's resident memory per match held in
 //! memory, and the filled store is the starting point for timing a restart: `--seats-out FILE`
@@ -32,6 +35,7 @@
 //! - [`seat`]: opening a match and playing one of its seats; [`shared`]: what the seats of a
 //!   match share (the commands in flight, the fill budget, one mirror of the view);
 //!   [`frame`]: a server frame read in part.
+//! - [`pace`]: the human-pace (open-loop) run, `--pace`.
 //! - [`procfs`]: CPU, context switches, memory and age of a process, from `/proc`.
 //! - [`report`]: what the seats measured and the lines printed (`summary.awk` parses them).
 //! - [`LoadError`] ([`error`]): why a run, a seat or a frame fails.
@@ -42,6 +46,7 @@ mod fill;
 #[cfg(test)]
 mod fixtures;
 mod frame;
+mod pace;
 mod probe;
 mod procfs;
 mod report;
@@ -74,6 +79,9 @@ fn main() -> Result<(), LoadError> {
             .enable_all()
             .build()?
     };
+    if args.pace {
+        return runtime.block_on(pace::pace(args));
+    }
     match (args.fill, args.probe.clone()) {
         (Some(moves), _) => runtime.block_on(fill::fill(args, moves)),
         (None, Some(seats)) => runtime.block_on(probe::probe(args, seats)),
