@@ -2,9 +2,10 @@
 //! time) or a spectator's. It reconnects with `since` now and then, as players on phones do, and
 //! checks that its diffs follow each other without a gap.
 
+use super::PaceCtx;
+use super::meter::{Meter, short};
 use super::plan::{next_reconnect, source};
 use super::table::Table;
-use super::{PaceCtx, meter::Meter};
 use crate::frame::{Head, HeadOnly, PatchOnly, parse};
 use client::{Connection, Mirror};
 use protocol::{ErrorCode, PatchOp, Seq, ServerMessage};
@@ -33,11 +34,6 @@ enum End {
     Reconnect,
     /// Counted under this code; reconnect after a pause.
     Failed(String),
-}
-
-/// The first words of an error, as a code for the report.
-pub(crate) fn short(e: &str) -> String {
-    e.split([':', '(']).next().unwrap_or(e).trim().to_owned()
 }
 
 /// Opens, plays and reopens one connection until its match ends or the run stops.

@@ -33,6 +33,11 @@ struct Samples {
     errors: BTreeMap<String, u64>,
 }
 
+/// The first words of an error, as a code for the report.
+pub(crate) fn short(e: &str) -> String {
+    e.split([':', '(']).next().unwrap_or(e).trim().to_owned()
+}
+
 fn micros(d: Duration) -> u32 {
     u32::try_from(d.as_micros()).unwrap_or(u32::MAX)
 }

@@ -12,10 +12,12 @@
 //! runs; the last line on stdout is the JSON summary.
 //!
 //! - [`plan`]: the mix, think times, reconnect times and source addresses, as pure functions.
-//! - [`table`]: one match and what its connections share; [`conn`]: one connection.
+//! - [`matches`]: one table's matches, one after another; [`table`]: what the connections of a
+//!   match share; [`conn`]: one connection.
 //! - [`meter`]: the counters, samples and the step report.
 
 pub(crate) mod conn;
+pub(crate) mod matches;
 pub(crate) mod meter;
 pub(crate) mod plan;
 pub(crate) mod table;
@@ -92,7 +94,7 @@ pub(crate) async fn pace(args: Args) -> Result<(), LoadError> {
         let ramp = Instant::now();
         while tables.len() < target {
             let i = tables.len();
-            tables.push(tokio::spawn(table::run(ctx.clone(), i, stop_rx.clone())));
+            tables.push(tokio::spawn(matches::run(ctx.clone(), i, stop_rx.clone())));
             // Opening hundreds of matches at once would measure the burst, not the pace.
             if i % 50 == 49 {
                 tokio::time::sleep(Duration::from_millis(20)).await;

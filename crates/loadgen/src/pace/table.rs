@@ -1,18 +1,12 @@
-//! One match of the human-pace run: created over HTTP, played by one connection per seat and
-//! watched by a spectator on every `--spectator-every`-th table, replaced by a new match when it
-//! ends. What its connections share: one mirror of the public view, and the fan-out bookkeeping.
+//! What the connections of one match share in the human-pace run: one mirror of the public
+//! view, how many are subscribed, whether the match is over, and the fan-out bookkeeping.
 
-use super::conn::{self, Role};
-use super::plan::unit;
-use super::{PaceCtx, meter::Meter};
+use super::meter::Meter;
 use client::Mirror;
-use protocol::{CreateMatch, Seq};
-use rules::{Colour, Modules};
+use protocol::Seq;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
@@ -85,90 +79,10 @@ impl Table {
     }
 }
 
-const COLOURS: [Colour; 6] = [
-    Colour::Red,
-    Colour::Blue,
-    Colour::Green,
-    Colour::Yellow,
-    Colour::Black,
-    Colour::Pink,
-];
-
-/// The match a table plays next: its size from the mix, every module on in a share of them.
-pub(crate) fn next_request(ctx: &PaceCtx, rng: &mut u64) -> CreateMatch {
-    let players = ctx.mix.pick(rng);
-    let all = unit(rng) < ctx.all_modules;
-    CreateMatch {
-        players: COLOURS[..players].to_vec(),
-        modules: if all {
-            Modules::all()
-        } else {
-            Modules::default()
-        },
-        meeples: None,
-        draw_order: None,
-        clock: ctx.clock,
-    }
-}
-
-/// Plays matches at table `index`, one after another, until `stop`.
-pub(crate) async fn run(ctx: Arc<PaceCtx>, index: usize, mut stop: watch::Receiver<bool>) {
-    let mut rng = ctx.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let spectator = ctx.spectator_every > 0 && index.is_multiple_of(ctx.spectator_every);
-    while !*stop.borrow() {
-        let request = next_request(&ctx, &mut rng);
-        let created = match client::create_match(&ctx.http, &request).await {
-            Ok(c) => c,
-            Err(e) => {
-                ctx.meter
-                    .error(&format!("create: {}", conn::short(&e.to_string())));
-                tokio::select! {
-                    _ = stop.changed() => return,
-                    () = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                }
-            }
-        };
-        let table = Arc::new(Table::new(created.match_id));
-        Meter::gauge(&ctx.meter.live_matches, 1);
-        let mut roles: Vec<Role> = created
-            .seats
-            .iter()
-            .map(|s| Role::Player {
-                seat: s.seat,
-                token: s.token.clone(),
-            })
-            .collect();
-        if spectator {
-            roles.push(Role::Spectator);
-        }
-        let tasks: Vec<_> = roles
-            .into_iter()
-            .map(|role| {
-                let seed = rules::bot::splitmix64(&mut rng);
-                tokio::spawn(conn::run(
-                    ctx.clone(),
-                    table.clone(),
-                    role,
-                    seed,
-                    stop.clone(),
-                ))
-            })
-            .collect();
-        for t in tasks {
-            if t.await.is_err() {
-                ctx.meter.error("task");
-            }
-        }
-        Meter::gauge(&ctx.meter.live_matches, -1);
-        if table.finished.load(Ordering::Relaxed) {
-            ctx.meter.matches_finished.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn fan_out_is_timed_once_every_subscriber_read_the_diff() {
