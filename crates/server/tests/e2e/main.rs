@@ -10,6 +10,7 @@
 mod common;
 
 mod admin;
+mod backup;
 mod bodies;
 mod chat;
 mod clocks;
