@@ -151,7 +151,11 @@ async fn a_backup_taken_during_play_is_a_consistent_copy_that_serves() {
             backed.len(),
             original.len()
         );
-        eprintln!("{id}: {} of {} commands in the copy", backed.len(), original.len());
+        eprintln!(
+            "{id}: {} of {} commands in the copy",
+            backed.len(),
+            original.len()
+        );
         copied.push(backed.len() as u64);
     }
     live.close().await;

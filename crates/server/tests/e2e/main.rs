@@ -31,5 +31,6 @@ mod retention;
 mod schemathesis;
 mod session_cap;
 mod suites;
+mod tls;
 mod tollkeepers;
 mod visibility;
