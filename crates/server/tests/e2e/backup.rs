@@ -24,6 +24,7 @@ impl Process {
         let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
             .args(["--bind", "127.0.0.1:0", "--log-format", "json"])
             .args(["--allow-test-setups", "--command-rate-addr", "1000000/1s"])
+            .args(["--command-rate-conn", "1000000/1s"])
             .arg("--data-dir")
             .arg(data_dir)
             .env("RUST_LOG", "info")
@@ -98,19 +99,30 @@ async fn a_backup_taken_during_play_is_a_consistent_copy_that_serves() {
         games.push((created.match_id, seats, rng));
     }
     let ids: Vec<uuid::Uuid> = games.iter().map(|g| g.0).collect();
+    // Each player says when it has made 10 more moves; the backup starts once all have, while
+    // they go on.
+    let (under_way, mut started) = tokio::sync::mpsc::channel::<()>(MATCHES);
     let players: Vec<_> = games
         .into_iter()
         .map(|(_, mut seats, mut rng)| {
+            let under_way = under_way.clone();
             tokio::spawn(async move {
                 let mut moves = 0;
                 // Moves until the match ends or the test has seen enough.
                 while moves < 60 && answer_one(&mut seats, &mut [], &mut rng).await.is_some() {
                     moves += 1;
+                    if moves == 10 {
+                        let _ = under_way.send(()).await;
+                    }
                 }
                 moves
             })
         })
         .collect();
+    drop(under_way);
+    for _ in 0..MATCHES {
+        let _ = started.recv().await;
+    }
     let copy = dir.path().join("copy.db");
     let (ok, out) = backup(&live_dir, &copy).await;
     assert!(ok, "the backup failed: {out}");
