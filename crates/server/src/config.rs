@@ -52,6 +52,9 @@ pub struct Config {
     pub store: StoreConfig,
 
     #[command(flatten)]
+    pub retention: RetentionConfig,
+
+    #[command(flatten)]
     pub conn: ConnConfig,
 
     #[command(flatten)]
@@ -65,18 +68,86 @@ pub struct Config {
 
     #[command(flatten)]
     legacy: LegacyMillis,
+
+    /// Without a command, the server runs.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What the binary does instead of serving.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Command {
+    /// Copies the SQLite store to a new file, consistent at one commit, while a server may run
+    /// on it (Postgres: use pg_dump). Reads `--data-dir` / `DATA_DIR` and `DATABASE_URL`.
+    Backup {
+        /// The copy to write; an existing file is refused.
+        #[arg(long)]
+        to: PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Store")]
 pub struct StoreConfig {
-    /// A Postgres URL; without it the SQLite file under `--data-dir` is used.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_parser = secret)]
+    /// A Postgres URL; without it the SQLite file under `--data-dir` is used. TLS by its
+    /// `sslmode` (`require`, `verify-full` with `sslrootcert=/path/ca.pem`).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_parser = secret, global = true)]
     pub database_url: Option<SecretString>,
 
     /// Where the SQLite file lives (created on first run).
-    #[arg(long, env = "DATA_DIR", default_value = "./data")]
+    #[arg(long, env = "DATA_DIR", default_value = "./data", global = true)]
     pub data_dir: PathBuf,
+
+    /// Most connections of the Postgres pool, or SQLite's reading connections (writes always
+    /// go through one); default 16 on Postgres, 4 on SQLite.
+    #[arg(long, env = "DB_POOL_SIZE",
+          value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub db_pool_size: Option<u32>,
+
+    /// A query waiting this long for a connection (opening one included) fails; default 10s
+    /// on Postgres, 30s on SQLite.
+    #[arg(long, env = "DB_ACQUIRE_TIMEOUT", value_parser = positive_duration)]
+    pub db_acquire_timeout: Option<Duration>,
+
+    /// A pooled connection idle this long is closed.
+    #[arg(long, env = "DB_IDLE_TIMEOUT", default_value = "10m", value_parser = positive_duration)]
+    pub db_idle_timeout: Duration,
+
+    /// A pooled connection this old is closed and opened again (a proxy or failover in front
+    /// of Postgres sees new connections).
+    #[arg(long, env = "DB_MAX_LIFETIME", default_value = "30m", value_parser = positive_duration)]
+    pub db_max_lifetime: Duration,
+}
+
+/// Retention: what a background pass deletes every `--retention-interval`, each kind off
+/// unless its number of days is given (docs/operations.md).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Retention")]
+pub struct RetentionConfig {
+    /// Delete guest accounts unused for this many days (created before, no match ended, no
+    /// chat, no unfinished match, no open lobby since); their matches keep every row.
+    #[arg(long, env = "RETAIN_GUESTS", value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub retain_guests: Option<u32>,
+
+    /// Delete chat lines older than this many days.
+    #[arg(long, env = "RETAIN_CHAT", value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub retain_chat: Option<u32>,
+
+    /// Delete finished and aborted matches (with their log and chat) that ended this many days
+    /// ago.
+    #[arg(long, env = "RETAIN_MATCHES", value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub retain_matches: Option<u32>,
+
+    /// Time between two retention passes (the first runs a minute after the start).
+    #[arg(long, env = "RETENTION_INTERVAL", default_value = "1h", value_parser = positive_duration)]
+    pub retention_interval: Duration,
+}
+
+impl RetentionConfig {
+    /// The days kept per kind (guests, chat, matches); `None` keeps a kind for ever.
+    pub fn days(&self) -> [Option<u32>; 3] {
+        [self.retain_guests, self.retain_chat, self.retain_matches]
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -559,6 +630,32 @@ mod tests {
             c.as_ref().and_then(|c| c.store.url()),
             Some("postgres://app:hunter2-db@db/app")
         );
+    }
+
+    /// `server backup --to FILE` takes the store's flags before or after the command; the plain
+    /// run keeps its flags and has no command.
+    #[test]
+    fn backup_is_a_command_beside_the_plain_run() {
+        let backup = |args: &[&str]| {
+            Config::try_parse_from(std::iter::once("server").chain(args.iter().copied()))
+                .map(|c| (c.command, c.store.data_dir))
+                .map_err(|e| e.to_string())
+        };
+        let to = Some(Command::Backup { to: "b.db".into() });
+        for args in [
+            &["backup", "--to", "b.db", "--data-dir", "d"][..],
+            &["--data-dir", "d", "backup", "--to", "b.db"][..],
+        ] {
+            let parsed = backup(args);
+            assert!(
+                matches!(&parsed, Ok((c, d)) if format!("{c:?}") == format!("{to:?}") && d == &PathBuf::from("d")),
+                "{args:?}: {parsed:?}"
+            );
+        }
+        assert!(backup(&["backup"]).is_err(), "backup needs --to");
+        let run = backup(&["--bind", "127.0.0.1:9000", "--db-pool-size", "8"]);
+        assert!(matches!(run, Ok((None, _))), "{run:?}");
+        assert!(Config::default().command.is_none());
     }
 
     /// The README's table is the flags' own: regenerate it with `UPDATE_README=1`.

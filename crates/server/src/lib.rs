@@ -1,7 +1,8 @@
 //! The authoritative Carcassonne server. The crate's map, from the top down (each layer uses
 //! only the ones below it):
 //!
-//! - [`server`]: [`run`] opens the store, recovers unfinished matches, serves, shuts down.
+//! - [`server`]: [`run`] opens the store, recovers unfinished matches, serves, shuts down;
+//!   [`retention`]: the background task that deletes what the retention settings let go.
 //! - [`http`]: the routes (matches, accounts and sessions, lobbies, the admin API, metrics, the
 //!   OpenAPI document, the `/ws` upgrade, checked by [`origin`]); [`web`] serves the browser
 //!   client and the admin console, with the pages' security headers.
@@ -37,6 +38,7 @@ pub mod meters;
 pub mod newmatch;
 pub mod origin;
 pub mod outbox;
+pub mod retention;
 pub mod server;
 pub mod state;
 pub mod store;

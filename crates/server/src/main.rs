@@ -1,5 +1,8 @@
-//! `server`: runs the Carcassonne server until SIGTERM or ctrl-c.
+//! `server`: runs the Carcassonne server until SIGTERM or ctrl-c; `server backup --to FILE`
+//! copies its SQLite store.
 
+use server::config::Command;
+use server::store::backup::{BackupError, sqlite_backup};
 use server::{Config, init_tracing, run};
 use std::process::ExitCode;
 use tokio::net::TcpListener;
@@ -9,6 +12,9 @@ use tracing::error;
 async fn main() -> ExitCode {
     let config = Config::from_env();
     init_tracing(config.log_format);
+    if let Some(Command::Backup { to }) = &config.command {
+        return backup(&config, to).await;
+    }
     let listener = match TcpListener::bind(config.bind).await {
         Ok(l) => l,
         Err(e) => {
@@ -20,6 +26,25 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             error!(error = %e, "server failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `server backup`: the SQLite store copied to `to`; Postgres is refused with the pg_dump line.
+async fn backup(config: &Config, to: &std::path::Path) -> ExitCode {
+    let db = config.store.data_dir.join("server.db");
+    let done = match config.store.url() {
+        Some(url) if !url.trim().is_empty() => Err(BackupError::Postgres),
+        _ => sqlite_backup(&db, to).await,
+    };
+    match done {
+        Ok(()) => {
+            tracing::info!(from = %db.display(), to = %to.display(), "backup written");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            error!(error = %e, "no backup");
             ExitCode::FAILURE
         }
     }

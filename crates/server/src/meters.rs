@@ -27,6 +27,7 @@ const INBOX: &str = "carcassonne_match_inbox_depth";
 const OUTGOING: &str = "carcassonne_outgoing_queue_depth";
 const RESUMES: &str = "carcassonne_resumes_total";
 const CLOSES: &str = "carcassonne_closes_total";
+const RETENTION: &str = "carcassonne_retention_deleted_total";
 
 /// Latency buckets in seconds, from half a millisecond (a SQLite commit on an idle machine) to
 /// seconds (a store in trouble).
@@ -99,6 +100,8 @@ pub struct Metrics {
     resumes: [Counter; RESUME_KINDS.len()],
     closes: [Counter; CLOSE_CODES.len()],
     other_close: Counter,
+    /// Deleted by retention: guests, chat lines, matches.
+    retention: [Counter; 3],
 }
 
 impl std::fmt::Debug for Metrics {
@@ -134,7 +137,9 @@ impl Metrics {
             let help = SharedString::const_str(help);
             match name {
                 CONNECTIONS | MATCHES => r.describe_gauge(name.into(), unit, help),
-                COMMANDS | RESUMES | CLOSES => r.describe_counter(name.into(), unit, help),
+                COMMANDS | RESUMES | CLOSES | RETENTION => {
+                    r.describe_counter(name.into(), unit, help)
+                }
                 _ => r.describe_histogram(name.into(), unit, help),
             }
         };
@@ -188,6 +193,11 @@ impl Metrics {
             None,
             "Connections ended, by the close code the server sent (none: the client closed or the socket failed).",
         );
+        describe(
+            RETENTION,
+            None,
+            "Rows deleted by the retention passes, by kind: guests (accounts), chat (lines), matches.",
+        );
 
         let counter = |name: &'static str, labels: &[(&'static str, &'static str)]| {
             let labels: Vec<Label> = labels
@@ -217,6 +227,8 @@ impl Metrics {
             resumes: RESUME_KINDS.map(|(_, kind)| counter(RESUMES, &[("kind", kind)])),
             closes: CLOSE_CODES.map(|(_, code)| counter(CLOSES, &[("code", code)])),
             other_close: counter(CLOSES, &[("code", "other")]),
+            retention: ["guests", "chat", "matches"]
+                .map(|kind| counter(RETENTION, &[("kind", kind)])),
             handle: r.handle(),
         }
     }
@@ -250,6 +262,13 @@ impl Metrics {
         }
     }
 
+    /// What a retention pass deleted.
+    pub fn retention_deleted(&self, d: &crate::store::Deleted) {
+        for (counter, n) in self.retention.iter().zip([d.guests, d.chat, d.matches]) {
+            counter.increment(n);
+        }
+    }
+
     /// The text exposition, with the gauges read now.
     pub fn render(&self, connections: usize, matches: usize) -> String {
         self.connections.set(connections as f64);
@@ -279,6 +298,11 @@ mod tests {
         m.resumed(ResumeKind::Store);
         m.closed(Some(close::TOO_SLOW));
         m.closed(Some(4999));
+        m.retention_deleted(&crate::store::Deleted {
+            guests: 2,
+            chat: 0,
+            matches: 1,
+        });
         m.ack_latency.record(0.002);
         m.store_batch.record(3.0);
         if let Some(sync) = &m.store_sync {
@@ -298,6 +322,9 @@ mod tests {
             "carcassonne_resumes_total{kind=\"store\"} 1",
             "carcassonne_closes_total{code=\"4001\"} 1",
             "carcassonne_closes_total{code=\"other\"} 1",
+            "carcassonne_retention_deleted_total{kind=\"guests\"} 2",
+            "carcassonne_retention_deleted_total{kind=\"chat\"} 0",
+            "carcassonne_retention_deleted_total{kind=\"matches\"} 1",
             "carcassonne_connections 2",
             "carcassonne_matches_in_memory 1",
             "carcassonne_command_ack_seconds_bucket{le=\"0.0025\"} 1",

@@ -8,7 +8,7 @@ use crate::http;
 use crate::lobby::Lobbies;
 use crate::meters::Metrics;
 use crate::state::{Lifecycle, Shared};
-use crate::store::{Store, StoreError};
+use crate::store::{PoolSettings, Store, StoreError};
 use axum::serve::ListenerExt;
 use futures_util::StreamExt;
 use std::future::Future;
@@ -41,7 +41,12 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
     let config = Arc::new(config);
-    let store = Store::open(config.store.url(), &config.store.data_dir).await?;
+    let store = Store::open_with(
+        config.store.url(),
+        &config.store.data_dir,
+        &pool_settings(&config.store),
+    )
+    .await?;
     let metrics = Arc::new(Metrics::new(store.kind()));
     if let Some(m) = &metrics.store_sync {
         store.attach_sync_meters(m.clone());
@@ -71,6 +76,7 @@ pub async fn run(
         live_sessions: Default::default(),
     });
     shared.limits.spawn_cleanup();
+    let retention = crate::retention::spawn(store.clone(), &config.retention, Arc::clone(&metrics));
     let upkeep = tokio::spawn(async move {
         let mut every = tokio::time::interval(METRICS_UPKEEP);
         loop {
@@ -121,6 +127,9 @@ pub async fn run(
     }
     info!("shutting down");
     recovery.abort();
+    if let Some(task) = retention {
+        task.abort();
+    }
     let grace = config.shutdown_grace;
     let _ = stop_accepting.send(());
     lifecycle_tx.send_replace(Lifecycle::Draining);
@@ -139,6 +148,16 @@ pub async fn run(
     store.close().await;
     info!("stopped");
     Ok(())
+}
+
+/// The pools' settings from the store's flags.
+fn pool_settings(c: &crate::config::StoreConfig) -> PoolSettings {
+    PoolSettings {
+        size: c.db_pool_size,
+        acquire_timeout: c.db_acquire_timeout,
+        idle_timeout: Some(c.db_idle_timeout),
+        max_lifetime: Some(c.db_max_lifetime),
+    }
 }
 
 /// How far ahead of now the start's recovery loads a match with a deadline at once rather than

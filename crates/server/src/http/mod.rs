@@ -95,6 +95,7 @@ async fn http_limits(
 pub fn api_routes() -> Routes {
     Routes::new()
         .routes(routes!(healthz))
+        .routes(routes!(readyz))
         .routes(routes!(metrics::metrics))
         .routes(routes!(openapi::openapi_json))
         .routes(routes!(crate::web::tiles))
@@ -127,6 +128,40 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
 )]
 async fn healthz() -> &'static str {
     "ok"
+}
+
+/// The longest a readiness check waits for the store: a probe wants an answer, not a hang.
+const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Readiness, for a load balancer or Kubernetes: the server is running (not shutting down),
+/// its store answers a query, and the store holds every migration of this build. `/healthz`
+/// only says the process serves HTTP.
+#[utoipa::path(
+    get, path = "/readyz", tag = "server",
+    responses(
+        (status = 200, description = "Ready: the store answers and every migration is applied", body = String, content_type = "text/plain"),
+        (status = 503, description = "`unavailable`: the store does not answer (within 3 s), misses a migration, or the server is shutting down", body = ErrorBodyDoc),
+    ),
+)]
+async fn readyz(State(shared): State<Arc<Shared>>) -> Result<&'static str, ApiError> {
+    let unavailable = |message: String| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            message,
+        )
+    };
+    if *shared.lifecycle.borrow() != Lifecycle::Running {
+        return Err(unavailable("the server is shutting down".into()));
+    }
+    match tokio::time::timeout(READY_TIMEOUT, shared.store.ready()).await {
+        Ok(Ok(())) => Ok("ready"),
+        Ok(Err(e)) => Err(unavailable(e.to_string())),
+        Err(_) => Err(unavailable(format!(
+            "the store did not answer within {} s",
+            READY_TIMEOUT.as_secs()
+        ))),
+    }
 }
 
 /// The WebSocket: every frame is a `ClientMessage` or a `ServerMessage` (components here, and

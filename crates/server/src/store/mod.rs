@@ -14,23 +14,27 @@
 
 mod accounts;
 pub mod admin;
+pub mod backup;
 pub mod chat;
 mod lobbies;
 mod matches;
 mod pg_writer;
 pub mod postgres;
+mod retention;
 pub mod sqlite;
 pub mod sqlite_sync;
 mod sqlite_writer;
 
 pub use accounts::NewSession;
 pub use postgres::PgStore;
+pub use retention::{Cutoffs, Deleted};
 pub use sqlite::SqliteStore;
 
 use admin::{AdminActionRow, MatchListRow, MatchQuery, SeatInfo};
 use chrono::{DateTime, Utc};
 use protocol::ChatLine;
 use std::path::Path;
+use std::time::Duration;
 use uuid::Uuid;
 
 /// Why the store failed.
@@ -183,6 +187,42 @@ async fn queue_append(
     answer.await.map_err(|_| StoreError::Closed)?
 }
 
+/// The connection pools' settings. `None` in `size` and `acquire_timeout` keeps the store's
+/// own default: on Postgres 16 connections and 10 s, on SQLite 4 readers and 30 s (SQLite's
+/// one writing connection is not configurable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSettings {
+    /// Most connections of the pool (Postgres) or of the reading pool (SQLite).
+    pub size: Option<u32>,
+    /// How long a query waits for a connection, opening one included, before it fails.
+    pub acquire_timeout: Option<Duration>,
+    /// A connection idle this long is closed (`None`: kept).
+    pub idle_timeout: Option<Duration>,
+    /// A connection this old is closed when it is next returned (`None`: kept).
+    pub max_lifetime: Option<Duration>,
+}
+
+impl Default for PoolSettings {
+    /// Each store's own size and acquire timeout, sqlx's idle timeout and lifetime.
+    fn default() -> Self {
+        PoolSettings {
+            size: None,
+            acquire_timeout: None,
+            idle_timeout: Some(Duration::from_secs(600)),
+            max_lifetime: Some(Duration::from_secs(1800)),
+        }
+    }
+}
+
+/// Why the store is not ready to serve (`GET /readyz`).
+#[derive(Debug, thiserror::Error)]
+pub enum NotReady {
+    #[error("the store does not answer: {0}")]
+    Unreachable(#[from] StoreError),
+    #[error("the store misses {0} migration(s) of this build")]
+    Migrations(usize),
+}
+
 #[derive(Debug, Clone)]
 pub enum Store {
     Sqlite(SqliteStore),
@@ -234,6 +274,23 @@ fn clock_from_db(
     }
 }
 
+/// How many of `migrator`'s migrations the database has not applied.
+async fn missing_migrations<C: sqlx::migrate::Migrate>(
+    conn: &mut C,
+    migrator: &sqlx::migrate::Migrator,
+) -> Result<usize, StoreError> {
+    let applied: std::collections::HashSet<i64> = conn
+        .list_applied_migrations()
+        .await?
+        .into_iter()
+        .map(|m| m.version)
+        .collect();
+    Ok(migrator
+        .iter()
+        .filter(|m| !m.migration_type.is_down_migration() && !applied.contains(&m.version))
+        .count())
+}
+
 pub(crate) fn seat_from_db(seat: i64) -> Result<u8, StoreError> {
     u8::try_from(seat).map_err(|_| StoreError::Corrupt(format!("seat {seat} out of range")))
 }
@@ -251,9 +308,18 @@ impl Store {
     /// Opens Postgres when `database_url` is given, else the SQLite file `server.db` in
     /// `data_dir` (created on first run), and applies the migrations.
     pub async fn open(database_url: Option<&str>, data_dir: &Path) -> Result<Store, StoreError> {
+        Store::open_with(database_url, data_dir, &PoolSettings::default()).await
+    }
+
+    /// [`Store::open`] with these pool settings.
+    pub async fn open_with(
+        database_url: Option<&str>,
+        data_dir: &Path,
+        pool: &PoolSettings,
+    ) -> Result<Store, StoreError> {
         let store = match database_url {
-            Some(url) if !url.trim().is_empty() => Store::open_postgres(url).await?,
-            _ => Store::open_sqlite(&data_dir.join("server.db")).await?,
+            Some(url) if !url.trim().is_empty() => Store::Postgres(PgStore::open(url, pool).await?),
+            _ => Store::Sqlite(SqliteStore::open_pooled(&data_dir.join("server.db"), pool).await?),
         };
         store.migrate().await?;
         Ok(store)
@@ -264,7 +330,28 @@ impl Store {
     }
 
     pub async fn open_postgres(url: &str) -> Result<Store, StoreError> {
-        Ok(Store::Postgres(PgStore::open(url).await?))
+        Ok(Store::Postgres(
+            PgStore::open(url, &PoolSettings::default()).await?,
+        ))
+    }
+
+    /// Ready to serve: the store answers a query and holds every migration of this build.
+    pub async fn ready(&self) -> Result<(), NotReady> {
+        let missing = match self {
+            Store::Sqlite(s) => s.missing_migrations().await?,
+            Store::Postgres(p) => p.missing_migrations().await?,
+        };
+        match missing {
+            0 => Ok(()),
+            n => Err(NotReady::Migrations(n)),
+        }
+    }
+
+    /// Deletes what the retention settings let go, as of `now`: guests unused since their
+    /// cutoff, chat lines and finished matches older than theirs. Each kind in its own
+    /// transaction.
+    pub async fn purge(&self, cutoffs: &Cutoffs) -> Result<Deleted, StoreError> {
+        dispatch!(self.purge(cutoffs))
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {

@@ -16,13 +16,18 @@
 //! `admin.rs`).
 
 use super::pg_writer::{WRITERS, pg_writer};
-use super::{StoreError, WriteReq, seat_from_db};
+use super::{PoolSettings, StoreError, WriteReq, missing_migrations, seat_from_db};
 use sqlx::Row;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, mpsc};
+
+/// Connections of the pool without `--db-pool-size`.
+const DEFAULT_POOL: u32 = 16;
+/// The wait for a connection without `--db-acquire-timeout`.
+const DEFAULT_ACQUIRE: Duration = Duration::from_secs(10);
 
 static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
@@ -38,11 +43,16 @@ pub(super) fn seat(r: &PgRow) -> Result<u8, StoreError> {
 }
 
 impl PgStore {
-    pub async fn open(url: &str) -> Result<PgStore, StoreError> {
+    /// Opens the pool. The URL's `sslmode` (`disable`, `prefer` (the default), `require`,
+    /// `verify-ca`, `verify-full`) and `sslrootcert` (a PEM file of the CA to trust; without
+    /// it, the Mozilla roots compiled in) decide TLS, through rustls.
+    pub async fn open(url: &str, settings: &PoolSettings) -> Result<PgStore, StoreError> {
         let options = PgConnectOptions::from_str(url)?;
         let pool = PgPoolOptions::new()
-            .max_connections(16)
-            .acquire_timeout(Duration::from_secs(10))
+            .max_connections(settings.size.unwrap_or(DEFAULT_POOL))
+            .acquire_timeout(settings.acquire_timeout.unwrap_or(DEFAULT_ACQUIRE))
+            .idle_timeout(settings.idle_timeout)
+            .max_lifetime(settings.max_lifetime)
             .connect_with(options)
             .await?;
         let (writer, rx) = mpsc::channel(4096);
@@ -60,5 +70,40 @@ impl PgStore {
 
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+
+    /// How many migrations of this build the database lacks (a query, so it also tells whether
+    /// the database answers).
+    pub async fn missing_migrations(&self) -> Result<usize, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        missing_migrations(&mut *conn, &MIGRATIONS).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::postgres::PgSslMode;
+
+    /// The TLS options of a `DATABASE_URL` are read (the connection itself is tested against a
+    /// Postgres with TLS in the e2e suite `tls`).
+    #[test]
+    fn a_url_sets_the_tls_mode_and_the_ca() {
+        for (url, mode) in [
+            ("postgres://u@db/app", PgSslMode::Prefer),
+            ("postgres://u@db/app?sslmode=disable", PgSslMode::Disable),
+            ("postgres://u@db/app?sslmode=require", PgSslMode::Require),
+            (
+                "postgres://u@db/app?sslmode=verify-full&sslrootcert=/etc/ca.pem",
+                PgSslMode::VerifyFull,
+            ),
+        ] {
+            let options = PgConnectOptions::from_str(url).map_err(|e| e.to_string());
+            assert!(
+                matches!(&options, Ok(o) if format!("{:?}", o.get_ssl_mode()) == format!("{mode:?}")),
+                "{url}: {options:?}"
+            );
+        }
+        assert!(PgConnectOptions::from_str("postgres://u@db/app?sslmode=sometimes").is_err());
     }
 }

@@ -13,10 +13,9 @@
 //! This file opens, migrates, syncs and closes the store; the queries are in the domain files
 //! (`matches.rs`, `accounts.rs`, `lobbies.rs`, `chat.rs`, `admin.rs`).
 
-use super::StoreError;
-use super::WriteReq;
 use super::sqlite_sync::{Batch, SyncStats, Tuning, WalControl, checkpointer, spawn_syncer};
 use super::sqlite_writer::{Writer, sqlite_writer};
+use super::{PoolSettings, StoreError, WriteReq, missing_migrations};
 use sqlx::ConnectOptions as _;
 use sqlx::Row;
 use sqlx::sqlite::{
@@ -29,6 +28,11 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
+
+/// Connections of the reading pool without `--db-pool-size`.
+const DEFAULT_READERS: u32 = 4;
+/// The readers' wait for a connection without `--db-acquire-timeout` (sqlx's default).
+const DEFAULT_ACQUIRE: Duration = Duration::from_secs(30);
 
 static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
@@ -69,11 +73,20 @@ impl SqliteStore {
     /// WAL, readers never block the writer; an acknowledged write is on disk (see
     /// [`super::sqlite_sync`]), so an acknowledged move survives a power cut.
     pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
-        SqliteStore::open_tuned(path, Tuning::default()).await
+        SqliteStore::open_pooled(path, &PoolSettings::default()).await
     }
 
-    /// [`SqliteStore::open`] with other checkpoint settings (tests).
-    pub async fn open_tuned(path: &Path, tuning: Tuning) -> Result<SqliteStore, StoreError> {
+    /// [`SqliteStore::open`] with these settings of the reading pool.
+    pub async fn open_pooled(path: &Path, pool: &PoolSettings) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_tuned(path, Tuning::default(), pool).await
+    }
+
+    /// [`SqliteStore::open_pooled`] with other checkpoint settings (tests).
+    pub async fn open_tuned(
+        path: &Path,
+        tuning: Tuning,
+        pool: &PoolSettings,
+    ) -> Result<SqliteStore, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
                 path: dir.display().to_string(),
@@ -111,7 +124,10 @@ impl SqliteStore {
         // Readers keep `FULL`: they commit nothing, and the checkpoint of the last connection to
         // close syncs either way.
         let read = SqlitePoolOptions::new()
-            .max_connections(4)
+            .max_connections(pool.size.unwrap_or(DEFAULT_READERS))
+            .acquire_timeout(pool.acquire_timeout.unwrap_or(DEFAULT_ACQUIRE))
+            .idle_timeout(pool.idle_timeout)
+            .max_lifetime(pool.max_lifetime)
             .test_before_acquire(false)
             .connect_with(options)
             .await?;
@@ -189,6 +205,13 @@ impl SqliteStore {
         answer.await.map_err(|_| StoreError::Closed)?
     }
 
+    /// How many migrations of this build the file lacks (a query, so it also tells whether the
+    /// file answers).
+    pub async fn missing_migrations(&self) -> Result<usize, StoreError> {
+        let mut conn = self.read.acquire().await?;
+        missing_migrations(&mut *conn, &MIGRATIONS).await
+    }
+
     /// The syncer's and checkpointer's counters.
     pub fn sync_stats(&self) -> &SyncStats {
         &self.durability.stats
@@ -213,7 +236,8 @@ mod tests {
         tuning: Tuning,
         matches: usize,
     ) -> Result<(SqliteStore, Vec<Uuid>), StoreError> {
-        let store = SqliteStore::open_tuned(&dir.join("t.db"), tuning).await?;
+        let store =
+            SqliteStore::open_tuned(&dir.join("t.db"), tuning, &PoolSettings::default()).await?;
         store.migrate().await?;
         let mut ids = Vec::new();
         for _ in 0..matches {

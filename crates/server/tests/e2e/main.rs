@@ -10,6 +10,7 @@
 mod common;
 
 mod admin;
+mod backup;
 mod bodies;
 mod chat;
 mod clocks;
@@ -24,9 +25,12 @@ mod metrics;
 mod migrations;
 mod openapi;
 mod outside;
+mod readiness;
 mod resources;
+mod retention;
 mod schemathesis;
 mod session_cap;
 mod suites;
+mod tls;
 mod tollkeepers;
 mod visibility;
