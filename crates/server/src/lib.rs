@@ -15,7 +15,8 @@
 //!   per connection and per address; [`accounts`]: names, argon2id passwords, sessions;
 //!   [`newmatch`]: a new match's rows and seat tokens.
 //! - [`outbox`]: a connection's bounded outgoing queue, as actors see it; [`meters`]: the
-//!   Prometheus metrics behind `GET /metrics`; [`telemetry`]: logging setup.
+//!   Prometheus metrics behind `GET /metrics` (with [`process_metrics`]: the `process_*` and
+//!   build-info series); [`telemetry`]: logging setup.
 //! - [`config`], [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
 //!   Postgres), [`tokens`] (seat tokens and their hashes), [`wire`] (server messages encoded as
 //!   frames, once for any number of receivers), [`origin`] (which pages may open the WebSocket
@@ -37,6 +38,7 @@ pub mod meters;
 pub mod newmatch;
 pub mod origin;
 pub mod outbox;
+pub mod process_metrics;
 pub mod server;
 pub mod state;
 pub mod store;
