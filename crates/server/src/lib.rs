@@ -4,7 +4,8 @@
 //! - [`server`]: [`run`] opens the store, recovers unfinished matches, serves, shuts down.
 //! - [`http`]: the routes (matches, accounts and sessions, lobbies, the admin API, metrics, the
 //!   OpenAPI document, the `/ws` upgrade, checked by [`origin`]); [`web`] serves the browser
-//!   client and the admin console, with the pages' security headers.
+//!   client and the admin console, with the pages' security headers ([`web_encoding`]: each
+//!   file's ETag and compressed bodies).
 //! - [`conn`]: one task per WebSocket connection: the socket's side, one dispatcher, one
 //!   handler file per family of client messages.
 //! - [`state`]: what handlers and connections share ([`Shared`]), the server's [`Lifecycle`].
@@ -45,6 +46,7 @@ pub mod store;
 pub mod telemetry;
 pub mod tokens;
 pub mod web;
+pub mod web_encoding;
 pub mod wire;
 
 pub use config::{Config, LogFormat};

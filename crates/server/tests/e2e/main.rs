@@ -30,3 +30,4 @@ mod session_cap;
 mod suites;
 mod tollkeepers;
 mod visibility;
+mod web_encoding;

@@ -52,7 +52,10 @@ async fn metrics_count_commands_refusals_resumes_and_closes(db: &TestDb) {
     let before = scrape(&server).await;
     let store = db.kind();
     assert_eq!(
-        get(&before, r#"carcassonne_commands_total{outcome="accepted",code="none"}"#),
+        get(
+            &before,
+            r#"carcassonne_commands_total{outcome="accepted",code="none"}"#
+        ),
         0.0
     );
 
@@ -309,25 +312,22 @@ async fn every_name_has_one_label_set_and_its_help_and_type(db: &TestDb) {
         }
     }
     let mut keys: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
         let (name, these) = sample_keys(line);
         let family = family(name, &types);
         assert!(types.contains_key(family), "no TYPE for {family} ({line})");
         assert!(helps.contains(family), "no HELP for {family} ({line})");
         match keys.get(name) {
-            Some(first) => assert_eq!(
-                first, &these,
-                "{name}: two label sets ({line})\n{text}"
-            ),
+            Some(first) => assert_eq!(first, &these, "{name}: two label sets ({line})\n{text}"),
             None => {
                 keys.insert(name, these);
             }
         }
     }
-    assert!(
-        keys.contains_key("carcassonne_commands_total"),
-        "{text}"
-    );
+    assert!(keys.contains_key("carcassonne_commands_total"), "{text}");
     let build = format!(
         "carcassonne_build_info{{version=\"{}\"}} 1",
         env!("CARGO_PKG_VERSION")
