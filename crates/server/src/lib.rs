@@ -18,7 +18,7 @@
 //! - [`outbox`]: a connection's bounded outgoing queue, as actors see it; [`meters`]: the
 //!   Prometheus metrics behind `GET /metrics` (with [`process_metrics`]: the `process_*` and
 //!   build-info series); [`telemetry`]: logging setup.
-//! - [`config`], [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
+//! - [`config`] (with [`config_file`], the TOML file's loader), [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
 //!   Postgres), [`tokens`] (seat tokens and their hashes), [`wire`] (server messages encoded as
 //!   frames, once for any number of receivers), [`origin`] (which pages may open the WebSocket
 //!   with the session cookie).
@@ -31,6 +31,7 @@ pub mod accounts;
 pub mod actor;
 pub mod chat;
 pub mod config;
+pub mod config_file;
 pub mod conn;
 pub mod http;
 pub mod limits;

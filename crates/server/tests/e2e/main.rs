@@ -13,6 +13,7 @@ mod admin;
 mod bodies;
 mod chat;
 mod clocks;
+mod config_file;
 mod deadlines;
 mod defences;
 mod france;
