@@ -1,9 +1,10 @@
-//! Configuration, from flags, environment variables and a TOML file (`config_file`), in groups: the store, connections,
-//! matches, the admin side. Every value is checked when parsed (ranges, durations such as `30s`
-//! or `5m`), so the parts use them as they are, with no clamping. Each default is written once,
-//! in its `#[arg]` attribute: [`Config::default`] asks clap for them (ignoring the environment,
-//! so that tests do not pick up a stray `DATABASE_URL`). Secrets (the admin token, a database
-//! URL that may hold a password) are [`SecretString`]s: `Debug` prints them redacted.
+//! Configuration, from flags, environment variables and a TOML file (`config_file`), in groups:
+//! the store, connections, matches, the admin side. Every value is checked when parsed (ranges,
+//! durations such as `30s` or `5m`), so the parts use them as they are, with no clamping. Each
+//! default is written once, in its `#[arg]` attribute: [`Config::default`] asks clap for them
+//! (ignoring the environment, so that tests do not pick up a stray `DATABASE_URL`). Secrets (the
+//! admin token, a database URL that may hold a password) are [`SecretString`]s: `Debug` prints
+//! them redacted.
 //!
 //! The README's configuration table is generated from these flags: `config::tests` fails when it
 //! drifts, and `UPDATE_README=1 cargo test -p server --lib config` rewrites it.
@@ -343,12 +344,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Parses the command line, the environment and the configuration file if one is named
-    /// (exits with a usage message on an error), folding in the legacy `*_MS` variables.
-    pub fn from_env() -> Config {
-        crate::config_file::parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit())
-    }
-
     /// Takes the legacy millisecond flags' values where they were given.
     pub(crate) fn with_legacy(mut self) -> Config {
         let l = std::mem::take(&mut self.legacy);

@@ -27,6 +27,14 @@ use std::path::{Path, PathBuf};
 const FLAG: &str = "--config";
 const ENV: &str = "CONFIG_FILE";
 
+impl Config {
+    /// Parses the command line, the environment and the configuration file if one is named
+    /// (exits with a usage message on an error), folding in the legacy `*_MS` variables.
+    pub fn from_env() -> Config {
+        parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit())
+    }
+}
+
 /// Parses the command line `args` (the program's name first) and the environment, with the
 /// configuration file if `--config` or `CONFIG_FILE` names one.
 pub fn parse_args<I, T>(args: I) -> Result<Config, clap::Error>
