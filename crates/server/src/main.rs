@@ -9,6 +9,8 @@ use tracing::error;
 async fn main() -> ExitCode {
     let config = Config::from_env();
     init_tracing(config.log_format);
+    // The web files' compressed bodies, made before the first page is asked for.
+    std::thread::spawn(server::web::warm);
     let listener = match TcpListener::bind(config.bind).await {
         Ok(l) => l,
         Err(e) => {

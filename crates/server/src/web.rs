@@ -112,6 +112,13 @@ static ENCODED: LazyLock<Vec<Encoded>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Hashes and compresses every file now (brotli at its best level takes a second or so for the
+/// whole client): the server binary calls it on a thread of its own at start, so that no request
+/// waits for it.
+pub fn warm() {
+    LazyLock::force(&ENCODED);
+}
+
 fn serve(path: &str, request: &HeaderMap) -> Response {
     match ASSETS.iter().position(|a| a.path == path) {
         Some(i) => ENCODED[i].respond(request),
