@@ -1,9 +1,10 @@
-//! Configuration, from flags and environment variables (clap), in groups: the store, connections,
-//! matches, the admin side. Every value is checked when parsed (ranges, durations such as `30s`
-//! or `5m`), so the parts use them as they are, with no clamping. Each default is written once,
-//! in its `#[arg]` attribute: [`Config::default`] asks clap for them (ignoring the environment,
-//! so that tests do not pick up a stray `DATABASE_URL`). Secrets (the admin token, a database
-//! URL that may hold a password) are [`SecretString`]s: `Debug` prints them redacted.
+//! Configuration, from flags, environment variables and a TOML file (`config_file`), in groups:
+//! the store, connections, matches, the admin side. Every value is checked when parsed (ranges,
+//! durations such as `30s` or `5m`), so the parts use them as they are, with no clamping. Each
+//! default is written once, in its `#[arg]` attribute: [`Config::default`] asks clap for them
+//! (ignoring the environment, so that tests do not pick up a stray `DATABASE_URL`). Secrets (the
+//! admin token, a database URL that may hold a password) are [`SecretString`]s: `Debug` prints
+//! them redacted.
 //!
 //! The README's configuration table is generated from these flags: `config::tests` fails when it
 //! drifts, and `UPDATE_README=1 cargo test -p server --lib config` rewrites it.
@@ -36,6 +37,11 @@ pub enum MetricsAccess {
 #[derive(Debug, Clone, Parser)]
 #[command(name = "server", version, about = "Authoritative Carcassonne server")]
 pub struct Config {
+    /// A TOML file of settings: keys are the flags' long names (`bind = "0.0.0.0:8080"`); a
+    /// flag or its environment variable overrides the file (see `config_file`).
+    #[arg(long, env = "CONFIG_FILE")]
+    pub config: Option<PathBuf>,
+
     /// Address to listen on.
     #[arg(long, env = "BIND", default_value = "127.0.0.1:8080")]
     pub bind: SocketAddr,
@@ -409,14 +415,8 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Parses the command line and the environment (exits with a usage message on an error),
-    /// folding in the legacy `*_MS` variables.
-    pub fn from_env() -> Config {
-        Config::parse().with_legacy()
-    }
-
     /// Takes the legacy millisecond flags' values where they were given.
-    fn with_legacy(mut self) -> Config {
+    pub(crate) fn with_legacy(mut self) -> Config {
         let l = std::mem::take(&mut self.legacy);
         let pairs = [
             (l.heartbeat_interval_ms, &mut self.conn.heartbeat_interval),

@@ -5,7 +5,8 @@
 //!   [`retention`]: the background task that deletes what the retention settings let go.
 //! - [`http`]: the routes (matches, accounts and sessions, lobbies, the admin API, metrics, the
 //!   OpenAPI document, the `/ws` upgrade, checked by [`origin`]); [`web`] serves the browser
-//!   client and the admin console, with the pages' security headers.
+//!   client and the admin console, with the pages' security headers ([`web_encoding`]: each
+//!   file's ETag and compressed bodies).
 //! - [`conn`]: one task per WebSocket connection: the socket's side, one dispatcher, one
 //!   handler file per family of client messages.
 //! - [`state`]: what handlers and connections share ([`Shared`]), the server's [`Lifecycle`].
@@ -16,8 +17,9 @@
 //!   per connection and per address; [`accounts`]: names, argon2id passwords, sessions;
 //!   [`newmatch`]: a new match's rows and seat tokens.
 //! - [`outbox`]: a connection's bounded outgoing queue, as actors see it; [`meters`]: the
-//!   Prometheus metrics behind `GET /metrics`; [`telemetry`]: logging setup.
-//! - [`config`], [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
+//!   Prometheus metrics behind `GET /metrics` (with [`process_metrics`]: the `process_*` and
+//!   build-info series); [`telemetry`]: logging setup.
+//! - [`config`] (with [`config_file`], the TOML file's loader), [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
 //!   Postgres), [`tokens`] (seat tokens and their hashes), [`wire`] (server messages encoded as
 //!   frames, once for any number of receivers), [`origin`] (which pages may open the WebSocket
 //!   with the session cookie).
@@ -30,6 +32,7 @@ pub mod accounts;
 pub mod actor;
 pub mod chat;
 pub mod config;
+pub mod config_file;
 pub mod conn;
 pub mod http;
 pub mod limits;
@@ -38,6 +41,7 @@ pub mod meters;
 pub mod newmatch;
 pub mod origin;
 pub mod outbox;
+pub mod process_metrics;
 pub mod retention;
 pub mod server;
 pub mod state;
@@ -45,6 +49,7 @@ pub mod store;
 pub mod telemetry;
 pub mod tokens;
 pub mod web;
+pub mod web_encoding;
 pub mod wire;
 
 pub use config::{Config, LogFormat};

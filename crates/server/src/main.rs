@@ -15,6 +15,8 @@ async fn main() -> ExitCode {
     if let Some(Command::Backup { to }) = &config.command {
         return backup(&config, to).await;
     }
+    // The web files' compressed bodies, made before the first page is asked for.
+    std::thread::spawn(server::web::warm);
     let listener = match TcpListener::bind(config.bind).await {
         Ok(l) => l,
         Err(e) => {

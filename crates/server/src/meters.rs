@@ -10,6 +10,7 @@
 //! The exporter's own HTTP listener and push gateway are off (`default-features = false`): the
 //! route lives in our router, behind our access rule (`--metrics`).
 
+use crate::process_metrics;
 use crate::store::sqlite_sync::SyncMeters;
 use metrics::{Counter, Gauge, Histogram, Key, Label, Metadata, Recorder, SharedString, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -211,8 +212,9 @@ impl Metrics {
         Metrics {
             connections: r.register_gauge(&plain(CONNECTIONS), &META),
             matches: r.register_gauge(&plain(MATCHES), &META),
-            accepted: counter(COMMANDS, &[("outcome", "accepted")]),
-            duplicate: counter(COMMANDS, &[("outcome", "duplicate")]),
+            // Every sample of a name has the same label keys: `code` is `none` unless refused.
+            accepted: counter(COMMANDS, &[("outcome", "accepted"), ("code", "none")]),
+            duplicate: counter(COMMANDS, &[("outcome", "duplicate"), ("code", "none")]),
             refused: CODES
                 .map(|code| counter(COMMANDS, &[("outcome", "refused"), ("code", code.as_str())])),
             ack_latency: r.register_histogram(&plain(ACK), &META),
@@ -269,11 +271,14 @@ impl Metrics {
         }
     }
 
-    /// The text exposition, with the gauges read now.
+    /// The text exposition, with the gauges read now, then the process and build-info series.
     pub fn render(&self, connections: usize, matches: usize) -> String {
         self.connections.set(connections as f64);
         self.matches.set(matches as f64);
-        self.handle.render()
+        let mut text = self.handle.render();
+        process_metrics::write_process(&mut text);
+        process_metrics::write_build_info(&mut text);
+        text
     }
 
     /// Moves recorded histogram samples into their buckets; called periodically so that memory
@@ -318,7 +323,7 @@ mod tests {
             assert!(text.contains(&line), "{line} in\n{text}");
         }
         for line in [
-            "carcassonne_commands_total{outcome=\"accepted\"} 1",
+            "carcassonne_commands_total{outcome=\"accepted\",code=\"none\"} 1",
             "carcassonne_resumes_total{kind=\"store\"} 1",
             "carcassonne_closes_total{code=\"4001\"} 1",
             "carcassonne_closes_total{code=\"other\"} 1",

@@ -1,17 +1,19 @@
 //! The browser client, served by the server itself: the page and its ES modules (from `web/`,
 //! compiled into the binary so that running the server needs nothing else), the admin console
 //! (`/admin`; the page itself holds no secret, its API calls carry the token), and `GET /api/tiles`,
-//! the tile catalogue as JSON so the page draws every tile from the rules crate's data.
+//! the tile catalogue as JSON so the page draws every tile from the rules crate's data. Each file
+//! goes out with an `ETag` and compressed as the client accepts (`web_encoding`).
 
+use crate::web_encoding::Encoded;
 use axum::Router;
 use axum::extract::Path;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rules::geometry::{Half, Side};
 use rules::{Edge, FeatureKind, catalogue};
 use serde_json::{Value, json};
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// One embedded file of `web/`.
 #[derive(Debug)]
@@ -102,31 +104,38 @@ fn content_type(path: &str) -> &'static str {
     }
 }
 
-fn serve(path: &str) -> Response {
-    match ASSETS.iter().find(|a| a.path == path) {
-        Some(a) => (
-            [
-                (header::CONTENT_TYPE, content_type(path)),
-                // The binary is the version: a restart may bring new files, so revalidate.
-                (header::CACHE_CONTROL, "no-cache"),
-            ],
-            a.bytes,
-        )
-            .into_response(),
+/// Every file of [`ASSETS`] as served (same order), hashed and compressed at first use.
+static ENCODED: LazyLock<Vec<Encoded>> = LazyLock::new(|| {
+    ASSETS
+        .iter()
+        .map(|a| Encoded::new(a.bytes, content_type(a.path)))
+        .collect()
+});
+
+/// Hashes and compresses every file now (brotli at its best level takes a second or so for the
+/// whole client): the server binary calls it on a thread of its own at start, so that no request
+/// waits for it.
+pub fn warm() {
+    LazyLock::force(&ENCODED);
+}
+
+fn serve(path: &str, request: &HeaderMap) -> Response {
+    match ASSETS.iter().position(|a| a.path == path) {
+        Some(i) => ENCODED[i].respond(request),
         None => (StatusCode::NOT_FOUND, "no such file").into_response(),
     }
 }
 
-async fn index() -> Response {
-    serve("index.html")
+async fn index(request: HeaderMap) -> Response {
+    serve("index.html", &request)
 }
 
-async fn admin() -> Response {
-    serve("admin.html")
+async fn admin(request: HeaderMap) -> Response {
+    serve("admin.html", &request)
 }
 
-async fn asset(Path(path): Path<String>) -> Response {
-    serve(&path)
+async fn asset(Path(path): Path<String>, request: HeaderMap) -> Response {
+    serve(&path, &request)
 }
 
 /// The tile catalogue's body in the API's document: a named stand-in for the `TileCatalogue`

@@ -57,6 +57,18 @@ pub async fn http_with_head(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String, String) {
+    let (status, head, body) = http_bytes(server, method, path, headers, body).await;
+    (status, head, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// [`http_with_head`] with the body as bytes (a compressed body is not text).
+pub async fn http_bytes(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, Vec<u8>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(server.addr)
         .await
@@ -77,35 +89,41 @@ pub async fn http_with_head(
         .await
         .expect("response in time")
         .expect("read");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(raw.len());
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let body = raw.get(split + 4..).unwrap_or_default();
+    let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|c| c.parse().ok())
         .expect("status line");
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let body = if head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked")
     {
         dechunk(body)
     } else {
-        body.to_string()
+        body.to_vec()
     };
     (status, head.replace("\r\n", "\n"), body)
 }
 
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
+fn dechunk(mut s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = s.windows(2).position(|w| w == b"\r\n") {
+        let size = String::from_utf8_lossy(&s[..eol]);
         let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
             break;
         };
+        let rest = &s[eol + 2..];
         if n == 0 || rest.len() < n {
             break;
         }
-        out.push_str(&rest[..n]);
-        s = rest[n..].trim_start_matches("\r\n");
+        out.extend_from_slice(&rest[..n]);
+        s = rest[n..].strip_prefix(b"\r\n").unwrap_or(&rest[n..]);
     }
     out
 }

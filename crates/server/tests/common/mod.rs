@@ -36,7 +36,7 @@ mod server;
 
 pub use db::TestDb;
 pub use follow::*;
-pub use http::{admin_http, admin_json, http, http_exact, http_with_head};
+pub use http::{admin_http, admin_json, http, http_bytes, http_exact, http_with_head};
 pub use server::{TestServer, create, seat_tokens};
 
 use std::time::Duration;

@@ -7,17 +7,18 @@ use client::{CommandOutcome, Connection};
 use protocol::{ErrorCode, ServerMessage};
 use rules::Command;
 use server::config::MetricsAccess;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 on_both_stores!(
     metrics_count_commands_refusals_resumes_and_closes,
     metrics_access_follows_the_flag,
     the_window_keeps_a_byte_budget_and_older_resumes_read_the_store,
+    every_name_has_one_label_set_and_its_help_and_type,
 );
 
 /// The text exposition as `series → value`, where a series is the name with its labels as
-/// printed (`carcassonne_commands_total{outcome="accepted"}`). Comments are checked to name a
+/// printed (`carcassonne_commands_total{outcome="accepted",code="none"}`). Comments are checked to name a
 /// type for every family.
 fn parse(text: &str) -> HashMap<String, f64> {
     let mut series = HashMap::new();
@@ -51,7 +52,10 @@ async fn metrics_count_commands_refusals_resumes_and_closes(db: &TestDb) {
     let before = scrape(&server).await;
     let store = db.kind();
     assert_eq!(
-        get(&before, r#"carcassonne_commands_total{outcome="accepted"}"#),
+        get(
+            &before,
+            r#"carcassonne_commands_total{outcome="accepted",code="none"}"#
+        ),
         0.0
     );
 
@@ -116,11 +120,11 @@ async fn metrics_count_commands_refusals_resumes_and_closes(db: &TestDb) {
     };
     let delta = |series: &str| get(&after, series) - get(&before, series);
     assert_eq!(
-        delta(r#"carcassonne_commands_total{outcome="accepted"}"#),
+        delta(r#"carcassonne_commands_total{outcome="accepted",code="none"}"#),
         6.0
     );
     assert_eq!(
-        delta(r#"carcassonne_commands_total{outcome="duplicate"}"#),
+        delta(r#"carcassonne_commands_total{outcome="duplicate",code="none"}"#),
         1.0
     );
     assert_eq!(
@@ -236,5 +240,111 @@ async fn the_window_keeps_a_byte_budget_and_older_resumes_read_the_store(db: &Te
     assert_eq!(delta(r#"carcassonne_resumes_total{kind="window"}"#), 1.0);
     assert_eq!(delta(r#"carcassonne_resumes_total{kind="store"}"#), 1.0);
     assert_eq!(delta(r#"carcassonne_resumes_total{kind="snapshot"}"#), 0.0);
+    server.stop().await;
+}
+
+/// The label keys of a sample line (`name{a="x",b="y"} 1` → `{a, b}`), and its name. Label values
+/// here hold no `,`, `=` or `}` (the test would misread them, and fail).
+fn sample_keys(line: &str) -> (&str, BTreeSet<&str>) {
+    let (series, _) = line.rsplit_once(' ').expect("`series value`");
+    match series.split_once('{') {
+        None => (series, BTreeSet::new()),
+        Some((name, labels)) => {
+            let labels = labels.strip_suffix('}').expect("labels end with `}`");
+            let keys = labels
+                .split(',')
+                .map(|kv| kv.split_once('=').expect("`key=\"value\"`").0)
+                .collect();
+            (name, keys)
+        }
+    }
+}
+
+/// The family a sample belongs to: a histogram's `_bucket`, `_sum` and `_count` samples are its
+/// family's.
+fn family<'a>(name: &'a str, types: &BTreeMap<&str, &str>) -> &'a str {
+    for suffix in ["_bucket", "_sum", "_count"] {
+        if let Some(base) = name.strip_suffix(suffix)
+            && types.get(base) == Some(&"histogram")
+        {
+            return base;
+        }
+    }
+    name
+}
+
+/// After some activity (a match played, a refusal, a close), the scrape follows the Prometheus
+/// conventions: every sample name has one set of label keys over all its samples, every family
+/// has a `# HELP` and a `# TYPE`, and the process and build-info series are there (Linux).
+async fn every_name_has_one_label_set_and_its_help_and_type(db: &TestDb) {
+    let server = TestServer::start(db.config());
+    let created = create(&server, 2).await;
+    let mut seats = join_seats(&server, &created).await;
+    assert_eq!(play(&mut seats, &mut [], &mut Rng::new(5), 4).await, 4);
+    let view = seats[0].view();
+    let (player, legal) = pick_move(&view, &mut Rng::new(3)).expect("a move");
+    let other = &mut seats[1 - usize::from(player)];
+    let id = other.new_id();
+    let out = other.command(&id, legal).await;
+    assert!(matches!(out, CommandOutcome::Rejected(_)), "{out:?}");
+    let mut watcher = Connection::connect(&server.ws()).await.expect("connect");
+    watcher.set_read_timeout(Some(READ_TIMEOUT));
+    watcher
+        .subscribe(created.match_id, Some(0))
+        .await
+        .expect("subscribe");
+    let _ = watcher.close().await;
+
+    let (status, text) = admin_http(&server, "GET", "/metrics", "").await;
+    assert_eq!(status, 200, "{text}");
+    let mut types = BTreeMap::new();
+    let mut helps = BTreeSet::new();
+    for line in text.lines() {
+        let mut words = line.splitn(4, ' ');
+        match (words.next(), words.next(), words.next(), words.next()) {
+            (Some("#"), Some("TYPE"), Some(name), Some(kind)) => {
+                assert!(types.insert(name, kind).is_none(), "two TYPEs of {name}");
+            }
+            (Some("#"), Some("HELP"), Some(name), Some(_)) => {
+                assert!(helps.insert(name), "two HELPs of {name}");
+            }
+            _ => {}
+        }
+    }
+    let mut keys: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (name, these) = sample_keys(line);
+        let family = family(name, &types);
+        assert!(types.contains_key(family), "no TYPE for {family} ({line})");
+        assert!(helps.contains(family), "no HELP for {family} ({line})");
+        match keys.get(name) {
+            Some(first) => assert_eq!(first, &these, "{name}: two label sets ({line})\n{text}"),
+            None => {
+                keys.insert(name, these);
+            }
+        }
+    }
+    assert!(keys.contains_key("carcassonne_commands_total"), "{text}");
+    let build = format!(
+        "carcassonne_build_info{{version=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(text.lines().any(|l| l == build), "{build} in\n{text}");
+    if cfg!(target_os = "linux") {
+        for name in [
+            "process_cpu_seconds_total",
+            "process_resident_memory_bytes",
+            "process_virtual_memory_bytes",
+            "process_open_fds",
+            "process_max_fds",
+            "process_start_time_seconds",
+            "process_threads",
+        ] {
+            assert_eq!(keys.get(name), Some(&BTreeSet::new()), "{name} in\n{text}");
+        }
+    }
     server.stop().await;
 }
