@@ -8,6 +8,7 @@
 //! The README's configuration table is generated from these flags: `config::tests` fails when it
 //! drifts, and `UPDATE_README=1 cargo test -p server --lib config` rewrites it.
 
+use crate::client_addr::ProxyRange;
 use crate::origin::Origin;
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
@@ -20,6 +21,17 @@ use std::time::Duration;
 pub enum LogFormat {
     Text,
     Json,
+}
+
+/// Whether the session cookie carries `Secure` (sent over HTTPS only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SecureCookie {
+    /// When a `--public-origin` is `https`.
+    Auto,
+    #[value(alias = "true")]
+    On,
+    #[value(alias = "false")]
+    Off,
 }
 
 /// Who may read `GET /metrics`.
@@ -105,6 +117,28 @@ pub struct ConnConfig {
     /// one, only the server's own pages may: the `Origin`'s host and port are the `Host`'s.
     #[arg(long, env = "PUBLIC_ORIGIN", value_delimiter = ',', value_parser = Origin::parse)]
     pub public_origin: Vec<Origin>,
+
+    /// Reverse proxies (addresses or CIDR ranges, comma separated) whose `Forwarded` or
+    /// `X-Forwarded-For` names the client: its address is then what the limits and the logs
+    /// use. Without one, no forwarding header is believed.
+    #[arg(long, env = "TRUSTED_PROXIES", value_delimiter = ',', value_parser = ProxyRange::parse)]
+    pub trusted_proxies: Vec<ProxyRange>,
+
+    /// The session cookie's `Secure` attribute: `on`, `off`, or `auto` (on when a
+    /// `--public-origin` is `https`).
+    #[arg(long, env = "SECURE_COOKIE", value_enum, default_value = "auto")]
+    pub secure_cookie: SecureCookie,
+}
+
+impl ConnConfig {
+    /// Whether the session cookie is `Secure`.
+    pub fn cookie_secure(&self) -> bool {
+        match self.secure_cookie {
+            SecureCookie::On => true,
+            SecureCookie::Off => false,
+            SecureCookie::Auto => self.public_origin.iter().any(Origin::is_https),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -164,6 +198,12 @@ pub struct MatchConfig {
           value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
     pub recovery_parallel: usize,
 
+    /// Whether `POST /api/matches` takes requests without an account session (`on`, `off`);
+    /// either way it is rate-limited per address (`--match-rate-addr`).
+    #[arg(long, env = "ANONYMOUS_MATCHES", default_value = "on", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub anonymous_matches: bool,
+
     /// Accept `draw_order` in `POST /api/matches` (tests only: it reveals the pile).
     #[arg(long, env = "ALLOW_TEST_SETUPS")]
     pub allow_test_setups: bool,
@@ -217,6 +257,10 @@ pub struct LimitsConfig {
     #[arg(long, env = "ACCOUNT_RATE_ADDR", default_value = "10/10m", value_parser = rate)]
     pub account_rate_addr: Rate,
 
+    /// New matches (`POST /api/matches`) per client address.
+    #[arg(long, env = "MATCH_RATE_ADDR", default_value = "30/10m", value_parser = rate)]
+    pub match_rate_addr: Rate,
+
     /// Open lobbies one account may host at once (`too_many_lobbies`).
     #[arg(long, env = "MAX_OPEN_LOBBIES", default_value = "3",
           value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000))]
@@ -243,6 +287,7 @@ impl LimitsConfig {
         self.lobby_rate_conn = wide;
         self.lobby_rate_addr = wide;
         self.account_rate_addr = wide;
+        self.match_rate_addr = wide;
         self.max_open_lobbies = 1_000;
         self.max_sessions = 1_000;
     }
@@ -370,6 +415,29 @@ impl StoreConfig {
     }
 }
 
+/// The shortest admin token taken: a short one can be guessed over the network.
+pub const MIN_ADMIN_TOKEN: usize = 16;
+
+/// A configuration that parses but cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "the admin token (--admin-token, ADMIN_TOKEN) is {0} characters long; give one of at \
+         least {MIN_ADMIN_TOKEN} (`openssl rand -hex 32` makes one), or none to turn the admin API off"
+    )]
+    ShortAdminToken(usize),
+}
+
+impl Config {
+    /// Checks what one flag's parser cannot (a parser's error would print the secret).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match self.admin.token().map(|t| t.chars().count()) {
+            Some(n) if n < MIN_ADMIN_TOKEN => Err(ConfigError::ShortAdminToken(n)),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl AdminConfig {
     /// The admin token, exposed: only to compare its hash. `None` when absent or empty.
     pub fn token(&self) -> Option<&str> {
@@ -466,6 +534,9 @@ mod tests {
             ["--max-sessions", "0"],
             ["--public-origin", "play.example"],
             ["--public-origin", "https://play.example/lobby"],
+            ["--trusted-proxies", "10.0.0.0/33"],
+            ["--secure-cookie", "maybe"],
+            ["--anonymous-matches", "perhaps"],
         ] {
             let parsed = Config::try_parse_from(std::iter::once("server").chain(args));
             assert!(parsed.is_err(), "{args:?} was accepted");
@@ -498,6 +569,50 @@ mod tests {
             ])
         );
         assert!(Config::default().conn.public_origin.is_empty());
+    }
+
+    #[test]
+    fn the_cookie_is_secure_behind_an_https_origin_unless_told() {
+        let secure = |args: &[&str]| {
+            Config::try_parse_from(std::iter::once("server").chain(args.iter().copied()))
+                .map(|c| c.conn.cookie_secure())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(secure(&[]), Ok(false));
+        assert_eq!(
+            secure(&["--public-origin", "http://localhost:3000"]),
+            Ok(false)
+        );
+        let https = ["--public-origin", "https://play.example"];
+        assert_eq!(secure(&https), Ok(true));
+        assert_eq!(
+            secure(&[&https[..], &["--secure-cookie", "off"]].concat()),
+            Ok(false)
+        );
+        assert_eq!(secure(&["--secure-cookie", "true"]), Ok(true));
+        assert_eq!(secure(&["--secure-cookie", "on"]), Ok(true));
+    }
+
+    #[test]
+    fn anonymous_matches_default_on_and_short_admin_tokens_are_refused() {
+        let c = Config::try_parse_from(["server", "--anonymous-matches", "off"]);
+        assert!(matches!(c, Ok(c) if !c.matches.anonymous_matches));
+        assert!(Config::default().matches.anonymous_matches);
+        let with = |token: &str| {
+            Config::try_parse_from(["server", "--admin-token", token])
+                .map_err(|e| e.to_string())
+                .map(|c| c.validate().map_err(|e| e.to_string()))
+        };
+        let short = with("hunter2");
+        assert!(
+            matches!(&short, Ok(Err(m)) if m.contains("at least 16") && !m.contains("hunter2")),
+            "{short:?}"
+        );
+        assert!(matches!(with("0123456789abcdef"), Ok(Ok(()))));
+        assert!(
+            matches!(with(""), Ok(Ok(()))),
+            "an empty token turns the admin API off"
+        );
     }
 
     #[test]
@@ -539,7 +654,7 @@ mod tests {
         let c = Config::try_parse_from([
             "server",
             "--admin-token",
-            "hunter2-admin",
+            "hunter2-admin-token",
             "--database-url",
             "postgres://app:hunter2-db@db/app",
         ])
@@ -553,7 +668,7 @@ mod tests {
         let c = c.ok();
         assert_eq!(
             c.as_ref().and_then(|c| c.admin.token()),
-            Some("hunter2-admin")
+            Some("hunter2-admin-token")
         );
         assert_eq!(
             c.as_ref().and_then(|c| c.store.url()),

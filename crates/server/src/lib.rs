@@ -16,7 +16,8 @@
 //!   [`newmatch`]: a new match's rows and seat tokens.
 //! - [`outbox`]: a connection's bounded outgoing queue, as actors see it; [`meters`]: the
 //!   Prometheus metrics behind `GET /metrics`; [`telemetry`]: logging setup.
-//! - [`config`], [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
+//! - [`config`], [`client_addr`] (the client's address behind trusted reverse proxies, which
+//!   the limits and the logs use), [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
 //!   Postgres), [`tokens`] (seat tokens and their hashes), [`wire`] (server messages encoded as
 //!   frames, once for any number of receivers), [`origin`] (which pages may open the WebSocket
 //!   with the session cookie).
@@ -28,6 +29,7 @@ pub mod access;
 pub mod accounts;
 pub mod actor;
 pub mod chat;
+pub mod client_addr;
 pub mod config;
 pub mod conn;
 pub mod http;
