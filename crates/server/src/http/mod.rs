@@ -228,3 +228,33 @@ fn check_origin(shared: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
         format!("a page at {origin:?} may not use this server's session cookie"),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::http::Method;
+
+    /// Every route that creates something (a `POST` or `PUT`) counts against a per-address rate
+    /// limit, but the admin API's: only the admin token or an admin account's session reaches
+    /// it, and it writes every action to the audit trail (docs/deploy.md lists them all).
+    #[test]
+    fn every_route_that_creates_something_is_limited() {
+        let doc = super::openapi::document();
+        let mut unlimited = Vec::new();
+        let paths = doc["paths"].as_object().into_iter().flatten();
+        for (path, item) in paths {
+            for method in item.as_object().into_iter().flat_map(|m| m.keys()) {
+                let Ok(m) = Method::from_bytes(method.to_uppercase().as_bytes()) else {
+                    continue;
+                };
+                let creates = m == Method::POST || m == Method::PUT;
+                if creates
+                    && !path.starts_with("/api/admin/")
+                    && super::limit_kind(&m, path).is_none()
+                {
+                    unlimited.push(format!("{m} {path}"));
+                }
+            }
+        }
+        assert!(unlimited.is_empty(), "no rate limit: {unlimited:?}");
+    }
+}
