@@ -248,30 +248,20 @@ fn set_cookie(head: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_cookie_is_secure_as_configured() {
-    let https = || vec![Origin::parse("https://play.example").expect("origin")];
-    let cases: [(&str, Box<dyn FnOnce(&mut Config)>, bool); 4] = [
-        ("the defaults", Box::new(|_| {}), false),
-        (
-            "an https public origin",
-            Box::new(move |c| c.conn.public_origin = https()),
-            true,
-        ),
-        (
-            "--secure-cookie off",
-            Box::new(move |c| {
-                c.conn.public_origin = https();
-                c.conn.secure_cookie = SecureCookie::Off;
-            }),
-            false,
-        ),
-        (
-            "--secure-cookie on",
-            Box::new(|c| c.conn.secure_cookie = SecureCookie::On),
-            true,
-        ),
+    // (case, an https public origin, --secure-cookie, whether the cookie is Secure)
+    let cases = [
+        ("the defaults", false, SecureCookie::Auto, false),
+        ("an https public origin", true, SecureCookie::Auto, true),
+        ("--secure-cookie off", true, SecureCookie::Off, false),
+        ("--secure-cookie on", false, SecureCookie::On, true),
     ];
-    for (case, tune, secure) in cases {
-        let (server, _db) = start("10.0.0.0/8", tune);
+    for (case, https, flag, secure) in cases {
+        let (server, _db) = start("10.0.0.0/8", |c| {
+            if https {
+                c.conn.public_origin = vec![Origin::parse("https://play.example").expect("origin")];
+            }
+            c.conn.secure_cookie = flag;
+        });
         for c in cookies(&server).await {
             assert!(c.starts_with("session="), "{case}: {c}");
             for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
