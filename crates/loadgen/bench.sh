@@ -27,7 +27,7 @@ for M in $MS; do
     DB=bench_$(date +%s%N | tail -c 8); psql -h 127.0.0.1 -U postgres -d test -qc "create database $DB" >/dev/null
     ARGS="--database-url postgres://postgres@127.0.0.1:5432/$DB"
   fi
-  RUST_LOG=warn $SERVER --bind 127.0.0.1:$PORT $ARGS --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s > /tmp/bench-server.log 2>&1 &
+  RUST_LOG=warn $SERVER --bind 127.0.0.1:$PORT $ARGS --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s --match-rate-addr 1000000/1s > /tmp/bench-server.log 2>&1 &
   SP=$!
   for i in $(seq 1 50); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.2; done
   PG0=$(pg_ticks)

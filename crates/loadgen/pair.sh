@@ -15,7 +15,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for x in A B; do
     bin=${!x}; DIR[$x]=$(mktemp -d /tmp/pair-XXXX); URL[$x]=http://127.0.0.1:$PORT
     RUST_LOG=warn $bin --bind 127.0.0.1:$PORT --data-dir "${DIR[$x]}" \
-      --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s > /tmp/pair-server-$x.log 2>&1 &
+      --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s --match-rate-addr 1000000/1s > /tmp/pair-server-$x.log 2>&1 &
     PID[$x]=$!
     PORT=$((PORT+1))
   done

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 /// Printed when the server's rate limits, not its speed, held the load back.
 pub(crate) const RATE_HINT: &str = "hint: the server's rate limits refused commands; start it with \
-     --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s to measure its speed";
+     --command-rate-addr 1000000/1s --command-rate-conn 1000000/1s --match-rate-addr 1000000/1s \
+     to measure its speed";
 
 /// What the seats of every match measured.
 #[derive(Debug, Default)]

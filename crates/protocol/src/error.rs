@@ -130,8 +130,8 @@ pub enum ErrorCode {
     /// This connection may not chat there: it neither holds a seat in the match nor watches it
     /// with an account session, or its account has no seat in the lobby.
     NotInChat,
-    /// Too many messages, commands, lobby actions or new accounts in a short time (per
-    /// connection or per address); `retry_after_ms` says when to try again. Nothing was done.
+    /// Too many messages, commands, lobby actions, new accounts or new matches in a short time
+    /// (per connection or per address); `retry_after_ms` says when to try again. Nothing was done.
     RateLimited,
     /// The account already hosts the most open lobbies it may (a lobby closes when its players
     /// leave, or starts).

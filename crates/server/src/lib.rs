@@ -19,7 +19,9 @@
 //! - [`outbox`]: a connection's bounded outgoing queue, as actors see it; [`meters`]: the
 //!   Prometheus metrics behind `GET /metrics` (with [`process_metrics`]: the `process_*` and
 //!   build-info series); [`telemetry`]: logging setup.
-//! - [`config`] (with [`config_file`], the TOML file's loader), [`store`] (the durable command log, accounts, lobbies and chat, on SQLite or
+//! - [`config`] (with [`config_file`], the TOML file's loader), [`client_addr`] (the client's
+//!   address behind trusted reverse proxies, which the limits and the logs use), [`store`] (the
+//!   durable command log, accounts, lobbies and chat, on SQLite or
 //!   Postgres), [`tokens`] (seat tokens and their hashes), [`wire`] (server messages encoded as
 //!   frames, once for any number of receivers), [`origin`] (which pages may open the WebSocket
 //!   with the session cookie).
@@ -31,6 +33,7 @@ pub mod access;
 pub mod accounts;
 pub mod actor;
 pub mod chat;
+pub mod client_addr;
 pub mod config;
 pub mod config_file;
 pub mod conn;

@@ -23,6 +23,7 @@ pub enum Kind {
     Chat,
     Lobby,
     Account,
+    Match,
 }
 
 impl Kind {
@@ -32,6 +33,7 @@ impl Kind {
             Kind::Chat => "chat messages",
             Kind::Lobby => "lobby actions",
             Kind::Account => "new accounts",
+            Kind::Match => "new matches",
         }
     }
 }
@@ -89,6 +91,7 @@ pub struct AddrLimits {
     chat: DefaultKeyedRateLimiter<IpAddr>,
     lobby: DefaultKeyedRateLimiter<IpAddr>,
     account: DefaultKeyedRateLimiter<IpAddr>,
+    matches: DefaultKeyedRateLimiter<IpAddr>,
     /// The clock every connection's limiters share: making one reads the CPU's features
     /// (`cpuid`, a trap to the hypervisor in a VM), which cost every new connection 4 of them.
     clock: DefaultClock,
@@ -102,6 +105,7 @@ impl AddrLimits {
             chat: RateLimiter::keyed(quota(c.chat_rate_addr)),
             lobby: RateLimiter::keyed(quota(c.lobby_rate_addr)),
             account: RateLimiter::keyed(quota(c.account_rate_addr)),
+            matches: RateLimiter::keyed(quota(c.match_rate_addr)),
         }
     }
 
@@ -111,6 +115,7 @@ impl AddrLimits {
             Kind::Chat => &self.chat,
             Kind::Lobby => &self.lobby,
             Kind::Account => &self.account,
+            Kind::Match => &self.matches,
         };
         check_keyed(l, &addr, kind, &self.clock)
     }
@@ -123,7 +128,7 @@ impl AddrLimits {
             loop {
                 tick.tick().await;
                 let Some(l) = weak.upgrade() else { return };
-                for k in [&l.command, &l.chat, &l.lobby, &l.account] {
+                for k in [&l.command, &l.chat, &l.lobby, &l.account, &l.matches] {
                     k.retain_recent();
                     k.shrink_to_fit();
                 }
@@ -161,7 +166,7 @@ impl ConnLimits {
         let own = match kind {
             Kind::Command => &self.command,
             Kind::Chat => &self.chat,
-            Kind::Lobby | Kind::Account => &self.lobby,
+            Kind::Lobby | Kind::Account | Kind::Match => &self.lobby,
         };
         own.check().map_err(|n| Limited {
             kind,

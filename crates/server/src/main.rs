@@ -11,6 +11,10 @@ use tracing::error;
 #[tokio::main]
 async fn main() -> ExitCode {
     let config = Config::from_env();
+    if let Err(e) = config.validate() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     init_tracing(config.log_format);
     if let Some(Command::Backup { to }) = &config.command {
         return backup(&config, to).await;

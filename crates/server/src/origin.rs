@@ -63,6 +63,11 @@ impl Origin {
         })
     }
 
+    /// Whether pages of this origin are served over TLS.
+    pub fn is_https(&self) -> bool {
+        self.scheme == "https"
+    }
+
     /// Whether the request's `Host` names this origin's host and port (a `Host` without a port
     /// means the default port of the scheme the page uses).
     fn is_host(&self, host_header: &str) -> bool {

@@ -30,16 +30,20 @@ pub enum ServerError {
     Store(#[from] StoreError),
     #[error("socket: {0}")]
     Io(#[from] std::io::Error),
+    #[error("configuration: {0}")]
+    Config(#[from] crate::config::ConfigError),
 }
 
-/// Opens the store, serves at once (recovery runs in the background), serves until `shutdown` completes, then shuts
-/// down gracefully: stop accepting, refuse new commands, let every match finish what is queued,
-/// close sockets with 1001, close the store.
+/// Checks the configuration ([`Config::validate`]), opens the store, serves at once (recovery
+/// runs in the background), serves until `shutdown` completes, then shuts down gracefully: stop
+/// accepting, refuse new commands, let every match finish what is queued, close sockets with
+/// 1001, close the store.
 pub async fn run(
     listener: TcpListener,
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
+    config.validate()?;
     let config = Arc::new(config);
     let store = Store::open_with(
         config.store.url(),

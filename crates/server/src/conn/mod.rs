@@ -73,11 +73,14 @@ impl Drop for LiveGuard {
     }
 }
 
-/// Serves an upgraded WebSocket; `session`: the account session the upgrade carried, if any.
+/// Serves an upgraded WebSocket; `peer`: the TCP peer (a proxy, maybe), `client`: the client's
+/// address ([`crate::client_addr`]), which the per-address limits use; `session`: the account
+/// session the upgrade carried, if any.
 pub async fn serve(
     socket: WebSocket,
     shared: Arc<Shared>,
     peer: SocketAddr,
+    client: IpAddr,
     session: Option<WsSession>,
 ) {
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
@@ -86,11 +89,12 @@ pub async fn serve(
     let span = info_span!(
         "conn",
         conn_id = id,
+        %client,
         %peer,
         match_id = tracing::field::Empty,
         seat = tracing::field::Empty
     );
-    run(socket, shared, id, session, Some(peer.ip()))
+    run(socket, shared, id, session, Some(client))
         .instrument(span)
         .await;
     drop(guard);
@@ -103,7 +107,7 @@ pub(crate) async fn run<S>(
     shared: Arc<Shared>,
     id: u64,
     session: Option<WsSession>,
-    peer: Option<IpAddr>,
+    client: Option<IpAddr>,
 ) where
     S: Stream<Item = Result<Message, axum::Error>>
         + Sink<Message, Error = axum::Error>
@@ -129,7 +133,7 @@ pub(crate) async fn run<S>(
             shared: Arc::clone(&shared),
             handle,
             session,
-            peer,
+            client,
             mutes: Default::default(),
             limits: ConnLimits::new(&config.limits, &shared.limits),
             accepting: Arc::new(AtomicBool::new(false)),

@@ -29,7 +29,8 @@ pub struct Ctx {
     pub handle: ConnHandle,
     /// The account session of the upgrade, if any.
     pub session: Option<WsSession>,
-    pub peer: Option<IpAddr>,
+    /// The client's address, the per-address limits' key ([`crate::client_addr`]).
+    pub client: Option<IpAddr>,
     /// Whose chat this connection does not want (shared with the chat rooms it is in).
     pub mutes: Mutes,
     /// This connection's rate limits; its address's are in `Shared`.
@@ -88,7 +89,7 @@ impl Ctx {
 
     /// This connection's rate limit of `kind`, then its address's.
     pub fn limit(&self, kind: Kind) -> Result<(), Limited> {
-        self.limits.check(kind, self.peer, &self.shared.limits)
+        self.limits.check(kind, self.client, &self.shared.limits)
     }
 
     /// `rate_limited`, with the wait in `retry_after_ms`.

@@ -1,8 +1,9 @@
 //! The accounts API: guest and registered accounts, log in and out, sessions (list, revoke),
 //! `GET /api/me`; and the [`Session`] extractor that every account route takes.
 //!
-//! A session token travels as the `session` cookie (HttpOnly, SameSite=Strict: the browser)
-//! or as `Authorization: Bearer <token>` (native clients). The bearer wins when both are there.
+//! A session token travels as the `session` cookie (HttpOnly, SameSite=Strict, and Secure as
+//! `--secure-cookie` says: the browser) or as `Authorization: Bearer <token>` (native clients).
+//! The bearer wins when both are there.
 
 use super::error::ApiError;
 use super::extract::ApiJson;
@@ -97,9 +98,28 @@ pub(crate) fn refusal(e: AccountError) -> ApiError {
     ApiError::new(status, e.code(), e.to_string())
 }
 
+/// The `Set-Cookie` value of the session cookie: `token` for a year, or empty and expired (a
+/// log-out). Every cookie the server sets has the same attributes, so that a clearing cookie
+/// replaces the one set at log-in.
+fn session_cookie(shared: &Shared, token: Option<&str>) -> Option<HeaderValue> {
+    let (value, max_age) = match token {
+        Some(t) => (t, 31_536_000),
+        None => ("", 0),
+    };
+    let secure = if shared.config.conn.cookie_secure() {
+        "; Secure"
+    } else {
+        ""
+    };
+    HeaderValue::from_str(&format!(
+        "{COOKIE}={value}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}{secure}"
+    ))
+    .ok()
+}
+
 /// 201 with the session, and the session cookie for browsers.
-fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response {
-    let cookie = format!("{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000");
+fn issued(shared: &Shared, status: StatusCode, (account, session_id, token): Issued) -> Response {
+    let cookie = session_cookie(shared, Some(&token));
     let mut response = (
         status,
         axum::Json(SessionCreated {
@@ -109,7 +129,7 @@ fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response 
         }),
     )
         .into_response();
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
+    if let Some(v) = cookie {
         response.headers_mut().insert(header::SET_COOKIE, v);
     }
     response
@@ -119,7 +139,7 @@ fn issued(status: StatusCode, (account, session_id, token): Issued) -> Response 
     post, path = "/api/accounts/guest", tag = "accounts",
     request_body = NewGuestDoc,
     responses(
-        (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
+        (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/` (and `Secure` as `--secure-cookie` says)", body = SessionCreatedDoc),
         (status = 400, description = "`malformed`: not a request; `bad_name`: an empty, too long or control-character name", body = ErrorBodyDoc),
     ),
 )]
@@ -131,7 +151,7 @@ async fn guest(
         .await
         .map_err(refusal)?;
     info!(account = %out.0.id, "guest account created");
-    Ok(issued(StatusCode::CREATED, out))
+    Ok(issued(&shared, StatusCode::CREATED, out))
 }
 
 #[utoipa::path(
@@ -139,7 +159,7 @@ async fn guest(
     description = "A registered account (the password is stored as an argon2id hash).",
     request_body = CredentialsDoc,
     responses(
-        (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
+        (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/` (and `Secure` as `--secure-cookie` says)", body = SessionCreatedDoc),
         (status = 400, description = "`malformed`; `bad_name`; `bad_password`: under 8 or over 256 bytes", body = ErrorBodyDoc),
         (status = 409, description = "`name_taken`: a registered account has this name (without regard to case)", body = ErrorBodyDoc),
     ),
@@ -152,7 +172,7 @@ async fn register(
         .await
         .map_err(refusal)?;
     info!(account = %out.0.id, "account registered");
-    Ok(issued(StatusCode::CREATED, out))
+    Ok(issued(&shared, StatusCode::CREATED, out))
 }
 
 #[utoipa::path(
@@ -160,7 +180,7 @@ async fn register(
     description = "Logs a registered account in: a new session (one per device).",
     request_body = CredentialsDoc,
     responses(
-        (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/`", body = SessionCreatedDoc),
+        (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/` (and `Secure` as `--secure-cookie` says)", body = SessionCreatedDoc),
         (status = 400, description = "`malformed`: not a request", body = ErrorBodyDoc),
         (status = 401, description = "`bad_credentials`: a wrong name or password", body = ErrorBodyDoc),
     ),
@@ -177,7 +197,7 @@ async fn login(
     )
     .await
     .map_err(refusal)?;
-    Ok(issued(StatusCode::CREATED, out))
+    Ok(issued(&shared, StatusCode::CREATED, out))
 }
 
 #[utoipa::path(
@@ -221,12 +241,11 @@ async fn list_sessions(
 }
 
 /// Clears the browser's cookie (after a log-out or a revocation of all sessions).
-fn cleared() -> Response {
+fn cleared(shared: &Shared) -> Response {
     let mut response = StatusCode::NO_CONTENT.into_response();
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        HeaderValue::from_static("session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
-    );
+    if let Some(v) = session_cookie(shared, None) {
+        response.headers_mut().insert(header::SET_COOKIE, v);
+    }
     response
 }
 
@@ -268,7 +287,7 @@ async fn revoke_one(
         ));
     }
     Ok(if target == session.id {
-        cleared()
+        cleared(&shared)
     } else {
         StatusCode::NO_CONTENT.into_response()
     })
@@ -294,5 +313,5 @@ async fn revoke_all(
         .await
         .map_err(|e| refusal(e.into()))?;
     shared.live_sessions.revoke(session.account.id, None);
-    Ok(cleared())
+    Ok(cleared(&shared))
 }

@@ -16,8 +16,10 @@ pub mod refusals;
 
 pub use error::ApiError;
 
+use crate::client_addr::{Client, client_addr};
 use crate::conn::{self, HARD_LIMIT, READ_BUFFER};
 use crate::state::{Lifecycle, Shared};
+use axum::Extension;
 use axum::Router;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -28,6 +30,7 @@ use openapi::{ErrorBodyDoc, Routes};
 use protocol::ErrorCode;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use tracing::Instrument;
 use utoipa_axum::routes;
 
 /// Largest request body (a match request is a few hundred bytes, with a test pile a few KiB).
@@ -66,28 +69,36 @@ pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::K
             Some(Kind::Account)
         }
         (&Method::POST, p) if p.starts_with("/api/lobbies") => Some(Kind::Lobby),
+        (&Method::POST, "/api/matches") => Some(Kind::Match),
         _ => None,
     }
 }
 
-/// The per-address rate limits of the REST side: account creation and log-in,
-/// and every lobby action (a `POST` under `/api/lobbies`). Reads cost nothing.
+/// Every request's client address ([`client_addr`]: the peer, or behind a trusted proxy the
+/// address it forwards), put on the request as [`Client`] and on its log lines as `client`;
+/// then the per-address rate limits of the REST side: account creation and log-in, match
+/// creation, and every lobby action (a `POST` under `/api/lobbies`). Reads cost nothing.
 async fn http_limits(
     State(shared): State<Arc<Shared>>,
-    req: axum::extract::Request,
+    mut req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let kind = limit_kind(req.method(), req.uri().path());
-    let peer = req
+    let client = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
-    if let (Some(kind), Some(peer)) = (kind, peer)
-        && let Err(l) = shared.limits.check(kind, peer)
+        .map(|c| client_addr(c.0.ip(), req.headers(), &shared.config.conn.trusted_proxies));
+    let Some(client) = client else {
+        return next.run(req).await;
+    };
+    req.extensions_mut().insert(Client(client));
+    if let Some(kind) = limit_kind(req.method(), req.uri().path())
+        && let Err(l) = shared.limits.check(kind, client)
     {
         return ApiError::rate_limited(&l).into_response();
     }
-    next.run(req).await
+    next.run(req)
+        .instrument(tracing::info_span!("http", %client))
+        .await
 }
 
 /// Every route of the API, each with its documentation (see [`openapi`]); the browser's pages
@@ -181,6 +192,7 @@ async fn readyz(State(shared): State<Arc<Shared>>) -> Result<&'static str, ApiEr
 async fn ws_upgrade(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(Client(client)): Extension<Client>,
     headers: HeaderMap,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
@@ -217,7 +229,7 @@ async fn ws_upgrade(
         .max_message_size(HARD_LIMIT)
         .max_frame_size(HARD_LIMIT)
         .read_buffer_size(READ_BUFFER)
-        .on_upgrade(move |socket| conn::serve(socket, shared, peer, account)))
+        .on_upgrade(move |socket| conn::serve(socket, shared, peer, client, account)))
 }
 
 /// A page of another site must not open a socket with the visitor's session cookie (which the
@@ -250,4 +262,34 @@ fn check_origin(shared: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
         ErrorCode::ForbiddenOrigin,
         format!("a page at {origin:?} may not use this server's session cookie"),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::Method;
+
+    /// Every route that creates something (a `POST` or `PUT`) counts against a per-address rate
+    /// limit, but the admin API's: only the admin token or an admin account's session reaches
+    /// it, and it writes every action to the audit trail (docs/deploy.md lists them all).
+    #[test]
+    fn every_route_that_creates_something_is_limited() {
+        let doc = super::openapi::document();
+        let mut unlimited = Vec::new();
+        let paths = doc["paths"].as_object().into_iter().flatten();
+        for (path, item) in paths {
+            for method in item.as_object().into_iter().flat_map(|m| m.keys()) {
+                let Ok(m) = Method::from_bytes(method.to_uppercase().as_bytes()) else {
+                    continue;
+                };
+                let creates = m == Method::POST || m == Method::PUT;
+                if creates
+                    && !path.starts_with("/api/admin/")
+                    && super::limit_kind(&m, path).is_none()
+                {
+                    unlimited.push(format!("{m} {path}"));
+                }
+            }
+        }
+        assert!(unlimited.is_empty(), "no rate limit: {unlimited:?}");
+    }
 }
