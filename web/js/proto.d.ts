@@ -382,6 +382,13 @@ export type Command = ({
   sale: Sale;
 });
 
+/** Exactly `count` events (of a step, or of the whole game) match `event`. */
+export type Count = {
+  count: number;
+  /** A partial event. */
+  event: unknown;
+};
+
 /** `POST /api/lobbies`: the caller becomes the host and takes seat 0. */
 export type CreateLobby = {
   clock?: (ClockSettings | null);
@@ -608,6 +615,8 @@ export type Event = ({
 export type Expect = {
   /** Partial events that must not occur at all. */
   absent?: unknown[];
+  /** How many events of the whole game match each partial event. */
+  counts?: Count[];
   /** Events that must occur over the whole game, in this order (others may come between). Each is a partial event: every field given must equal the event's field. */
   events?: unknown[];
   /** Whether the game is over after the last step. */
@@ -714,6 +723,8 @@ export type MapSetup = {
   chip_layout?: ChipAt[] | null;
   /** The Map Chips of France (P7–P10). */
   chips?: boolean;
+  /** Scenarios and tests: the map itself, in the map file format (`docs/maps.md`), instead of a built-in one; `map` is its name. */
+  data?: string | null;
   /** A built-in map's id (`france`). */
   map: string;
   /** P2: the two start squares by name, the start tile's first. `None`: drawn from the seed. */
@@ -974,6 +985,8 @@ export type Setup = {
   players: Colour[];
   /** Seeds the random generator that shuffles the pile. */
   seed?: number;
+  /** Scenarios and tests: each seat's score when the match begins, in seat order (empty: 0 each), so that a case about scores or dark spaces needs no tiles to build them. */
+  start_scores?: StartScore[];
   /** Start squares (B1; P2 on a map). Empty: the start tile on (0, 0), unturned. */
   starts?: SetupStartSquare[];
 };
@@ -994,6 +1007,12 @@ export type SetupStartSquare = {
 /** A side of a square (and of a tile in board orientation). */
 export type Side = "N" | "E" | "S" | "W";
 
+/** A seat's score when the match begins. */
+export type StartScore = (number | {
+  messenger: number;
+  scoring: number;
+});
+
 /** A start square (P2). It is an ordinary placeable square once the game has begun; it is not a town and never holds a chip. */
 export type StartSquare = {
   /** Its mark in the data file's outline (a digit). */
@@ -1007,10 +1026,14 @@ export type StartTile = ("start" | "drawn" | "open");
 
 /** One command, and optionally the refusal it must get. */
 export type Step = {
+  /** Partial events the command must not produce. */
+  absent?: unknown[];
   /** The command; absent when `default` is true. */
   command?: (Command | null);
-  /** After the step, the open decisions must be exactly these, in order (each a partial decision, as for events): several players' decisions open at once are listed together. */
-  decisions?: unknown[] | null;
+  /** How many of the command's events match each partial event. */
+  counts?: Count[];
+  /** After the step, the open decisions must be exactly these (each a partial decision, as for events): an array in the order they opened, or `{"$any_order": [...]}` where the rules fix no order. */
+  decisions?: unknown;
   /** Send the deterministic default answer of this player's oldest open decision (what the server sends when a clock runs out, M3) instead of `command`. */
   default?: boolean;
   /** The command must be refused with this [`RuleError::code`]; the game goes on unchanged. */
