@@ -8,6 +8,7 @@ import { COLOURS, DISPATCHES, GRAPES, REFUSALS, cap, chipWords, eventWords, targ
 import { cellAt } from './map.js';
 import { countdown, decisionControls, deadlines, drawTrack, pawnsHtml, tick } from './messages.js';
 import { clockSpan, clocks, isAway, tickClocks } from './clocks.js';
+import { renderEnd } from './end.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -439,6 +440,8 @@ function play() {
     $('pile').textContent = String(v.pile_size);
     $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
+    renderEnd($('end'), v, client.seat);
+    paint($('end'));
 
     const chips = !!v.map?.hands?.length;
     const pawns = v.messages?.players ?? [];
@@ -495,7 +498,7 @@ function play() {
     const msgControls = d ? decisionControls(d, client.seat === v.active, send) : null;
     /** @type {HTMLButtonElement} */ ($('pass')).disabled = !mine || d?.type === 'choose_pawn' || d?.type === 'dispatch';
     // A Messages decision has its own buttons: the tile controls step aside while it is open.
-    $('hand').hidden = !!msgControls;
+    $('hand').hidden = !!msgControls || v.finished;
     /** @type {HTMLButtonElement} */ ($('rotate-cw')).disabled = !placing;
     /** @type {HTMLButtonElement} */ ($('rotate-ccw')).disabled = !placing;
     $('fit-hint').textContent = placing && selected ? (offMap ? 'off the map' : fits ? 'fits here' : 'does not fit here') : '';

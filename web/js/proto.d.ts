@@ -895,6 +895,8 @@ export type PlayerView = {
   /** Meeples in the supply. */
   meeples: number;
   score: number;
+  /** What the score is made of, by kind of scoring; the parts add up to `score`. */
+  scored?: Scored;
   /** The Tollkeepers: the tollhouse, once in play. */
   tollhouse?: (TollhouseView | null);
 };
@@ -925,6 +927,24 @@ export type Sale = ("abroad" | "town");
 
 /** What a pawn moved for (M2, M17). */
 export type ScoreReason = ("feature" | "field" | "toll" | "dispatch" | "chip" | "wine");
+
+/** A player's points by kind of scoring (each scoring is public, as an event): what the end of a game shows beside the winner. Kinds without points are left out of the JSON. */
+export type Scored = {
+  /** The France chips (P8). */
+  chips?: number;
+  cities?: number;
+  /** The Messages (M7–M15). */
+  dispatches?: number;
+  fields?: number;
+  monasteries?: number;
+  roads?: number;
+  /** The setup's start score (scenarios and tests). */
+  start?: number;
+  /** The Tollkeepers (T6, T10). */
+  tolls?: number;
+  /** Wine sold (P9). */
+  wine?: number;
+};
 
 /** `POST /api/lobbies/{id}/kick` and `/bot` (host only): a seat. */
 export type SeatChoice = {

@@ -515,11 +515,13 @@ impl<S: Sink> Differ<'_, S> {
             score,
             meeples,
             tollhouse,
+            scored,
         } = new;
         self.scalar("colour", &old.colour, colour)?;
         self.scalar("score", &old.score, score)?;
         self.scalar("meeples", &old.meeples, meeples)?;
-        self.omissible("tollhouse", &old.tollhouse, tollhouse, Option::is_none)
+        self.omissible("tollhouse", &old.tollhouse, tollhouse, Option::is_none)?;
+        self.omissible("scored", &old.scored, scored, rules::view::Scored::is_empty)
     }
 
     fn messages(&mut self, old: &MessagesView, new: &MessagesView) -> Res {

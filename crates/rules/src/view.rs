@@ -98,6 +98,62 @@ pub struct PlayerView {
     /// The Tollkeepers: the tollhouse, once in play.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tollhouse: Option<TollhouseView>,
+    /// What the score is made of, by kind of scoring; the parts add up to `score`.
+    #[serde(default, skip_serializing_if = "Scored::is_empty")]
+    pub scored: Scored,
+}
+
+/// A player's points by kind of scoring (each scoring is public, as an event): what the end of a
+/// game shows beside the winner. Kinds without points are left out of the JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Scored {
+    /// The setup's start score (scenarios and tests).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub roads: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cities: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub monasteries: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fields: u32,
+    /// The Tollkeepers (T6, T10).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tolls: u32,
+    /// The Messages (M7–M15).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dispatches: u32,
+    /// The France chips (P8).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub chips: u32,
+    /// Wine sold (P9).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wine: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl Scored {
+    pub fn is_empty(&self) -> bool {
+        *self == Scored::default()
+    }
+
+    /// The sum of the parts: the score.
+    pub fn total(&self) -> u32 {
+        self.start
+            + self.roads
+            + self.cities
+            + self.monasteries
+            + self.fields
+            + self.tolls
+            + self.dispatches
+            + self.chips
+            + self.wine
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

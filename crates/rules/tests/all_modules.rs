@@ -116,7 +116,43 @@ fn check(players: usize, seed: u64, bot_seed: u64, dark: bool) -> Vec<Event> {
         assert_eq!(moved(reason), earned(reason), "{reason:?}");
     }
 
-    support::replays_identically(s, commands, &events, &game.view());
+    // The view's points by kind add up to each score, and each kind to its events' points.
+    let view = game.view();
+    for (i, p) in view.players.iter().enumerate() {
+        assert_eq!(p.scored.total(), p.score, "seat {i}: {:?}", p.scored);
+        let sum = |f: &dyn Fn(&Event) -> u32| -> u32 { events.iter().map(f).sum() };
+        let me = i as u8;
+        let tolls = sum(&|e| match e {
+            Event::TollRaised { player, points, .. } if *player == me => *points,
+            _ => 0,
+        });
+        let dispatches = sum(&|e| match e {
+            Event::DispatchResolved { player, points, .. } if *player == me => *points,
+            _ => 0,
+        });
+        let chips = sum(&|e| match e {
+            Event::ChipTaken { player, points, .. } if *player == me => *points,
+            _ => 0,
+        });
+        let wine = sum(&|e| match e {
+            Event::WineSold { player, points, .. } if *player == me => *points,
+            _ => 0,
+        });
+        let fields = sum(&|e| match e {
+            Event::FieldScored {
+                winners, points, ..
+            } if winners.contains(&me) => *points,
+            _ => 0,
+        });
+        let s = &p.scored;
+        assert_eq!(
+            (s.tolls, s.dispatches, s.chips, s.wine, s.fields),
+            (tolls, dispatches, chips, wine, fields),
+            "seat {i}"
+        );
+    }
+
+    support::replays_identically(s, commands, &events, &view);
     events
 }
 

@@ -43,6 +43,7 @@ assets!(
     "js/board.js",
     "js/clocks.js",
     "js/conn.js",
+    "js/end.js",
     "js/lobby.js",
     "js/map.js",
     "js/messages.js",

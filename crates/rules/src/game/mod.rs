@@ -27,6 +27,9 @@ use serde::{Deserialize, Serialize};
 struct PlayerState {
     score: u32,
     supply: u8,
+    /// The score by kind of scoring (the view's `scored`).
+    #[serde(default)]
+    scored: crate::view::Scored,
 }
 
 /// One match: the whole state, secret parts included. Owned by one match actor on the server.
@@ -275,7 +278,31 @@ impl Game {
         if !self.modules.listens(Hook::Award) || !hook!(self, events, |m, ctx| m.on_award(ctx, &a))
         {
             self.players[a.player as usize].score += a.points;
+            self.count_kind(&a);
         }
+    }
+
+    /// Adds an award to its player's points by kind (a feature's kind decides between roads,
+    /// cities and monasteries).
+    fn count_kind(&mut self, a: &Award) {
+        use crate::tiles::FeatureKind;
+        let feature = |seg| self.features.get(self.features.find(seg)).kind;
+        let kind = match a.source {
+            Source::Feature(seg) => Some(feature(seg)),
+            _ => None,
+        };
+        let s = &mut self.players[a.player as usize].scored;
+        let part = match (a.source, kind) {
+            (Source::Feature(_), Some(FeatureKind::Road)) => &mut s.roads,
+            (Source::Feature(_), Some(FeatureKind::City)) => &mut s.cities,
+            (Source::Feature(_), _) => &mut s.monasteries,
+            (Source::Field(_), _) => &mut s.fields,
+            (Source::Toll(_), _) => &mut s.tolls,
+            (Source::Dispatch(_), _) => &mut s.dispatches,
+            (Source::Chip(_), _) => &mut s.chips,
+            (Source::Wine(_), _) => &mut s.wine,
+        };
+        *part += a.points;
     }
 
     /// Puts a tile on the board and joins its features to its neighbours'. Legality has been

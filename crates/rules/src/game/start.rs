@@ -74,9 +74,16 @@ impl Game {
         )?;
         let total = pile.len() + starts.len();
         let players = (0..setup.players.len())
-            .map(|i| PlayerState {
-                score: setup.start_scores.get(i).map_or(0, |s| s.total()),
-                supply: setup.meeples,
+            .map(|i| {
+                let start = setup.start_scores.get(i).map_or(0, |s| s.total());
+                PlayerState {
+                    score: start,
+                    supply: setup.meeples,
+                    scored: crate::view::Scored {
+                        start,
+                        ..Default::default()
+                    },
+                }
             })
             .collect();
         let mut game = Game {

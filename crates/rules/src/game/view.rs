@@ -19,6 +19,7 @@ impl Game {
                 score: p.score,
                 meeples: p.supply,
                 tollhouse: self.modules.tollhouse_view(i as PlayerId, &self.board),
+                scored: p.scored,
             })
             .collect();
         let board = self
@@ -92,6 +93,7 @@ impl Game {
             v.colour = *colour;
             v.score = p.score;
             v.meeples = p.supply;
+            v.scored = p.scored;
             v.tollhouse = self.modules.tollhouse_view(i as PlayerId, &self.board);
         }
         for p in &self.board.placed[view.board.len()..] {

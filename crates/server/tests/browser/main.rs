@@ -10,7 +10,8 @@
 //! out and in) in separate browser contexts meet in a lobby from the list, pick colours, get ready,
 //! the host starts and both play their seat by clicking; a bot seat is added and removed; a private
 //! lobby and its match need the invite code; a spectator watches from the list; two players chat
-//! at the table; every page runs clean under the Content-Security-Policy. Each test saves a
+//! at the table; the end of a game names the winner and splits each score by kind, for a player
+//! and a late spectator; every page runs clean under the Content-Security-Policy. Each test saves a
 //! screenshot under `target/browser-tests/`. Without Chromium the tests are skipped with a notice
 //! (and fail with `CI=true`).
 //!
@@ -24,6 +25,7 @@ mod admin;
 mod chat;
 mod clocks;
 mod csp;
+mod end;
 mod france;
 mod lobby;
 mod messages;
