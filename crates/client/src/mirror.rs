@@ -393,6 +393,7 @@ mod tests {
             score: 0,
             meeples: 7,
             tollhouse: None,
+            scored: Default::default(),
         };
         View {
             modules: Modules::default(),
