@@ -428,7 +428,9 @@ function play() {
     if (!v) return;
     const d = myDecision();
     const colours = v.players.map((p) => p.colour);
-    const activeName = cap(colours[v.active] ?? '');
+    // A lobby's match names its seats (an account's name, or a bot); else the colours do.
+    const names = v.players.map((p, i) => v.names?.[i]?.name ?? cap(p.colour));
+    const activeName = names[v.active] ?? '';
     const mine = d !== null;
     const you = client.seat !== null ? colours[client.seat] : null;
     const theirTurn = mine && client.seat !== v.active;
@@ -440,7 +442,7 @@ function play() {
     $('pile').textContent = String(v.pile_size);
     $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
-    renderEnd($('end'), v, client.seat);
+    renderEnd($('end'), v, client.seat, names);
     paint($('end'));
 
     const chips = !!v.map?.hands?.length;
@@ -452,10 +454,13 @@ function play() {
       if (i === v.active && !v.finished) tr.className = 'active';
       const sw = `<span class="swatch" data-fill="${c.fill}" data-ink="${c.ink}">${c.letter}</span>`;
       const toll = p.tollhouse ? `${p.tollhouse.value} at ${p.tollhouse.pos.x},${p.tollhouse.pos.y}` : '–';
-      tr.innerHTML = `<td>${sw} ${cap(p.colour)}</td><td class="score">${p.score}</td><td class="meeples">${p.meeples}</td>` +
+      tr.innerHTML = `<td>${sw} <span class="name"></span></td><td class="score">${p.score}</td><td class="meeples">${p.meeples}</td>` +
         (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '') +
         (pawns.length ? `<td class="pawns" data-scoring="${pawns[i]?.scoring}" data-messenger="${pawns[i]?.messenger}">${pawns[i] ? pawnsHtml(pawns[i]) : ''}</td>` : '') +
         (chips ? `<td class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</td>` : '');
+      // A name is the player's own text: set as text, never as markup.
+      const name = /** @type {HTMLElement} */ (tr.querySelector('.name'));
+      name.textContent = names[i] + (v.names?.[i] ? ` (${cap(p.colour)})` : '');
       paint(tr);
       return tr;
     });

@@ -2,7 +2,7 @@
 // The end of a game: who won, the ranking, and each player's points by kind of scoring, from
 // the view's `scored` (so a reload, a late spectator and a player see the same).
 
-import { COLOURS, cap } from './words.js';
+import { COLOURS } from './words.js';
 
 /** The kinds of scoring, in the order the table shows them. */
 const KINDS = /** @type {const} */ ([
@@ -21,15 +21,16 @@ const KINDS = /** @type {const} */ ([
  * The banner's heading: the winner (or those who share the win) and the winning score.
  * @param {{colour: string, score: number}[]} players
  * @param {number | null} seat the page's own seat
+ * @param {string[]} names each seat's name
  */
-export function winnerLine(players, seat) {
+export function winnerLine(players, seat, names) {
   const best = Math.max(...players.map((p) => p.score));
   const won = players.flatMap((p, i) => (p.score === best ? [i] : []));
-  const names = won.map((i) => cap(players[i].colour) + (i === seat ? ' (you)' : ''));
+  const shown = won.map((i) => names[i] + (i === seat ? ' (you)' : ''));
   const pts = `${best} point${best === 1 ? '' : 's'}`;
-  return names.length > 1
-    ? `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} share the win with ${pts}`
-    : `${names[0]} wins with ${pts}`;
+  return shown.length > 1
+    ? `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]} share the win with ${pts}`
+    : `${shown[0]} wins with ${pts}`;
 }
 
 /**
@@ -37,12 +38,13 @@ export function winnerLine(players, seat) {
  * @param {HTMLElement} section
  * @param {import('./proto').View} v
  * @param {number | null} seat
+ * @param {string[]} names each seat's name (an account's, or the colour's)
  */
-export function renderEnd(section, v, seat) {
+export function renderEnd(section, v, seat, names) {
   section.hidden = !v.finished;
   if (!v.finished) return;
   const heading = /** @type {HTMLElement} */ (section.querySelector('h2'));
-  heading.textContent = winnerLine(v.players, seat);
+  heading.textContent = winnerLine(v.players, seat, names);
   const kinds = KINDS.filter(([k]) => v.players.some((p) => (p.scored?.[k] ?? 0) > 0));
   // One column per player, best first (equal scores share a rank, then seat order); one row per
   // kind of scoring that scored at all, then the totals: narrow enough for the side panel.
@@ -56,7 +58,7 @@ export function renderEnd(section, v, seat) {
     th.dataset.player = p.colour;
     const rank = 1 + v.players.filter((o) => o.score > p.score).length;
     const c = COLOURS[p.colour];
-    th.title = cap(p.colour) + (i === seat ? ' (you)' : '');
+    th.title = names[i] + (i === seat ? ' (you)' : '');
     th.innerHTML = `${rank}. <span class="swatch" data-fill="${c.fill}" data-ink="${c.ink}">${c.letter}</span>`;
     head.append(th);
   }

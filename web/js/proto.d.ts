@@ -773,6 +773,8 @@ export type MatchView = {
   /** The Messages: both pawns of every player and the stack's size (never its order). */
   messages?: (MessagesView | null);
   modules: Modules;
+  /** Who sits in each seat, in seat order, in a match started from a lobby: the account's name, or a bot. Absent for a match created over `POST /api/matches`, whose seats are only tokens. */
+  names?: SeatName[];
   /** Tiles still in the pile, by tile id (the order is secret). */
   pile: {
     [key: string]: number;
@@ -949,6 +951,13 @@ export type Scored = {
 /** `POST /api/lobbies/{id}/kick` and `/bot` (host only): a seat. */
 export type SeatChoice = {
   seat: number;
+};
+
+/** The name shown for a seat. */
+export type SeatName = {
+  /** Played by the server. */
+  bot?: boolean;
+  name: string;
 };
 
 export type SeatToken = {

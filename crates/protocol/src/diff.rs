@@ -263,12 +263,14 @@ impl<S: Sink> Differ<'_, S> {
             deadlines,
             clocks,
             away,
+            names,
         } = new;
         self.view(&old.view, view)?;
         self.omissible("deadlines", &old.deadlines, deadlines, Vec::is_empty)?;
         // The running clock's bank changes at every turn's end: per index when both have clocks.
         self.omissible_vec("clocks", &old.clocks, clocks)?;
-        self.omissible("away", &old.away, away, Vec::is_empty)
+        self.omissible("away", &old.away, away, Vec::is_empty)?;
+        self.omissible("names", &old.names, names, Vec::is_empty)
     }
 
     /// Runs `f` with `key` appended to the path.

@@ -47,7 +47,7 @@ pub use lobby::{
 };
 pub use schema::{json_schemas, schema_file_text};
 pub use server_message::{PatchOp, ServerMessage};
-pub use view::{Deadline, MatchView};
+pub use view::{Deadline, MatchView, SeatName};
 
 /// Bumped on any incompatible change of these types.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -1,5 +1,5 @@
 //! The view a client is sent: the rules' public view plus what the server adds beside it (the
-//! pending deadlines, the clocks, who is away).
+//! pending deadlines, the clocks, who is away, the seats' names).
 
 use crate::ClockView;
 use rules::{PlayerId, View};
@@ -23,6 +23,20 @@ pub struct MatchView {
     /// the log, like the rest of the view.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub away: Vec<PlayerId>,
+    /// Who sits in each seat, in seat order, in a match started from a lobby: the account's
+    /// name, or a bot. Absent for a match created over `POST /api/matches`, whose seats are
+    /// only tokens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<SeatName>,
+}
+
+/// The name shown for a seat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SeatName {
+    pub name: String,
+    /// Played by the server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bot: bool,
 }
 
 impl From<View> for MatchView {
@@ -34,6 +48,7 @@ impl From<View> for MatchView {
             deadlines: Vec::new(),
             clocks: Vec::new(),
             away: Vec::new(),
+            names: Vec::new(),
         }
     }
 }

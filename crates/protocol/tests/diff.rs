@@ -46,11 +46,22 @@ fn match_view(game: &Game, moves: u64) -> MatchView {
     let away = (0..players)
         .filter(|p| (moves / 9 + u64::from(*p)).is_multiple_of(4))
         .collect();
+    // Names come and go now and then, so that their patches are checked too.
+    let names = match moves % 5 {
+        0 => Vec::new(),
+        _ => (0..players)
+            .map(|p| protocol::SeatName {
+                name: format!("player {p}"),
+                bot: p == 1,
+            })
+            .collect(),
+    };
     MatchView {
         view: game.view(),
         deadlines,
         clocks,
         away,
+        names,
     }
 }
 

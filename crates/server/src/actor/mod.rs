@@ -148,7 +148,7 @@ impl Loaded {
         Ok(Loaded {
             game: r.game,
             seq: r.seq,
-            views: Views::default(),
+            views: Views::new(r.names),
             window: Window::default(),
             dedupe: Dedupe::new(r.accepted),
             deadlines: r.deadlines,

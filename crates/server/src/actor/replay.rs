@@ -46,6 +46,8 @@ pub struct Replayed {
     pub decision_timeout_ms: Option<u64>,
     /// The match's stored wake time (`matches.wake_at`), set by [`load`].
     pub stored_wake: Option<i64>,
+    /// The seats' names (a lobby's match), set by [`load`].
+    pub names: Vec<protocol::SeatName>,
 }
 
 /// Reads a match and replays its commands up to `upto` (all of them when `None`). A broken
@@ -72,6 +74,15 @@ pub async fn load(store: &Store, id: Uuid, upto: Option<Seq>) -> Result<Replayed
     for seat in store.seats_of(&[id]).await? {
         r.deadlines.set_away(seat.seat, seat.away_since.is_some());
     }
+    // The names only label the seats: a lobby row that no longer parses costs them, not the match.
+    r.names = match store.match_names(id).await {
+        Ok(names) => names,
+        Err(StoreError::Corrupt(e)) => {
+            tracing::warn!(match_id = %id, error = %e, "the seats' names cannot be read");
+            Vec::new()
+        }
+        Err(e) => return Err(e.into()),
+    };
     Ok(r)
 }
 
@@ -138,5 +149,6 @@ pub fn replay(
         deadlines,
         decision_timeout_ms: None,
         stored_wake: None,
+        names: Vec::new(),
     })
 }

@@ -8,7 +8,7 @@
 
 use super::timers::Deadlines;
 use crate::wire::{Frame, frame};
-use protocol::{MatchView, Seq, ServerMessage};
+use protocol::{MatchView, SeatName, Seq, ServerMessage};
 use rules::Game;
 use uuid::Uuid;
 
@@ -23,16 +23,27 @@ pub(super) struct Views {
     spare: Option<MatchView>,
     /// The snapshot frame at the match's seq, built on first demand.
     snapshot: Option<Frame>,
+    /// The seats' names (a lobby's match; empty otherwise): fixed for the match's life.
+    names: Vec<SeatName>,
 }
 
 impl Views {
-    /// What clients are sent: the rules' view, the deadlines, the clocks and who is away.
-    pub(super) fn build(game: &Game, deadlines: &Deadlines) -> MatchView {
+    pub(super) fn new(names: Vec<SeatName>) -> Views {
+        Views {
+            names,
+            ..Views::default()
+        }
+    }
+
+    /// What clients are sent: the rules' view, the deadlines, the clocks, who is away and the
+    /// seats' names.
+    fn build(&self, game: &Game, deadlines: &Deadlines) -> MatchView {
         MatchView {
             view: game.view(),
             deadlines: deadlines.wire(),
             clocks: deadlines.clocks_wire(),
             away: deadlines.away_wire(),
+            names: self.names.clone(),
         }
     }
 
@@ -40,9 +51,10 @@ impl Views {
     /// one, or built. Called before the command is applied; [`Views::put_back`] if it is
     /// refused.
     pub(super) fn take(&mut self, game: &Game, deadlines: &Deadlines) -> MatchView {
-        self.current
-            .take()
-            .unwrap_or_else(|| Views::build(game, deadlines))
+        match self.current.take() {
+            Some(v) => v,
+            None => self.build(game, deadlines),
+        }
     }
 
     /// A refused command left the match where it was: its view is the current one again.
@@ -54,7 +66,7 @@ impl Views {
     /// built.
     pub(super) fn next(&mut self, game: &Game, deadlines: &Deadlines) -> MatchView {
         let Some(mut v) = self.spare.take() else {
-            return Views::build(game, deadlines);
+            return self.build(game, deadlines);
         };
         game.refresh_view(&mut v.view);
         v.deadlines = deadlines.wire();
@@ -85,14 +97,14 @@ impl Views {
         let f = frame(&ServerMessage::Snapshot {
             match_id,
             seq,
-            view: Box::new(Views::build(game, deadlines)),
+            view: Box::new(self.build(game, deadlines)),
         });
         self.snapshot = Some(f.clone());
         f
     }
 
-    /// Drops everything: a quiet match holds no view.
+    /// Drops every view: a quiet match holds none (the names stay).
     pub(super) fn clear(&mut self) {
-        *self = Views::default();
+        *self = Views::new(std::mem::take(&mut self.names));
     }
 }

@@ -80,6 +80,15 @@ impl SqliteStore {
         .collect()
     }
 
+    pub async fn match_lobby_state(&self, match_id: Uuid) -> Result<Option<String>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT state FROM lobbies WHERE match_id = ?1")
+                .bind(match_id.to_string())
+                .fetch_optional(&self.read)
+                .await?,
+        )
+    }
+
     pub async fn match_access(&self, match_id: Uuid) -> Result<Option<MatchAccess>, StoreError> {
         let Some(r) = sqlx::query("SELECT public, invite_code FROM lobbies WHERE match_id = ?1")
             .bind(match_id.to_string())
@@ -184,6 +193,15 @@ impl PgStore {
         .iter()
         .map(pg_lobby_row)
         .collect()
+    }
+
+    pub async fn match_lobby_state(&self, match_id: Uuid) -> Result<Option<String>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT state::text FROM lobbies WHERE match_id = $1")
+                .bind(match_id)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
     }
 
     pub async fn match_access(&self, match_id: Uuid) -> Result<Option<MatchAccess>, StoreError> {

@@ -613,6 +613,34 @@ impl Store {
         dispatch!(self.live_lobbies())
     }
 
+    /// The names of a match's seats, in seat order, from the lobby that started it (as they
+    /// were when it started); empty for a match that no lobby started.
+    pub async fn match_names(&self, match_id: Uuid) -> Result<Vec<protocol::SeatName>, StoreError> {
+        let Some(state) = dispatch!(self.match_lobby_state(match_id))? else {
+            return Ok(Vec::new());
+        };
+        let lobby: protocol::LobbyState = serde_json::from_str(&state)
+            .map_err(|e| StoreError::Corrupt(format!("lobby of match {match_id}: {e}")))?;
+        let mut seats = lobby.seats;
+        seats.sort_by_key(|s| s.seat);
+        Ok(seats
+            .into_iter()
+            .map(|s| match s.occupant {
+                Some(protocol::Occupant::Player { name, .. }) => {
+                    protocol::SeatName { name, bot: false }
+                }
+                Some(protocol::Occupant::Bot) => protocol::SeatName {
+                    name: "Bot".into(),
+                    bot: true,
+                },
+                None => protocol::SeatName {
+                    name: format!("Seat {}", s.seat + 1),
+                    bot: false,
+                },
+            })
+            .collect())
+    }
+
     /// Who may watch a match; `None` for a match that no lobby started (public).
     pub async fn match_access(&self, match_id: Uuid) -> Result<Option<MatchAccess>, StoreError> {
         dispatch!(self.match_access(match_id))

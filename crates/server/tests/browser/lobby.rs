@@ -204,6 +204,26 @@ async fn lobby_guests_meet_start_and_play_and_a_spectator_watches() {
     assert_eq!(eve.eval("window.carcassonne.seat").await, json!(null));
     assert_eq!(page_view(&eve).await, page_view(&ann).await);
     eve.screenshot("lobby-spectator").await;
+    // The table names the seats by their accounts, for players and the spectator alike; the
+    // names come with the view, so a reload keeps them.
+    assert_eq!(
+        ann.eval("window.carcassonne.view.names").await,
+        json!([{"name": "Ann"}, {"name": "Bob"}])
+    );
+    for p in [&ann, &eve] {
+        let names = p
+            .eval("[...document.querySelectorAll('#players .name')].map((n) => n.textContent)")
+            .await;
+        assert_eq!(
+            names,
+            json!(["Ann (Red)", "Bob (Pink)"]),
+            "the table's names"
+        );
+        let turn = text_of(p, "document.getElementById('turn').textContent").await;
+        let active = p.eval("window.carcassonne.view.active").await;
+        let who = if active == json!(0) { "Ann" } else { "Bob" };
+        assert!(turn.contains(who), "the turn line names {who}: {turn}");
+    }
 
     // Bob logs out everywhere (as from another tab): the server closes his table's connection
     // (4002), and the page says so instead of reconnecting to a seat it no longer holds.

@@ -915,6 +915,13 @@ async fn a_lobby_survives_a_restart(db: &TestDb) {
     assert_eq!(s, 200, "{v}");
     assert_eq!(lobby_of(v).match_id, Some(match_id));
     refused(join(&server, id, &b, json!({})).await, 409, "lobby_started");
+    // The view names the seats from the lobby, across the restart: the accounts, and the bot.
+    let (_, view) = server_view(&server, match_id).await;
+    assert_eq!(
+        view["names"],
+        json!([{"name": "Keeper"}, {"name": "Guest"}, {"name": "Bot", "bot": true}]),
+        "{view}"
+    );
     // The bot was resumed with the match: the two players and the bot play it to the end.
     let mut players = [
         seated(&server, &a, match_id).await,
