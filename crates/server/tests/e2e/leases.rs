@@ -6,8 +6,8 @@
 use crate::common::*;
 use server::store::leases::{Lease, acquire_on};
 use server::store::{
-    Append, CommandRow, Fence, LeaseError, LeaseKey, Leases, MatchRow, MatchStatus, SeatRow,
-    Store, StoreError,
+    Append, CommandRow, Fence, LeaseError, LeaseKey, Leases, MatchRow, MatchStatus, SeatRow, Store,
+    StoreError,
 };
 use sqlx::Connection as _;
 use std::time::{Duration, Instant};
@@ -90,7 +90,11 @@ async fn stored(store: &Store, id: Uuid) -> (usize, MatchStatus, Option<i64>) {
 
 fn assert_fenced(result: Result<(), StoreError>, id: Uuid, fence: &Fence) {
     match result {
-        Err(StoreError::Fenced { id: at, node, epoch }) => {
+        Err(StoreError::Fenced {
+            id: at,
+            node,
+            epoch,
+        }) => {
             assert_eq!((at, node.as_str(), epoch), (id, &*fence.node, fence.epoch));
         }
         other => panic!("expected Fenced, got {other:?}"),
@@ -167,7 +171,11 @@ async fn a_lease_expires_and_is_taken_over_under_the_next_epoch_which_fences_the
     let b = leases.acquire(key, "b", ttl).await.expect("b takes over");
     assert_eq!((b.node.as_str(), b.epoch), ("b", 2));
     assert!(
-        leases.renew_all("a", ttl, &[key]).await.expect("renew").is_empty(),
+        leases
+            .renew_all("a", ttl, &[key])
+            .await
+            .expect("renew")
+            .is_empty(),
         "a's lease is lost"
     );
     assert_eq!(
@@ -207,15 +215,30 @@ async fn a_released_lease_is_taken_at_once_under_the_next_epoch() {
         "only the holder releases"
     );
     assert!(
-        !leases.release(key, "a", a.epoch + 1).await.expect("release"),
+        !leases
+            .release(key, "a", a.epoch + 1)
+            .await
+            .expect("release"),
         "under its epoch"
     );
     assert!(leases.release(key, "a", a.epoch).await.expect("release"));
-    assert!(!leases.release(key, "a", a.epoch).await.expect("release"), "once");
+    assert!(
+        !leases.release(key, "a", a.epoch).await.expect("release"),
+        "once"
+    );
     assert_eq!(leases.owner(key).await.expect("owner"), None);
-    assert!(leases.renew_all("a", long, &[key]).await.expect("renew").is_empty());
+    assert!(
+        leases
+            .renew_all("a", long, &[key])
+            .await
+            .expect("renew")
+            .is_empty()
+    );
 
-    let b = leases.acquire(key, "b", long).await.expect("b takes it at once");
+    let b = leases
+        .acquire(key, "b", long)
+        .await
+        .expect("b takes it at once");
     assert_eq!(b.epoch, a.epoch + 1);
     assert_eq!(leases.owner(key).await.expect("owner"), Some(b.clone()));
     assert_fenced(append(&store, id, 1, &a.fence()).await, id, &a.fence());
@@ -377,7 +400,10 @@ async fn a_takeover_waits_for_an_append_under_way() {
         async move { leases.acquire(key, "b", Duration::from_secs(600)).await }
     });
     wait_blocked(&mut watch, "INSERT INTO leases").await;
-    assert!(!b_acquire.is_finished(), "B's takeover waits for A's append");
+    assert!(
+        !b_acquire.is_finished(),
+        "B's takeover waits for A's append"
+    );
 
     y_tx.rollback().await.expect("rollback");
     let written = tokio::time::timeout(PATIENCE, a_append).await;
