@@ -117,8 +117,8 @@ async fn wait_expired(leases: &Leases, key: LeaseKey) {
     }
 }
 
-/// Waits until a statement of this database whose text contains `text` waits for a lock.
-async fn wait_blocked(conn: &mut sqlx::PgConnection, text: &str) {
+/// Waits until `n` statements of this database whose text contains `text` wait for a lock.
+async fn wait_blocked(conn: &mut sqlx::PgConnection, text: &str, n: i64) {
     let started = Instant::now();
     loop {
         let waiting: i64 = sqlx::query_scalar(
@@ -130,12 +130,12 @@ async fn wait_blocked(conn: &mut sqlx::PgConnection, text: &str) {
         .fetch_one(&mut *conn)
         .await
         .expect("pg_stat_activity");
-        if waiting > 0 {
+        if waiting >= n {
             return;
         }
         assert!(
             started.elapsed() < PATIENCE,
-            "no statement with {text:?} waits for a lock"
+            "not {n} statement(s) with {text:?} wait for a lock"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -300,11 +300,27 @@ async fn of_eight_concurrent_acquires_exactly_one_wins() {
     store.close().await;
 }
 
-/// Appends of eight matches queued at once (so that the writer groups them), one of them under
-/// a lease taken over: that one fails alone, with nothing written, the seven others are stored.
+/// A store uncommitted on its own connection: a row of `commands` that an append of the same
+/// match and seq waits for, until `rollback`.
+async fn command_in_the_way(tx: &mut sqlx::PgConnection, id: Uuid, seq: i64) {
+    sqlx::query(
+        "INSERT INTO commands (match_id, seq, seat, command_id, command, events, created_at) \
+         VALUES ($1, $2, 0, 'y', '{}', '[]', now())",
+    )
+    .bind(id)
+    .bind(seq)
+    .execute(tx)
+    .await
+    .expect("the insert in the way");
+}
+
+/// Appends of eight matches in one group, one of them under a lease taken over: that one fails
+/// alone, with nothing written, the seven others are stored. The group is made by keeping both
+/// writers busy (each on an insert that waits for another connection's uncommitted row) while
+/// the eight are queued; then twice more as they come.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_fence_in_a_group_fails_alone() {
-    let Some((_db, store, leases)) = postgres().await else {
+    let Some((db, store, leases)) = postgres().await else {
         return;
     };
     let long = Duration::from_secs(600);
@@ -328,6 +344,21 @@ async fn a_stale_fence_in_a_group_fails_alone() {
         .acquire(LeaseKey::of_match(lost), "b", long)
         .await
         .expect("b takes it");
+    let url = url(&db);
+    let mut watch = sqlx::PgConnection::connect(&url).await.expect("connect");
+    let mut y = sqlx::PgConnection::connect(&url).await.expect("connect");
+    let mut y_tx = y.begin().await.expect("begin");
+    let mut blockers = Vec::new();
+    for n in 1..=2 {
+        let id = new_match(&store).await;
+        command_in_the_way(&mut y_tx, id, 1).await;
+        let store = store.clone();
+        blockers.push(tokio::spawn(async move {
+            store.append(id, &[record(1)], None).await
+        }));
+        wait_blocked(&mut watch, "INSERT INTO commands", n).await;
+    }
+    let mut in_the_way = Some(y_tx);
     for round in 1..=3u64 {
         let tasks: Vec<_> = matches
             .iter()
@@ -336,6 +367,14 @@ async fn a_stale_fence_in_a_group_fails_alone() {
                 tokio::spawn(async move { (id, append(&store, id, round, &fence).await) })
             })
             .collect();
+        if let Some(tx) = in_the_way.take() {
+            // Time for the eight to queue behind the busy writers (a wait, not an assertion).
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            tx.rollback().await.expect("rollback");
+            for b in blockers.drain(..) {
+                b.await.expect("task").expect("the blockers' appends");
+            }
+        }
         for t in tasks {
             let (id, result) = t.await.expect("task");
             if id == lost {
@@ -374,14 +413,7 @@ async fn a_takeover_waits_for_an_append_under_way() {
     // Y: an uncommitted insert of the command A's append writes, which A's insert waits for.
     let mut y = sqlx::PgConnection::connect(&url).await.expect("connect");
     let mut y_tx = y.begin().await.expect("begin");
-    sqlx::query(
-        "INSERT INTO commands (match_id, seq, seat, command_id, command, events, created_at) \
-         VALUES ($1, 1, 0, 'y', '{}', '[]', now())",
-    )
-    .bind(id)
-    .execute(&mut *y_tx)
-    .await
-    .expect("y's insert");
+    command_in_the_way(&mut y_tx, id, 1).await;
 
     let a = leases
         .acquire(key, "a", Duration::from_secs(2))
@@ -391,7 +423,7 @@ async fn a_takeover_waits_for_an_append_under_way() {
         let (store, fence) = (store.clone(), a.fence());
         async move { append(&store, id, 1, &fence).await }
     });
-    wait_blocked(&mut watch, "FROM leases l").await;
+    wait_blocked(&mut watch, "FROM leases l", 1).await;
     assert!(!a_append.is_finished());
 
     wait_expired(&leases, key).await;
@@ -399,7 +431,7 @@ async fn a_takeover_waits_for_an_append_under_way() {
         let leases = leases.clone();
         async move { leases.acquire(key, "b", Duration::from_secs(600)).await }
     });
-    wait_blocked(&mut watch, "INSERT INTO leases").await;
+    wait_blocked(&mut watch, "INSERT INTO leases", 1).await;
     assert!(
         !b_acquire.is_finished(),
         "B's takeover waits for A's append"
