@@ -300,15 +300,10 @@ pub(super) async fn check_fence(
     .await?;
     match held {
         Some(_) => Ok(()),
-        None => Err(fenced(id, fence)),
-    }
-}
-
-/// The error of an append refused by its fence.
-pub(super) fn fenced(id: Uuid, fence: &Fence) -> StoreError {
-    StoreError::Fenced {
-        id,
-        node: fence.node.to_string(),
-        epoch: fence.epoch,
+        None => Err(StoreError::Fenced {
+            id,
+            node: fence.node.to_string(),
+            epoch: fence.epoch,
+        }),
     }
 }

@@ -6,7 +6,7 @@
 //! of the group, whose appends are then tried alone, so the stale one fails alone
 //! ([`StoreError::Fenced`]). A group without a fence runs the unfenced statement.
 
-use super::leases::{check_fence, fenced};
+use super::leases::check_fence;
 use super::{StoreError, WriteReq, seq_to_db};
 use chrono::Utc;
 use sqlx::postgres::PgPool;
@@ -65,15 +65,6 @@ pub(super) async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteRe
                     let _ = req.reply.send(Ok(()));
                 }
             }
-            Ok(Written::Fenced) if group.len() == 1 => {
-                for req in group {
-                    let result = match &req.fence {
-                        Some(fence) => Err(fenced(req.id, fence)),
-                        None => Err(StoreError::Corrupt("fenced without a fence".into())),
-                    };
-                    let _ = req.reply.send(result);
-                }
-            }
             // Alone it can only fail by itself.
             Err(e) if group.len() == 1 => {
                 if let Some(req) = group.into_iter().next() {
@@ -81,7 +72,8 @@ pub(super) async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteRe
                 }
             }
             // Nothing of the group was stored: each append is tried alone, so a bad one (a seq
-            // already stored, a stale fence) fails without its neighbours.
+            // already stored, a stale fence) fails without its neighbours. (A stale fence is
+            // rare, so finding which one with a second try costs nothing that matters.)
             Ok(Written::Fenced) | Err(_) => {
                 for req in group {
                     let result = append_one(&pool, &req).await;
