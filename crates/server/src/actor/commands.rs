@@ -309,6 +309,7 @@ impl Actor {
                 records: std::mem::take(&mut batch.records),
                 status,
                 wake,
+                fence: self.fence.clone(),
             };
             let written = self.store.write(self.id, append).await;
             metrics.store_commit.record(started.elapsed().as_secs_f64());

@@ -126,6 +126,7 @@ impl Actor {
         }
         let write = crate::store::Append {
             wake: Some(due),
+            fence: self.fence.clone(),
             ..Default::default()
         };
         match self.store.write(self.id, write).await {

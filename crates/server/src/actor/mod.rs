@@ -186,6 +186,8 @@ struct Actor {
     /// After a failed write of the server's own commands, no deadline fires before this (a
     /// store that keeps failing must not be hammered).
     deadline_backoff: Option<Instant>,
+    /// The lease its appends are written under (cluster mode); `None` on a single node.
+    fence: Option<crate::store::Fence>,
     _alive: mpsc::Sender<()>,
 }
 

@@ -136,6 +136,7 @@ impl Registry {
             next_token: 0,
             stopping: false,
             deadline_backoff: None,
+            fence: None,
             _alive: alive,
         };
         let span = info_span!("match", match_id = %id);

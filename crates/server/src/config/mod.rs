@@ -1,5 +1,5 @@
 //! Configuration, from flags, environment variables and a TOML file (`config_file`), in groups:
-//! the store, connections, matches, the admin side. Every value is checked when parsed (ranges,
+//! the store, connections, matches, the admin side, the cluster ([`cluster`]). Every value is checked when parsed (ranges,
 //! durations such as `30s` or `5m`), so the parts use them as they are, with no clamping. Each
 //! default is written once, in its `#[arg]` attribute: [`Config::default`] asks clap for them
 //! (ignoring the environment, so that tests do not pick up a stray `DATABASE_URL`). Secrets (the
@@ -8,6 +8,10 @@
 //!
 //! The README's configuration table is generated from these flags: `config::tests` fails when it
 //! drifts, and `UPDATE_README=1 cargo test -p server --lib config` rewrites it.
+
+mod cluster;
+
+pub use cluster::ClusterConfig;
 
 use crate::client_addr::ProxyRange;
 use crate::origin::Origin;
@@ -83,6 +87,9 @@ pub struct Config {
 
     #[command(flatten)]
     pub limits: LimitsConfig,
+
+    #[command(flatten)]
+    pub cluster: ClusterConfig,
 
     #[command(flatten)]
     legacy: LegacyMillis,
@@ -497,15 +504,26 @@ pub enum ConfigError {
          least {MIN_ADMIN_TOKEN} (`openssl rand -hex 32` makes one), or none to turn the admin API off"
     )]
     ShortAdminToken(usize),
+    #[error(
+        "--lease-renew ({renew:?}) must be less than --lease-ttl ({ttl:?}): a lease is renewed \
+         before it expires"
+    )]
+    LeaseRenew { renew: Duration, ttl: Duration },
 }
 
 impl Config {
     /// Checks what one flag's parser cannot (a parser's error would print the secret).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        match self.admin.token().map(|t| t.chars().count()) {
-            Some(n) if n < MIN_ADMIN_TOKEN => Err(ConfigError::ShortAdminToken(n)),
-            _ => Ok(()),
+        if let Some(n) = self.admin.token().map(|t| t.chars().count())
+            && n < MIN_ADMIN_TOKEN
+        {
+            return Err(ConfigError::ShortAdminToken(n));
         }
+        let (renew, ttl) = (self.cluster.lease_renew, self.cluster.lease_ttl);
+        if renew >= ttl {
+            return Err(ConfigError::LeaseRenew { renew, ttl });
+        }
+        Ok(())
     }
 }
 

@@ -6,8 +6,9 @@
 //! dialect. The SQL is split by domain, each file with both dialects side by side and one
 //! row-mapping function per row type and dialect: [`matches`], [`accounts`], [`lobbies`],
 //! [`chat`], [`admin`]. The infrastructure has its own files: connections and migrations
-//! ([`sqlite`], [`postgres`]), the group writers ([`sqlite_writer`], [`pg_writer`]) and the
-//! SQLite writer's durability ([`sqlite_sync`]).
+//! ([`sqlite`], [`postgres`]), the group writers ([`sqlite_writer`], [`pg_writer`]), the
+//! SQLite writer's durability ([`sqlite_sync`]) and cluster mode's ownership leases, Postgres
+//! only ([`leases`]).
 //!
 //! JSON columns are passed as strings: the actor serializes each record once, and the store never
 //! needs to know the rules' types.
@@ -16,6 +17,7 @@ mod accounts;
 pub mod admin;
 pub mod backup;
 pub mod chat;
+pub mod leases;
 mod lobbies;
 mod matches;
 mod pg_writer;
@@ -26,6 +28,7 @@ pub mod sqlite_sync;
 mod sqlite_writer;
 
 pub use accounts::NewSession;
+pub use leases::{Fence, LeaseError, LeaseKey, LeaseKind, Leases};
 pub use postgres::PgStore;
 pub use retention::{Cutoffs, Deleted};
 pub use sqlite::SqliteStore;
@@ -59,6 +62,13 @@ pub enum StoreError {
     /// acknowledged.
     #[error("the sync to disk failed: {0}")]
     Sync(String),
+    /// A fenced append whose lease is no longer held by its node under its epoch (taken over,
+    /// expired or released): nothing of it was written.
+    #[error("match {id}: the lease is no longer held by node {node} under epoch {epoch}")]
+    Fenced { id: Uuid, node: String, epoch: i64 },
+    /// A feature of cluster mode asked of a SQLite store.
+    #[error("{0} needs Postgres")]
+    PostgresOnly(&'static str),
 }
 
 /// Where a match stands. `Broken` marks a match whose replay did not reproduce its stored events:
@@ -142,12 +152,14 @@ pub struct Seqs {
 
 /// What one append writes: the records, the match's new status if it changed, and its new wake
 /// time if it changed (`Some(None)`: nothing pending any more). It owns the records: they move
-/// from the actor's batch into the writer's request without a copy.
+/// from the actor's batch into the writer's request without a copy. With a `fence` (cluster
+/// mode, Postgres only) it commits only while the match's lease is held under that fence.
 #[derive(Debug, Clone, Default)]
 pub struct Append {
     pub records: Vec<CommandRow>,
     pub status: Option<MatchStatus>,
     pub wake: Option<Option<i64>>,
+    pub fence: Option<Fence>,
 }
 
 /// One match's append as a store's writer receives it, waiting for the group it is committed
@@ -158,6 +170,7 @@ pub(crate) struct WriteReq {
     pub records: Vec<CommandRow>,
     pub status: Option<MatchStatus>,
     pub wake: Option<Option<i64>>,
+    pub fence: Option<Fence>,
     pub reply: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -174,6 +187,7 @@ async fn queue_append(
         records,
         status,
         wake,
+        fence,
     } = append;
     let permit = writer.reserve().await.map_err(|_| StoreError::Closed)?;
     let (reply, answer) = tokio::sync::oneshot::channel();
@@ -182,6 +196,7 @@ async fn queue_append(
         records,
         status,
         wake,
+        fence,
         reply,
     });
     answer.await.map_err(|_| StoreError::Closed)?
@@ -448,21 +463,34 @@ impl Store {
             Append {
                 records: records.to_vec(),
                 status,
-                wake: None,
+                ..Append::default()
             },
         )
         .await
     }
 
     /// [`Store::append`] with the match's new wake time, in the same transaction (and the same
-    /// group commit): the stored wake time never lags the log it is computed from.
+    /// group commit): the stored wake time never lags the log it is computed from. A fenced
+    /// append ([`Append::fence`]) commits only under its lease ([`StoreError::Fenced`]
+    /// otherwise); SQLite refuses it.
     pub async fn write(&self, id: Uuid, append: Append) -> Result<(), StoreError> {
         // One future whichever the store: both writers take the same requests.
         let writer = match self {
+            Store::Sqlite(_) if append.fence.is_some() => {
+                return Err(StoreError::PostgresOnly("a fenced append"));
+            }
             Store::Sqlite(s) => &s.writer,
             Store::Postgres(p) => &p.writer,
         };
         queue_append(writer, id, append).await
+    }
+
+    /// The ownership leases of cluster mode; `None` on SQLite (one server, nothing to share).
+    pub fn leases(&self) -> Option<Leases> {
+        match self {
+            Store::Sqlite(_) => None,
+            Store::Postgres(p) => Some(p.leases()),
+        }
     }
 
     pub async fn set_status(&self, id: Uuid, status: MatchStatus) -> Result<(), StoreError> {

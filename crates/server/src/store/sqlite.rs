@@ -283,8 +283,7 @@ mod tests {
     fn append(records: &[CommandRow]) -> Append {
         Append {
             records: records.to_vec(),
-            status: None,
-            wake: None,
+            ..Append::default()
         }
     }
 

@@ -21,6 +21,7 @@ mod defences;
 mod deploy_doc;
 mod france;
 mod hostile;
+mod leases;
 mod limits;
 mod lobby;
 mod messages;

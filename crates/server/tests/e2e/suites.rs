@@ -1023,6 +1023,7 @@ async fn store_batches_are_atomic(db: &TestDb) {
                 records: records(i),
                 status: status(i),
                 wake: wake(i),
+                fence: None,
             };
             store.write(mid, append).await
         }));
