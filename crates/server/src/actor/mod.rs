@@ -186,8 +186,9 @@ struct Actor {
     /// After a failed write of the server's own commands, no deadline fires before this (a
     /// store that keeps failing must not be hammered).
     deadline_backoff: Option<Instant>,
-    /// The lease its appends are written under (cluster mode); `None` on a single node.
-    fence: Option<crate::store::Fence>,
+    /// The lease its appends are written under (cluster mode); `None` on a single node. Shared:
+    /// the actor lives in its task's future, which stays small for idle matches.
+    fence: Option<std::sync::Arc<crate::store::Fence>>,
     _alive: mpsc::Sender<()>,
 }
 

@@ -75,7 +75,8 @@ pub async fn load(store: &Store, id: Uuid, upto: Option<Seq>) -> Result<Replayed
         r.deadlines.set_away(seat.seat, seat.away_since.is_some());
     }
     // The names only label the seats: a lobby row that no longer parses costs them, not the match.
-    r.names = match store.match_names(id).await {
+    // Boxed: its query's state would otherwise sit in every match task's run loop future.
+    r.names = match Box::pin(store.match_names(id)).await {
         Ok(names) => names,
         Err(StoreError::Corrupt(e)) => {
             tracing::warn!(match_id = %id, error = %e, "the seats' names cannot be read");

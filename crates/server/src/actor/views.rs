@@ -105,6 +105,9 @@ impl Views {
 
     /// Drops every view: a quiet match holds none (the names stay).
     pub(super) fn clear(&mut self) {
-        *self = Views::new(std::mem::take(&mut self.names));
+        *self = Views {
+            names: std::mem::take(&mut self.names),
+            ..Views::default()
+        };
     }
 }

@@ -159,7 +159,9 @@ pub struct Append {
     pub records: Vec<CommandRow>,
     pub status: Option<MatchStatus>,
     pub wake: Option<Option<i64>>,
-    pub fence: Option<Fence>,
+    /// Cluster mode: the lease it is written under. Shared, so that the request stays small in
+    /// the futures of idle match tasks.
+    pub fence: Option<std::sync::Arc<Fence>>,
 }
 
 /// One match's append as a store's writer receives it, waiting for the group it is committed
@@ -170,7 +172,7 @@ pub(crate) struct WriteReq {
     pub records: Vec<CommandRow>,
     pub status: Option<MatchStatus>,
     pub wake: Option<Option<i64>>,
-    pub fence: Option<Fence>,
+    pub fence: Option<std::sync::Arc<Fence>>,
     pub reply: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
 }
 

@@ -76,7 +76,7 @@ async fn append(store: &Store, id: Uuid, seq: u64, fence: &Fence) -> Result<(), 
         records: vec![record(seq)],
         status: Some(MatchStatus::Finished),
         wake: Some(Some(1_000 + seq as i64)),
-        fence: Some(fence.clone()),
+        fence: Some(std::sync::Arc::new(fence.clone())),
     };
     store.write(id, append).await
 }
