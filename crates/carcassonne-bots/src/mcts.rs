@@ -13,6 +13,7 @@ use crate::eval::value_for;
 use crate::greedy::{consistent, policy, rank, settle, tollhouse_bonus};
 use crate::input::BotInput;
 use crate::{Bot, fallback};
+use rules::bot::splitmix64;
 use rules::{Command, Game, PlayerId};
 use std::time::{Duration, Instant};
 
@@ -129,29 +130,29 @@ impl Mcts {
         let mut visits = vec![0u32; arms.len()];
         let mut total = vec![0f64; arms.len()];
         let turn = pool[0].turn();
+        let streams = splitmix64(&mut self.rng);
         for it in 0..self.settings.budget.iterations {
             if let (Some(s), Some(t)) = (start, self.settings.budget.time)
                 && s.elapsed() >= t
             {
                 break;
             }
-            let slot = it as usize % self.settings.determinizations.max(1);
-            if slot == pool.len() {
-                match consistent(input, know, &mut self.rng) {
-                    Some(g) => pool.push(g),
-                    None => return None,
-                }
-            }
             let arm = self.select(&visits, &total, it);
+            // Common random numbers: every arm's k-th visit plays in the same consistent game
+            // with the same rollout stream, so arms are compared on the same futures.
+            let k = visits[arm];
+            let slot = k as usize % self.settings.determinizations.max(1);
+            if slot == pool.len() {
+                pool.push(consistent(input, know, &mut self.rng)?);
+            }
+            visits[arm] += 1;
             let mut g = pool[slot].clone();
             if g.apply(seat, arms[arm].0.clone()).is_err() {
                 // Impossible in a consistent game: the decision is the view's.
-                visits[arm] += 1;
                 continue;
             }
-            let reward = self.rollout(g, seat, turn);
-            visits[arm] += 1;
-            total[arm] += reward;
+            let mut stream = streams ^ u64::from(k).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            total[arm] += self.rollout(g, seat, turn, &mut stream);
         }
         let mut top = 0;
         for i in 1..arms.len() {
@@ -184,7 +185,7 @@ impl Mcts {
 
     /// Plays the bot's own follow-ups of this turn at best, then `depth` turns of the policy;
     /// the reward is the logistic of the bot's value against the best opponent.
-    fn rollout(&mut self, mut g: Game, seat: PlayerId, turn: u32) -> f64 {
+    fn rollout(&self, mut g: Game, seat: PlayerId, turn: u32, rng: &mut u64) -> f64 {
         // The rest of the bot's own turn (phase 2 and the like): at best, as the look-ahead.
         while !g.is_finished() && g.turn() == turn {
             match g.first_decision() {
@@ -202,7 +203,7 @@ impl Mcts {
         }
         let stop = turn + self.settings.depth;
         while !g.is_finished() && g.turn() < stop {
-            let Some((player, plan)) = policy(&g, &mut self.rng, EXPLORE, WIDTH) else {
+            let Some((player, plan)) = policy(&g, rng, EXPLORE, WIDTH) else {
                 break;
             };
             let mut refused = false;
