@@ -90,7 +90,11 @@ pub fn parse_modules(s: &str) -> Result<Modules, String> {
             "messages" => m.messages = true,
             "france" => m.map = Some(Box::new(MapSetup::france(false))),
             "chips" => m.map = Some(Box::new(MapSetup::france(true))),
-            _ => return Err(format!("`{part}` is not a module (tollkeepers, messages, france, chips)")),
+            _ => {
+                return Err(format!(
+                    "`{part}` is not a module (tollkeepers, messages, france, chips)"
+                ));
+            }
         }
     }
     Ok(m)
@@ -135,7 +139,8 @@ pub fn play(
     timed: bool,
     think: &mut Vec<(usize, Duration)>,
 ) -> Result<Outcome, ArenaError> {
-    let (mut game, opening) = Game::start(setup.clone()).map_err(|e| ArenaError::Setup(e.to_string()))?;
+    let (mut game, opening) =
+        Game::start(setup.clone()).map_err(|e| ArenaError::Setup(e.to_string()))?;
     let mut record = Record::new(&setup, opening);
     let mut state = seed;
     let mut bots: Vec<Box<dyn Bot>> = seating
@@ -205,7 +210,14 @@ pub fn run(
         .map(|g| {
             let setup = setup_of(specs.len(), modules, seed, g);
             let bot_seed = splitmix64(&mut seed.wrapping_mul(31).wrapping_add(g));
-            play(specs, &seating_of(specs.len(), g), setup, bot_seed, timed, think)
+            play(
+                specs,
+                &seating_of(specs.len(), g),
+                setup,
+                bot_seed,
+                timed,
+                think,
+            )
         })
         .collect()
 }
@@ -293,7 +305,10 @@ mod tests {
     #[test]
     fn wilson_brackets_the_rate() {
         let (lo, hi) = wilson(95.0, 100.0);
-        assert!(lo > 0.88 && lo < 0.95 && hi > 0.95 && hi < 0.99, "{lo} {hi}");
+        assert!(
+            lo > 0.88 && lo < 0.95 && hi > 0.95 && hi < 0.99,
+            "{lo} {hi}"
+        );
         assert_eq!(wilson(0.0, 0.0), (0.0, 1.0));
     }
 

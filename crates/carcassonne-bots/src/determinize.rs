@@ -182,15 +182,11 @@ impl Knowledge {
         {
             let mut faces = self.chip_faces.clone();
             shuffle(&mut faces, &mut next);
-            let lying = self
-                .chip_squares
-                .iter()
-                .zip(faces)
-                .map(|(&pos, c)| ChipAt {
-                    pos,
-                    grape: c.grape,
-                    value: c.value,
-                });
+            let lying = self.chip_squares.iter().zip(faces).map(|(&pos, c)| ChipAt {
+                pos,
+                grape: c.grape,
+                value: c.value,
+            });
             map.chip_layout = Some(self.chips_taken.iter().cloned().chain(lying).collect());
         }
         s

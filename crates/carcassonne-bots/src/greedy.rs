@@ -84,7 +84,11 @@ pub(crate) fn tollhouse_bonus(input: &BotInput<'_>) -> f64 {
         .get(input.seat as usize)
         .is_none_or(|p| p.tollhouse.is_some());
     let left = f64::from(input.view.pile_size) / 70.0;
-    if in_play { 0.0 } else { TOLLHOUSE * left.min(1.0) }
+    if in_play {
+        0.0
+    } else {
+        TOLLHOUSE * left.min(1.0)
+    }
 }
 
 /// The first of the best-valued commands.

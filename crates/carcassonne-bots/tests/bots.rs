@@ -21,7 +21,11 @@ fn greedy_beats_random_in_seeded_games_the_same_way_twice() {
     assert_eq!(first, again);
     let outcomes = first.unwrap_or_else(|e| panic!("{e}"));
     let s = stats(2, &outcomes);
-    assert!(s[0].wins >= 6.0, "greedy won {} of 6: {outcomes:?}", s[0].wins);
+    assert!(
+        s[0].wins >= 6.0,
+        "greedy won {} of 6: {outcomes:?}",
+        s[0].wins
+    );
     assert!(s[0].mean_diff > 20.0, "{s:?}");
 }
 
@@ -30,7 +34,14 @@ fn a_search_match_is_the_same_from_the_same_seeds() {
     let specs = specs("mcts:6i,greedy");
     let m = parse_modules("tollkeepers").unwrap_or_else(|e| panic!("{e}"));
     let once = |_| {
-        play(&specs, &seating_of(2, 1), setup_of(2, &m, 5, 0), 99, false, &mut Vec::new())
+        play(
+            &specs,
+            &seating_of(2, 1),
+            setup_of(2, &m, 5, 0),
+            99,
+            false,
+            &mut Vec::new(),
+        )
     };
     let (a, b) = (once(0), once(1));
     assert!(a.is_ok(), "{a:?}");
@@ -39,12 +50,26 @@ fn a_search_match_is_the_same_from_the_same_seeds() {
 
 #[test]
 fn every_module_combination_plays_to_the_end_without_an_illegal_move() {
-    for modules in ["none", "tollkeepers", "messages", "france", "chips", "tollkeepers,messages,chips"] {
+    for modules in [
+        "none",
+        "tollkeepers",
+        "messages",
+        "france",
+        "chips",
+        "tollkeepers,messages,chips",
+    ] {
         let m = parse_modules(modules).unwrap_or_else(|e| panic!("{e}"));
         let out = run(&specs("greedy,random"), &m, 1, 3, false, &mut Vec::new());
         assert!(out.is_ok(), "{modules}: {out:?}");
     }
-    let out = run(&specs("greedy,mcts:4i"), &Modules::all(), 1, 8, false, &mut Vec::new());
+    let out = run(
+        &specs("greedy,mcts:4i"),
+        &Modules::all(),
+        1,
+        8,
+        false,
+        &mut Vec::new(),
+    );
     assert!(out.is_ok(), "{out:?}");
 }
 
@@ -58,10 +83,16 @@ fn play_twins(setups: [Setup; 2], commands: usize) -> ([Game; 2], [Record; 2]) {
     let mut rb = Record::new(&setups[1], ob);
     let mut bot = Greedy::new(1);
     for _ in 0..commands {
-        let Some((_, seat)) = a.first_decision() else { break };
+        let Some((_, seat)) = a.first_decision() else {
+            break;
+        };
         let view = a.view();
         let c = bot
-            .choose(&BotInput { seat, record: &ra, view: &view })
+            .choose(&BotInput {
+                seat,
+                record: &ra,
+                view: &view,
+            })
             .unwrap_or_else(|| panic!("no answer"));
         let ea = a.apply(seat, c.clone()).unwrap_or_else(|e| panic!("{e}"));
         let eb = b.apply(seat, c.clone()).unwrap_or_else(|e| panic!("{e}"));
@@ -83,16 +114,27 @@ fn a_bot_answers_the_same_whatever_the_pile_order_of_the_tiles_not_drawn() {
     other.extend(pile[14..].iter().rev().cloned());
     assert_ne!(pile, other);
     let setups = [
-        base.clone().draw_order(pile).dispatch_order(vec![1, 2, 3, 4, 5, 6, 7, 8]),
-        base.draw_order(other).dispatch_order(vec![8, 7, 6, 5, 4, 3, 2, 1]),
+        base.clone()
+            .draw_order(pile)
+            .dispatch_order(vec![1, 2, 3, 4, 5, 6, 7, 8]),
+        base.draw_order(other)
+            .dispatch_order(vec![8, 7, 6, 5, 4, 3, 2, 1]),
     ];
     let ([a, b], [ra, rb]) = play_twins(setups, 24);
     assert_ne!(a.secrets(), b.secrets());
     let (va, vb) = (a.view(), b.view());
     assert_eq!(va, vb, "the same public state");
     let seat = a.first_decision().map(|d| d.1).unwrap_or(0);
-    let ia = BotInput { seat, record: &ra, view: &va };
-    let ib = BotInput { seat, record: &rb, view: &vb };
+    let ia = BotInput {
+        seat,
+        record: &ra,
+        view: &va,
+    };
+    let ib = BotInput {
+        seat,
+        record: &rb,
+        view: &vb,
+    };
     let bots = |seed| -> [Box<dyn Bot>; 2] {
         [
             Box::new(Greedy::new(seed)),
@@ -116,9 +158,13 @@ fn every_determinization_replays_to_the_public_view() {
     while let Some((seat, command)) =
         rules::bot::random_move(&game, || rules::bot::splitmix64(&mut rng))
     {
-        if record.moves().len() % 15 == 0 {
+        if record.moves().len().is_multiple_of(15) {
             let view = game.view();
-            let input = BotInput { seat, record: &record, view: &view };
+            let input = BotInput {
+                seat,
+                record: &record,
+                view: &view,
+            };
             let know = Knowledge::of(&input).unwrap_or_else(|e| panic!("{e}"));
             for k in 0..3u64 {
                 let mut r = k;
@@ -127,7 +173,9 @@ fn every_determinization_replays_to_the_public_view() {
             }
             checked += 1;
         }
-        let events = game.apply(seat, command.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let events = game
+            .apply(seat, command.clone())
+            .unwrap_or_else(|e| panic!("{e}"));
         record.push(seat, command, events);
     }
     assert!(checked > 10);

@@ -42,13 +42,16 @@ fn main_inner() -> Result<(), String> {
     }
     let modules = parse_modules(&modules)?;
     let mut think = Vec::new();
-    let outcomes = run(&specs, &modules, games, seed, true, &mut think).map_err(|e| e.to_string())?;
+    let outcomes =
+        run(&specs, &modules, games, seed, true, &mut think).map_err(|e| e.to_string())?;
     let moves: usize = outcomes.iter().map(|o| o.moves).sum();
     println!(
         "{games} games, {} players, modules {modules:?}, seed {seed}, {moves} commands",
         specs.len()
     );
-    println!("bot            wins   rate  95% CI          mean diff  think mean  think p99  decisions");
+    println!(
+        "bot            wins   rate  95% CI          mean diff  think mean  think p99  decisions"
+    );
     for (i, (spec, s)) in specs.iter().zip(stats(specs.len(), &outcomes)).enumerate() {
         let (lo, hi) = wilson(s.wins, f64::from(s.games));
         let mut times: Vec<_> = think.iter().filter(|t| t.0 == i).map(|t| t.1).collect();

@@ -77,3 +77,51 @@ impl Game {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::bot::{random_move, splitmix64};
+    use crate::setup::{Colour, Setup};
+    use crate::{Event, Game};
+
+    /// Over random games: every meeple on the board stands on a listed feature, and final
+    /// scoring pays each road, city and monastery exactly what its standing said it would now.
+    #[test]
+    fn standings_list_every_meeple_and_foretell_final_scoring() {
+        for seed in 0..20u64 {
+            let setup = Setup::new(vec![Colour::Red, Colour::Blue, Colour::Green], seed);
+            let Ok((mut game, _)) = Game::start(setup) else {
+                panic!("setup")
+            };
+            let mut rng = seed;
+            while let Some((p, c)) = random_move(&game, || splitmix64(&mut rng)) {
+                let last = game.standings();
+                let counted: u32 = last.iter().flat_map(|s| &s.meeples).map(|m| m.count).sum();
+                let on_board: u32 = game.meeples_on_board().iter().map(|&n| u32::from(n)).sum();
+                assert_eq!(counted, on_board);
+                let events = game.apply(p, c).unwrap_or_default();
+                if game.is_finished() {
+                    let finals: Vec<u32> = events
+                        .iter()
+                        .filter_map(|e| match e {
+                            Event::FeatureScored {
+                                points,
+                                complete: false,
+                                ..
+                            } => Some(*points),
+                            _ => None,
+                        })
+                        .collect();
+                    let foretold: Vec<u32> = last
+                        .iter()
+                        .filter(|s| s.kind != crate::tiles::FeatureKind::Field)
+                        .map(|s| s.now)
+                        .collect();
+                    // The last tile may have completed some: each final scoring was foretold.
+                    assert!(finals.iter().all(|f| foretold.contains(f)), "{seed}");
+                }
+            }
+            assert!(game.is_finished());
+        }
+    }
+}
