@@ -25,7 +25,7 @@ pub struct Spec {
 enum Kind {
     Random,
     Greedy,
-    Mcts(Budget),
+    Mcts(Settings),
     Level(Level),
 }
 
@@ -35,7 +35,7 @@ impl Spec {
         match self.kind {
             Kind::Random => Box::new(RandomBot::new(seed)),
             Kind::Greedy => Box::new(Greedy::new(seed)),
-            Kind::Mcts(b) => Box::new(Mcts::new(Settings::new(b), seed)),
+            Kind::Mcts(settings) => Box::new(Mcts::new(settings, seed)),
             Kind::Level(l) => l.bot(seed),
         }
     }
@@ -51,21 +51,49 @@ impl FromStr for Spec {
             "medium" => Kind::Level(Level::Medium),
             "hard" => Kind::Level(Level::Hard),
             _ => {
-                let budget = s
-                    .strip_prefix("mcts:")
-                    .ok_or_else(|| format!("`{s}` is not a bot (random, greedy, mcts:200ms, mcts:500i, easy, medium, hard)"))?;
+                let rest = s.strip_prefix("mcts:").ok_or_else(|| {
+                    format!(
+                        "`{s}` is not a bot (random, greedy, mcts:200ms, mcts:500i, easy, medium, hard)"
+                    )
+                })?;
+                let mut parts = rest.split('/');
+                let budget = parts.next().unwrap_or_default();
                 let number = |t: &str| {
                     t.parse::<u64>()
-                        .map_err(|_| format!("`{budget}` is not a budget (200ms, 2s, 500i)"))
+                        .map_err(|_| format!("`{t}` in `{s}` is not a number"))
                 };
-                Kind::Mcts(if let Some(ms) = budget.strip_suffix("ms") {
+                let mut settings = Settings::new(if let Some(ms) = budget.strip_suffix("ms") {
                     Budget::time(Duration::from_millis(number(ms)?))
                 } else if let Some(secs) = budget.strip_suffix('s') {
                     Budget::time(Duration::from_secs(number(secs)?))
                 } else {
                     let n = number(budget.strip_suffix('i').unwrap_or(budget))?;
                     Budget::iterations(u32::try_from(n).map_err(|e| e.to_string())?)
-                })
+                });
+                // Tuning: `/d4` rollout depth, `/c12` candidates, `/w3` policy width, `/n8`
+                // determinizations, `/x0.7` exploration, `/s10` the reward's scale.
+                for p in parts {
+                    let (key, value) = p.split_at(p.len().min(1));
+                    let float = || {
+                        value
+                            .parse::<f64>()
+                            .map_err(|_| format!("`{value}` in `{s}` is not a number"))
+                    };
+                    match key {
+                        "d" => settings.depth = number(value)? as u32,
+                        "c" => settings.candidates = number(value)? as usize,
+                        "w" => settings.width = number(value)? as usize,
+                        "n" => settings.determinizations = number(value)? as usize,
+                        "x" => settings.exploration = float()?,
+                        "s" => settings.scale = float()?,
+                        _ => {
+                            return Err(format!(
+                                "`{p}` in `{s}` is not a setting (d, c, w, n, x, s)"
+                            ));
+                        }
+                    }
+                }
+                Kind::Mcts(settings)
             }
         };
         Ok(Spec {
@@ -317,6 +345,8 @@ mod tests {
         assert!("mcts:200ms".parse::<Spec>().is_ok());
         assert!("mcts:300i".parse::<Spec>().is_ok());
         assert!("mcts:2s".parse::<Spec>().is_ok());
+        assert!("mcts:50i/d4/c12/w3/n8/x0.7/s10".parse::<Spec>().is_ok());
+        assert!("mcts:50i/q1".parse::<Spec>().is_err());
         assert!("mcts:x".parse::<Spec>().is_err());
         assert!("minimax".parse::<Spec>().is_err());
         assert_eq!(parse_modules("all"), Ok(Modules::all()));

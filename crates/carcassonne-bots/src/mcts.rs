@@ -57,6 +57,8 @@ pub struct Settings {
     pub exploration: f64,
     /// Points of value difference that make a reward of about 0.73 (the logistic's scale).
     pub scale: f64,
+    /// Answers the rollout policy samples in phase 1.
+    pub width: usize,
 }
 
 impl Settings {
@@ -65,18 +67,16 @@ impl Settings {
             budget,
             candidates: 8,
             determinizations: 16,
-            depth: 6,
+            depth: 4,
             exploration: 0.5,
-            scale: 8.0,
+            scale: 6.0,
+            width: 3,
         }
     }
 }
 
 /// The chance in 2^64 that a rollout move is uniformly random.
 const EXPLORE: u64 = u64::MAX / 10;
-
-/// Answers a rollout's policy samples in phase 1.
-const WIDTH: usize = 4;
 
 /// The determinized search bot.
 #[derive(Debug, Clone)]
@@ -203,7 +203,7 @@ impl Mcts {
         }
         let stop = turn + self.settings.depth;
         while !g.is_finished() && g.turn() < stop {
-            let Some((player, plan)) = policy(&g, rng, EXPLORE, WIDTH) else {
+            let Some((player, plan)) = policy(&g, rng, EXPLORE, self.settings.width) else {
                 break;
             };
             let mut refused = false;
