@@ -2,6 +2,8 @@
 //! the events it produced) and the public view. Architecture invariant: none of these types can
 //! hold a secret (seed, pile order, dispatch stack, face-down chips): [`PublicSetup`] drops them
 //! when it is made, and commands, events and the view are public by construction (B9).
+//! These rules give a seat nothing private of its own (chips in hand lie face up, P8), so the
+//! public view is all a seat sees.
 
 use rules::{Bounds, Colour, Command, Event, Modules, PlayerId, Setup, StartSquare, View};
 

@@ -67,10 +67,10 @@ impl Settings {
             budget,
             candidates: 8,
             determinizations: 16,
-            depth: 4,
+            depth: 6,
             exploration: 0.5,
-            scale: 6.0,
-            width: 3,
+            scale: 8.0,
+            width: 4,
         }
     }
 }
