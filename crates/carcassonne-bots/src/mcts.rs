@@ -141,9 +141,13 @@ impl Mcts {
             // Common random numbers: every arm's k-th visit plays in the same consistent game
             // with the same rollout stream, so arms are compared on the same futures.
             let k = visits[arm];
-            let slot = k as usize % self.settings.determinizations.max(1);
+            let mut slot = k as usize % self.settings.determinizations.max(1);
             if slot == pool.len() {
-                pool.push(consistent(input, know, &mut self.rng)?);
+                match consistent(input, know, &mut self.rng) {
+                    Some(g) => pool.push(g),
+                    // No further sample: the games already sampled serve again.
+                    None => slot %= pool.len(),
+                }
             }
             visits[arm] += 1;
             let mut g = pool[slot].clone();
