@@ -44,7 +44,7 @@ pub use engine::board::MAX_PILE;
 pub use engine::ids::DecisionId;
 pub use error::{RuleError, SetupError};
 pub use event::{Event, MeepleCount, ScoreReason};
-pub use game::{AskOptions, Game};
+pub use game::{AskOptions, Game, Standing};
 pub use geometry::{Half, Pos, Rotation, Side};
 pub use ids::Key;
 pub use secrets::Secrets;

@@ -5,7 +5,8 @@
 //! - this file: the state, command dispatch, the agenda's runner, the turn flow and scoring;
 //! - [`start`]: setting a match up ([`Game::start`]);
 //! - [`decisions`]: what is asked now and the options of each decision ([`AskOptions`]);
-//! - [`view`]: the public projection ([`Game::view`], [`Game::refresh_view`]).
+//! - [`view`]: the public projection ([`Game::view`], [`Game::refresh_view`]);
+//! - [`standings`]: the unscored features with meeples, as public facts ([`Game::standings`]).
 
 use crate::command::{Command, Target};
 use crate::engine::agenda::{Award, Source};
@@ -90,10 +91,12 @@ macro_rules! notify {
 }
 
 mod decisions;
+mod standings;
 mod start;
 mod view;
 
 pub use decisions::AskOptions;
+pub use standings::Standing;
 
 impl Game {
     /// Applies one player's command: it answers an open decision of that player (who need not
