@@ -155,6 +155,14 @@ export async function showLobbies() {
   return showList();
 }
 
+/** The bot levels a host may pick, by their names on the wire. */
+const BOT_LEVELS = {
+  random: 'random',
+  easy: 'easy',
+  medium: 'medium (thinks 0.2 s)',
+  hard: 'hard (thinks 1 s)',
+};
+
 /**
  * @param {string} label
  * @param {string} id
@@ -378,7 +386,7 @@ async function showRoom(me, id, code) {
       const key = JSON.stringify([s, l.host, s === mine, host, !!mine, s === mine ? [...used] : null]);
       const old = rowCache.get(s.seat);
       if (old && old.key === key) return old.row;
-      const who = !o ? 'free' : o.kind === 'bot' ? 'Bot' : `${o.name}${l.host === o.account_id ? ' (host)' : ''}${o.account_id === me.id ? ' — you' : ''}`;
+      const who = !o ? 'free' : o.kind === 'bot' ? `Bot (${BOT_LEVELS[o.level ?? 'random']})` : `${o.name}${l.host === o.account_id ? ' (host)' : ''}${o.account_id === me.id ? ' — you' : ''}`;
       const cells = [h('td', {}, [swatch(s.colour)]), h('td', {}, [who]), h('td', {}, [o ? (s.ready ? '✔ ready' : '… not ready') : ''])];
       const tools = h('td');
       if (s === mine) {
@@ -394,7 +402,13 @@ async function showRoom(me, id, code) {
       } else if (host && o) {
         tools.append(button(o.kind === 'bot' ? 'Remove bot' : 'Kick', `kick-${s.seat}`, () => act('kick', { seat: s.seat })));
       } else if (host && !o) {
-        tools.append(button('Add bot', `bot-${s.seat}`, () => act('bot', { seat: s.seat })));
+        const level = /** @type {HTMLSelectElement} */ (h('select', { id: `bot-level-${s.seat}`, 'aria-label': 'Bot level' }));
+        for (const [value, name] of Object.entries(BOT_LEVELS)) {
+          const opt = /** @type {HTMLOptionElement} */ (h('option', { value }, [name]));
+          opt.selected = value === 'easy';
+          level.append(opt);
+        }
+        tools.append(level, ' ', button('Add bot', `bot-${s.seat}`, () => act('bot', { seat: s.seat, level: level.value })));
       }
       if (!mine && !o) tools.append(' ', button('Sit here', `sit-${s.seat}`, () => act('join', { seat: s.seat, invite_code: code })));
       cells.push(tools);

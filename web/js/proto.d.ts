@@ -166,6 +166,8 @@ export type LobbiesApi = ({
 } | {
   SeatChoice: SeatChoice;
 } | {
+  BotChoice: BotChoice;
+} | {
   LobbyState: LobbyState;
 } | {
   LobbyList: LobbyList;
@@ -287,6 +289,15 @@ export type BorderPrint = {
   print: Print;
   side: Side;
 };
+
+/** `POST /api/lobbies/{id}/bot` (host only): a seat, and how strong its bot plays (`easy` unless given). */
+export type BotChoice = {
+  level?: BotLevel;
+  seat: number;
+};
+
+/** How strong a seat the server plays plays. */
+export type BotLevel = ("random" | "easy" | "medium" | "hard");
 
 /** The inclusive bounding box of a map's outline: `min` is `(0, 0)`. */
 export type Bounds = {
@@ -837,6 +848,7 @@ export type Occupant = ({
   name: string;
 } | {
   kind: "bot";
+  level?: BotLevel;
 });
 
 /** Who sent a command. */
@@ -948,7 +960,7 @@ export type Scored = {
   wine?: number;
 };
 
-/** `POST /api/lobbies/{id}/kick` and `/bot` (host only): a seat. */
+/** `POST /api/lobbies/{id}/kick` (host only): a seat. */
 export type SeatChoice = {
   seat: number;
 };

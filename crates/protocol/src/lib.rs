@@ -42,8 +42,8 @@ pub use create_match::{CreateMatch, MatchCreated, SeatToken};
 pub use decode::{Malformed, decode_client_message};
 pub use error::{ErrorBody, ErrorCode};
 pub use lobby::{
-    CreateLobby, JoinLobby, LobbyList, LobbyModules, LobbySeat, LobbyStarted, LobbyState,
-    LobbyStatus, Occupant, PickColour, SeatChoice, SetReady, WatchableMatch,
+    BotChoice, BotLevel, CreateLobby, JoinLobby, LobbyList, LobbyModules, LobbySeat, LobbyStarted,
+    LobbyState, LobbyStatus, Occupant, PickColour, SeatChoice, SetReady, WatchableMatch,
 };
 pub use schema::{json_schemas, schema_file_text};
 pub use server_message::{PatchOp, ServerMessage};

@@ -93,11 +93,60 @@ pub struct SetReady {
     pub ready: bool,
 }
 
-/// `POST /api/lobbies/{id}/kick` and `/bot` (host only): a seat.
+/// `POST /api/lobbies/{id}/kick` (host only): a seat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SeatChoice {
     pub seat: u8,
+}
+
+/// `POST /api/lobbies/{id}/bot` (host only): a seat, and how strong its bot plays (`easy`
+/// unless given).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BotChoice {
+    pub seat: u8,
+    #[serde(default = "BotLevel::offered")]
+    pub level: BotLevel,
+}
+
+/// How strong a seat the server plays plays.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BotLevel {
+    /// Uniformly random legal moves (the level of a bot seated before there were levels).
+    #[default]
+    Random,
+    /// The best immediate score difference, keeping meeples in hand.
+    Easy,
+    /// A search over sampled games, about 200 ms a decision.
+    Medium,
+    /// The same search, about 1 s a decision.
+    Hard,
+}
+
+impl BotLevel {
+    pub const ALL: [BotLevel; 4] = [
+        BotLevel::Random,
+        BotLevel::Easy,
+        BotLevel::Medium,
+        BotLevel::Hard,
+    ];
+
+    /// The level a bot gets when the host names none.
+    pub fn offered() -> BotLevel {
+        BotLevel::Easy
+    }
+
+    /// The level's name on the wire (`easy`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BotLevel::Random => "random",
+            BotLevel::Easy => "easy",
+            BotLevel::Medium => "medium",
+            BotLevel::Hard => "hard",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -116,8 +165,11 @@ pub enum Occupant {
         account_id: Uuid,
         name: String,
     },
-    /// Played by the server (`rules::bot`).
-    Bot,
+    /// Played by the server, at `level`.
+    Bot {
+        #[serde(default)]
+        level: BotLevel,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

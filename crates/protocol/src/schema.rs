@@ -2,7 +2,7 @@
 //! text.
 
 use crate::{
-    Account, ClientMessage, CreateLobby, CreateMatch, Credentials, JoinLobby, LobbyList,
+    Account, BotChoice, ClientMessage, CreateLobby, CreateMatch, Credentials, JoinLobby, LobbyList,
     LobbyStarted, LobbyState, MatchCreated, NewGuest, PickColour, SeatChoice, ServerMessage,
     SessionCreated, SessionInfo, SetReady, admin,
 };
@@ -107,6 +107,7 @@ enum LobbiesApi {
     PickColour(PickColour),
     SetReady(SetReady),
     SeatChoice(SeatChoice),
+    BotChoice(BotChoice),
     LobbyState(LobbyState),
     LobbyList(LobbyList),
     LobbyStarted(LobbyStarted),

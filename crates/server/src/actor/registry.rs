@@ -62,6 +62,11 @@ pub enum LoadOutcome {
 
 impl Registry {
     /// The server's configuration (a lobby's match takes its decision timeout from it).
+    /// The store (the lobby's bots read a match's public history from it).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     pub fn config(&self) -> &Config {
         &self.config
     }

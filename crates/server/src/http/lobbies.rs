@@ -6,8 +6,8 @@ use super::accounts::{Session, token_of};
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiJsonOrDefault, LobbyId};
 use super::openapi::{
-    CreateLobbyDoc, ErrorBodyDoc, JoinLobbyDoc, LobbyListDoc, LobbyStartedDoc, LobbyStateDoc,
-    PickColourDoc, Routes, SeatChoiceDoc, SetReadyDoc,
+    BotChoiceDoc, CreateLobbyDoc, ErrorBodyDoc, JoinLobbyDoc, LobbyListDoc, LobbyStartedDoc,
+    LobbyStateDoc, PickColourDoc, Routes, SeatChoiceDoc, SetReadyDoc,
 };
 use super::refusals::{LobbyActionRefusals, SessionRefusals};
 use crate::accounts;
@@ -18,8 +18,8 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use protocol::{
-    CreateLobby, ErrorCode, JoinLobby, LobbyList, LobbyStarted, LobbyState, PickColour, SeatChoice,
-    SetReady,
+    BotChoice, CreateLobby, ErrorCode, JoinLobby, LobbyList, LobbyStarted, LobbyState, PickColour,
+    SeatChoice, SetReady,
 };
 use serde::Deserialize;
 use std::sync::Arc;
@@ -308,10 +308,10 @@ async fn kick(
 #[utoipa::path(
     operation_id = "add_bot",
     post, path = "/api/lobbies/{id}/bot", tag = "lobbies",
-    description = "Host only: a bot (always ready) takes a free seat.",
+    description = "Host only: a bot (always ready) takes a free seat, playing at `level` (`random`, `easy` (the default), `medium` or `hard`).",
     security(("session_bearer" = []), ("session_cookie" = [])),
     params(("id" = String, Path, format = Uuid, description = "The lobby id")),
-    request_body = SeatChoiceDoc,
+    request_body = BotChoiceDoc,
     responses(
         (status = 200, description = "The lobby's new state (also pushed to its followers)", body = LobbyStateDoc),
         LobbyActionRefusals,
@@ -323,9 +323,9 @@ async fn bot(
     session: Session,
     State(shared): State<Arc<Shared>>,
     LobbyId(id): LobbyId,
-    ApiJson(req): ApiJson<SeatChoice>,
+    ApiJson(req): ApiJson<BotChoice>,
 ) -> Result<Response, ApiError> {
-    act(&shared, session, id, Action::Bot(req.seat)).await
+    act(&shared, session, id, Action::Bot(req.seat, req.level)).await
 }
 
 #[utoipa::path(

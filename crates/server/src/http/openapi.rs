@@ -112,6 +112,7 @@ bodies!(
     PickColourDoc = protocol::PickColour,
     SetReadyDoc = protocol::SetReady,
     SeatChoiceDoc = protocol::SeatChoice,
+    BotChoiceDoc = protocol::BotChoice,
     LobbyStateDoc = protocol::LobbyState,
     LobbyListDoc = protocol::LobbyList,
     LobbyStartedDoc = protocol::LobbyStarted,

@@ -1,12 +1,14 @@
-//! Seats a lobby gave to bots, played by the server with `rules::bot`. A bot is a small task
-//! that follows its match like any client, through the match actor's inbox and its own bounded
-//! queue (the same command pipeline as a connection: dedupe, apply, persist, then broadcast):
-//! on each frame it asks the actor for the public view, and answers the first open decision of
-//! one of its seats with a random legal command.
+//! Seats a lobby gave to bots, played by the server at their levels ([`super::bot_mind`]). A
+//! match's bots are one small task that follows the match like any client, through the match
+//! actor's inbox and its own bounded queue (the same command pipeline as a connection: dedupe,
+//! apply, persist, then broadcast): on each frame it asks the actor for the public view, and
+//! answers the first open decision of one of its seats.
 
+use super::bot_mind::Minds;
 use crate::actor::{ActorMsg, CommandMsg, Registry};
 use crate::outbox::{ConnHandle, TooSlow};
 use crate::wire::Frame;
+use protocol::BotLevel;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -21,14 +23,14 @@ const MAX_MISSES: u32 = 5;
 static NEXT_BOT: AtomicU64 = AtomicU64::new(u64::MAX / 2);
 
 /// Starts the bot task of a match (nothing when it has no bot seat).
-pub(super) fn spawn(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
+pub(super) fn spawn(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel)>) {
     if seats.is_empty() {
         return;
     }
     tokio::spawn(drive(registry, match_id, seats).instrument(info_span!("bots", %match_id)));
 }
 
-async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
+async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel)>) {
     let id = NEXT_BOT.fetch_add(1, Ordering::Relaxed);
     let (tx, mut rx) = mpsc::channel::<Frame>(256);
     let conn = ConnHandle::new(
@@ -38,6 +40,7 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
         Arc::new(Notify::new()),
     );
     let mut rng = getrandom::u64().unwrap_or(u64::from(id as u32));
+    let mut minds = Minds::new(match_id, &seats, rng);
     let mut handle = None;
     // Command ids: a refused answer is never sent again under the same id (the dedupe would
     // repeat its refusal), so every send gets a new one.
@@ -95,13 +98,25 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<u8>) {
             debug!("match over: bots leave");
             return;
         }
-        let mine = view.decisions.iter().find(|d| seats.contains(&d.player()));
+        let mine = view
+            .decisions
+            .iter()
+            .find(|d| minds.seats().any(|s| s == d.player()))
+            .cloned();
         if let Some(d) = mine {
             sent += 1;
             let seat = d.player();
-            if let Some(command) =
-                rules::bot::random_command(d, || rules::bot::splitmix64(&mut rng))
+            let command = match minds
+                .answer(registry.store(), seq, view, &d, &mut rng)
+                .await
             {
+                Ok(c) => c,
+                Err(e) => {
+                    warn!(seat, level = minds.level(seat).as_str(), error = %e, "a bot could not think: it answers at random");
+                    rules::bot::random_command(&d, || rules::bot::splitmix64(&mut rng))
+                }
+            };
+            if let Some(command) = command {
                 let _ =
                     h.tx.send(ActorMsg::Command(Box::new(CommandMsg {
                         conn: conn.clone(),

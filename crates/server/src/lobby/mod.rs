@@ -11,6 +11,7 @@
 //! match) and stays in the store as the record of who may watch the match (public, or private
 //! with its invite code).
 
+mod bot_mind;
 mod bots;
 pub mod state;
 
@@ -220,12 +221,14 @@ impl Lobbies {
     }
 }
 
-/// The seats a lobby gave to bots.
-fn bot_seats(l: &LobbyState) -> Vec<u8> {
+/// The seats a lobby gave to bots, with their levels.
+fn bot_seats(l: &LobbyState) -> Vec<(u8, protocol::BotLevel)> {
     l.seats
         .iter()
-        .filter(|s| matches!(s.occupant, Some(Occupant::Bot)))
-        .map(|s| s.seat)
+        .filter_map(|s| match s.occupant {
+            Some(Occupant::Bot { level }) => Some((s.seat, level)),
+            _ => None,
+        })
         .collect()
 }
 

@@ -41,7 +41,7 @@ pub enum Action {
     Colour(Colour),
     Ready(bool),
     Kick(u8),
-    Bot(u8),
+    Bot(u8, protocol::BotLevel),
 }
 
 /// What an action left.
@@ -286,7 +286,7 @@ pub fn apply(mut l: LobbyState, by: &Account, action: Action) -> Result<After, L
                 Some(_) => clear(&mut l.seats[i]),
             }
         }
-        Action::Bot(seat) => {
+        Action::Bot(seat, level) => {
             host_only(&l, by)?;
             let i = seat_index(&l, seat)?;
             if l.seats[i].occupant.is_some() {
@@ -299,7 +299,7 @@ pub fn apply(mut l: LobbyState, by: &Account, action: Action) -> Result<After, L
                 .ok_or_else(|| refuse(ErrorCode::ColourTaken, "no colour is free"))?;
             l.seats[i] = LobbySeat {
                 seat,
-                occupant: Some(Occupant::Bot),
+                occupant: Some(Occupant::Bot { level }),
                 colour: Some(colour),
                 ready: true,
             };
@@ -475,7 +475,7 @@ mod tests {
             check_start(&l, &h).err().map(|e| e.code),
             Some(ErrorCode::NotReady)
         );
-        let l = open(apply(l, &h, Action::Bot(2)).expect("bot"));
+        let l = open(apply(l, &h, Action::Bot(2, protocol::BotLevel::Easy)).expect("bot"));
         let l = open(apply(l, &h, Action::Ready(true)).expect("ready"));
         assert_eq!(
             check_start(&l, &h).err().map(|e| e.code),
@@ -498,7 +498,7 @@ mod tests {
     fn the_host_role_passes_on_and_an_empty_lobby_closes() {
         let (h, b) = (account("h"), account("b"));
         let l = create(&h, &req(3), None).expect("create");
-        let l = open(apply(l, &h, Action::Bot(1)).expect("bot"));
+        let l = open(apply(l, &h, Action::Bot(1, protocol::BotLevel::Easy)).expect("bot"));
         let l = open(apply(l, &b, Action::Join(JoinLobby::default())).expect("join"));
         let l = open(apply(l, &h, Action::Leave).expect("leave"));
         assert_eq!(l.host, Some(b.id));

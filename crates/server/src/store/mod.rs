@@ -659,8 +659,8 @@ impl Store {
                 Some(protocol::Occupant::Player { name, .. }) => {
                     protocol::SeatName { name, bot: false }
                 }
-                Some(protocol::Occupant::Bot) => protocol::SeatName {
-                    name: "Bot".into(),
+                Some(protocol::Occupant::Bot { level }) => protocol::SeatName {
+                    name: format!("Bot ({})", level.as_str()),
                     bot: true,
                 },
                 None => protocol::SeatName {

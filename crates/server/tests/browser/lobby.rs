@@ -272,6 +272,55 @@ async fn lobby_guests_meet_start_and_play_and_a_spectator_watches() {
     );
 }
 
+/// The host seats a bot at a chosen level: the lobby shows it, the match names it, and it plays its
+/// seat (a search bot: it reads the public history and thinks off the server's async tasks).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lobby_bot_at_a_chosen_level_plays_its_seat() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    let ann = guest_page(&b, &server, "Ann", 1280, 720).await;
+    create_lobby(&ann, "Against the machine", false).await;
+    ann.eval("document.getElementById('bot-level-1').value = 'medium'")
+        .await;
+    ann.click("#bot-1").await;
+    let seat1 = "document.querySelector('#seats tr[data-seat=\"1\"]').textContent";
+    ann.wait(
+        &format!("{seat1}.includes('Bot (medium')"),
+        "the medium bot seated",
+    )
+    .await;
+    ann.click("#ready").await;
+    ann.wait("!document.getElementById('start').disabled", "all ready")
+        .await;
+    ann.click("#start").await;
+    ann.wait(
+        "window.carcassonne && window.carcassonne.view && window.carcassonne.seat === 0",
+        "the match, seated",
+    )
+    .await;
+    assert_eq!(
+        ann.eval("window.carcassonne.view.names").await,
+        json!([{"name": "Ann"}, {"name": "Bot (medium)", "bot": true}])
+    );
+    // Ann's turn by clicking; then the bot's whole turn comes without anyone clicking.
+    click_first_legal(&ann).await;
+    ann.wait(
+        "window.carcassonne.view.active === 0 && window.carcassonne.view.turn >= 3",
+        "the bot's turn played",
+    )
+    .await;
+    let (_, view) = server_view(
+        &server,
+        serde_json::from_value(ann.eval("window.carcassonne.matchId").await).expect("match id"),
+    )
+    .await;
+    let bot_tiles = view["board"].as_object().expect("board").len();
+    // The start tile, Ann's and the bot's.
+    assert!(bot_tiles >= 3, "{view}");
+    ann.screenshot("lobby-bot-medium").await;
+}
+
 /// A session revoked while its lobby room is open (logged out in another tab): the server closes
 /// the room's connection (4002) and the page starts again at the entry form, signed out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -445,7 +445,12 @@ async fn a_registered_account_takes_its_seat_from_a_second_device(db: &TestDb) {
     )
     .await;
     assert_eq!(s, 200, "{v}");
-    assert_eq!(lobby_of(v).seats[1].occupant, Some(Occupant::Bot));
+    assert_eq!(
+        lobby_of(v).seats[1].occupant,
+        Some(Occupant::Bot {
+            level: protocol::BotLevel::Easy
+        })
+    );
     ready(&server, id, &first.token).await;
     let (s, v) = call(
         &server,
@@ -919,7 +924,7 @@ async fn a_lobby_survives_a_restart(db: &TestDb) {
     let (_, view) = server_view(&server, match_id).await;
     assert_eq!(
         view["names"],
-        json!([{"name": "Keeper"}, {"name": "Guest"}, {"name": "Bot", "bot": true}]),
+        json!([{"name": "Keeper"}, {"name": "Guest"}, {"name": "Bot (easy)", "bot": true}]),
         "{view}"
     );
     // The bot was resumed with the match: the two players and the bot play it to the end.
