@@ -58,34 +58,57 @@ use tracing::{Instrument, debug, info_span};
 /// gets a `too_large` error instead of losing its connection.
 pub const HARD_LIMIT: usize = 16 * MAX_FRAME_BYTES;
 
-/// The socket layer's read buffer per connection. tungstenite zero-fills the free part of its
-/// buffer, up to this size, before every read from the socket: at the default 128 KiB that was
-/// half of the server's instructions per move (and 128 KiB of memory per connection). Clients'
-/// messages are small; a larger one grows the buffer for itself.
-pub const READ_BUFFER: usize = 8 * 1024;
+/// The socket layer's read buffer per connection, and the most one read from the socket takes.
+/// tungstenite holds this buffer for the connection's whole life, idle or not, and zero-fills its
+/// free part, up to this size, before every read: at the default 128 KiB that was half of the
+/// server's instructions per move and 128 KiB a connection. A client's message is a few hundred
+/// bytes; a larger one grows the buffer for itself and is read in several reads.
+pub const READ_BUFFER: usize = 1024;
 
-/// Counts live connections so that shutdown can wait for them.
-struct LiveGuard(Arc<Shared>);
+/// A place among the open connections, held from the upgrade's answer to the connection's end:
+/// the count is what `--max-connections` bounds and what shutdown waits to see at zero.
+#[derive(Debug)]
+pub struct Slot(Arc<Shared>);
 
-impl Drop for LiveGuard {
+impl Slot {
+    /// A place, unless the server holds its limit of connections (open or being opened).
+    pub fn take(shared: &Arc<Shared>) -> Option<Slot> {
+        let limit = shared.config.conn.connection_limit();
+        shared
+            .connections
+            .send_if_modified(|n| {
+                let free = *n < limit;
+                if free {
+                    *n += 1;
+                }
+                free
+            })
+            .then(|| Slot(Arc::clone(shared)))
+    }
+}
+
+impl Drop for Slot {
     fn drop(&mut self) {
         self.0.connections.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
-/// Serves an upgraded WebSocket; `peer`: the TCP peer (a proxy, maybe), `client`: the client's
-/// address ([`crate::client_addr`]), which the per-address limits use; `session`: the account
-/// session the upgrade carried, if any.
-pub async fn serve(
+/// Serves an upgraded WebSocket in its `slot`; `peer`: the TCP peer (a proxy, maybe),
+/// `client`: the client's address ([`crate::client_addr`]), which the per-address limits use;
+/// `session`: the account session the upgrade carried, if any.
+///
+/// Not an `async fn`, and the connection's future is boxed: an `async fn` keeps room for its
+/// arguments (the socket among them) for its whole life beside the future it hands them to, and
+/// the upgrade's task would hold that twice; here the task holds a pointer and the slot.
+pub fn serve(
     socket: WebSocket,
-    shared: Arc<Shared>,
+    slot: Slot,
     peer: SocketAddr,
     client: IpAddr,
     session: Option<WsSession>,
-) {
+) -> impl Future<Output = ()> + Send + 'static {
+    let shared = Arc::clone(&slot.0);
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
-    shared.connections.send_modify(|n| *n += 1);
-    let guard = LiveGuard(Arc::clone(&shared));
     let span = info_span!(
         "conn",
         conn_id = id,
@@ -94,10 +117,11 @@ pub async fn serve(
         match_id = tracing::field::Empty,
         seat = tracing::field::Empty
     );
-    run(socket, shared, id, session, Some(client))
-        .instrument(span)
-        .await;
-    drop(guard);
+    let connection = Box::pin(run(socket, shared, id, session, Some(client)).instrument(span));
+    async move {
+        connection.await;
+        drop(slot);
+    }
 }
 
 /// The connection's loop over any socket of messages: a WebSocket in production, in-memory
@@ -213,10 +237,10 @@ pub(crate) async fn run<S>(
                     break Close::for_read_error(e);
                 }
                 Some(Ok(Message::Text(text))) => {
-                    if !io
-                        .writing_while(dispatch::on_text(&mut conn, text.as_str()))
-                        .await
-                    {
+                    // Boxed: a handler's future (a store query's, say) takes its memory while it
+                    // runs, not for the connection's whole life as part of this task's.
+                    let handling = Box::pin(dispatch::on_text(&mut conn, text.as_str()));
+                    if !io.writing_while(handling).await {
                         break None;
                     }
                 }
