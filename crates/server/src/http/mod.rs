@@ -175,12 +175,12 @@ async fn readyz(State(shared): State<Arc<Shared>>) -> Result<&'static str, ApiEr
     }
 }
 
-/// The WebSocket: every frame is a `ClientMessage` or a `ServerMessage` (components here, and
-/// proto/client-message.schema.json, proto/server-message.schema.json).
 /// The wait a client refused for the connection limit is told (`Retry-After`): connections come
 /// and go by the minute, and a few seconds spread the retries of many clients.
 const FULL_RETRY_AFTER_MS: u64 = 5_000;
 
+/// The WebSocket: every frame is a `ClientMessage` or a `ServerMessage` (components here, and
+/// proto/client-message.schema.json, proto/server-message.schema.json).
 #[utoipa::path(
     get, path = "/ws", tag = "websocket",
     description = "Upgrades to the WebSocket on which matches are played. Every frame is one JSON message: the client sends `ClientMessage`s, the server `ServerMessage`s (proto/client-message.schema.json, proto/server-message.schema.json; proto/README.md describes the protocol). An account session (bearer or cookie) is optional: with one the server sends `identified` after `welcome`.",
