@@ -109,7 +109,10 @@ pub fn serve(
 ) -> impl Future<Output = ()> + Send + 'static {
     let shared = Arc::clone(&slot.0);
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+    // A root span: a child would keep the upgrade request's span (and its record in the
+    // subscriber) alive for the connection's whole life; this one names the client itself.
     let span = info_span!(
+        parent: None,
         "conn",
         conn_id = id,
         %client,
