@@ -56,12 +56,12 @@ pub(crate) async fn idle(args: Args, total: usize) -> Result<(), LoadError> {
             let (ws, counts, stop) = (ws.clone(), counts.clone(), stop_rx.clone());
             let from = source(i, args.sources);
             tasks.spawn(hold(ws, from, counts, stop));
-            spawned += 1;
             // Thousands of handshakes at once would measure the burst, not the connections.
             if i % 100 == 99 {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         }
+        spawned = spawned.max(target);
         while counts.settled() < target && ramp.elapsed() < Duration::from_secs(120) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
