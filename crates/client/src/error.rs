@@ -46,6 +46,21 @@ pub enum ClientError {
     Mirror(#[from] crate::MirrorError),
 }
 
+impl ClientError {
+    /// The HTTP status of a refused request or WebSocket upgrade (for example 503 when the
+    /// server is at its connection limit), if that is what failed.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            ClientError::HttpStatus { status, .. } => Some(*status),
+            ClientError::WebSocket(e) => match &**e {
+                tungstenite::Error::Http(response) => Some(response.status().as_u16()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
 impl From<tungstenite::Error> for ClientError {
     fn from(e: tungstenite::Error) -> Self {
         ClientError::WebSocket(Box::new(e))

@@ -65,6 +65,11 @@ pub(crate) struct Args {
     /// replaced by `--mix` and `--all-modules`.
     #[arg(long)]
     pub(crate) pace: bool,
+    /// Idle connections instead of a load: open this many WebSockets that join nothing, in
+    /// `--steps` steps (each held `--secs` before it is measured), and print the server's
+    /// resident memory per connection (`--server-pid`). `--sources` spreads them.
+    #[arg(long)]
+    pub(crate) idle: Option<usize>,
     /// Pace: table sizes and their weights, `players:weight,...`.
     #[arg(long, default_value = "2:40,3:30,4:20,5:10")]
     pub(crate) mix: String,
@@ -83,11 +88,12 @@ pub(crate) struct Args {
     /// Pace: mean seconds between a connection's reconnects with `since` (0: never).
     #[arg(long, default_value_t = 600.0)]
     pub(crate) reconnect_mean: f64,
-    /// Pace: loopback source addresses to spread connections over (127.0.0.2 and up; 1: the
-    /// system's choice), so that no address runs out of ephemeral ports.
+    /// Pace and idle: loopback source addresses to spread connections over (127.0.0.2 and up;
+    /// 1: the system's choice), so that no address runs out of ephemeral ports.
     #[arg(long, default_value_t = 1)]
     pub(crate) sources: usize,
-    /// Pace: the matches open in this many equal steps, each measured for `--secs`.
+    /// Pace and idle: the matches (connections) open in this many equal steps, each measured
+    /// for `--secs`.
     #[arg(long, default_value_t = 1)]
     pub(crate) steps: usize,
     /// Pace: seconds between two progress lines.

@@ -20,6 +20,9 @@
 //! `--pace` instead plays at human pace (an open loop): many live matches whose players each
 //! answer after a think time, measured in ramp steps (see [`pace`]).
 //!
+//! `--idle N` instead opens N connections that join nothing and prints the server's resident
+//! memory per connection, in steps (see [`idle`]).
+//!
 //! `--fill K` instead creates `--matches` matches, plays K moves in each and hangs up, leaving
 //! them unfinished: with `--server-pid` it prints the server's resident memory per match held in
 //! memory, and the filled store is the starting point for timing a restart: `--seats-out FILE`
@@ -35,7 +38,7 @@
 //! - [`seat`]: opening a match and playing one of its seats; [`shared`]: what the seats of a
 //!   match share (the commands in flight, the fill budget, one mirror of the view);
 //!   [`frame`]: a server frame read in part.
-//! - [`pace`]: the human-pace (open-loop) run, `--pace`.
+//! - [`pace`]: the human-pace (open-loop) run, `--pace`; [`idle`]: idle connections, `--idle`.
 //! - [`procfs`]: CPU, context switches, memory and age of a process, from `/proc`.
 //! - [`report`]: what the seats measured and the lines printed (`summary.awk` parses them).
 //! - [`LoadError`] ([`error`]): why a run, a seat or a frame fails.
@@ -46,6 +49,7 @@ mod fill;
 #[cfg(test)]
 mod fixtures;
 mod frame;
+mod idle;
 mod pace;
 mod probe;
 mod procfs;
@@ -81,6 +85,9 @@ fn main() -> Result<(), LoadError> {
     };
     if args.pace {
         return runtime.block_on(pace::pace(args));
+    }
+    if let Some(n) = args.idle {
+        return runtime.block_on(idle::idle(args, n));
     }
     match (args.fill, args.probe.clone()) {
         (Some(moves), _) => runtime.block_on(fill::fill(args, moves)),

@@ -44,6 +44,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
     config.validate()?;
+    let mut config = config;
+    // Resolved once: the default reads the open-files limit.
+    config.conn.max_connections = Some(config.conn.connection_limit());
     let config = Arc::new(config);
     let store = Store::open_with(
         config.store.url(),
@@ -116,7 +119,12 @@ pub async fn run(
         })
         .into_future(),
     );
-    info!(%addr, store = store.kind(), "listening");
+    info!(
+        %addr,
+        store = store.kind(),
+        max_connections = config.conn.connection_limit(),
+        "listening"
+    );
 
     tokio::select! {
         () = shutdown => {}

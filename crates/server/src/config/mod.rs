@@ -196,6 +196,13 @@ pub struct ConnConfig {
     #[arg(long, env = "WRITE_TIMEOUT", default_value = "10s", value_parser = positive_duration)]
     pub write_timeout: Duration,
 
+    /// WebSocket connections held open at most; past it an upgrade gets 503 `unavailable` with
+    /// `Retry-After`, and the open ones go on. Default: 50,000, or fewer when the open-files
+    /// limit (`ulimit -n`) is lower, leaving room for the store's and HTTP requests' files.
+    #[arg(long, env = "MAX_CONNECTIONS",
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_connections: Option<usize>,
+
     /// Origins (`scheme://host[:port]`) whose pages may open the WebSocket with the session
     /// cookie (`forbidden_origin` otherwise); repeat the flag or separate with commas. Without
     /// one, only the server's own pages may: the `Origin`'s host and port are the `Host`'s.
@@ -214,7 +221,30 @@ pub struct ConnConfig {
     pub secure_cookie: SecureCookie,
 }
 
+/// `--max-connections` when the open-files limit does not lower it.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 50_000;
+
+/// Files kept free of WebSocket connections under the open-files limit: the store, the runtime,
+/// the listener, HTTP requests.
+const FILES_KEPT: u64 = 100;
+
 impl ConnConfig {
+    /// The connection limit: `--max-connections`, or else the default within the process's
+    /// open-files limit (at least 1).
+    pub fn connection_limit(&self) -> usize {
+        self.max_connections.unwrap_or_else(|| {
+            let files = std::fs::read_to_string("/proc/self/limits")
+                .ok()
+                .and_then(|l| open_files(&l));
+            match files {
+                Some(n) => usize::try_from(n.saturating_sub(FILES_KEPT).max(1))
+                    .unwrap_or(DEFAULT_MAX_CONNECTIONS)
+                    .min(DEFAULT_MAX_CONNECTIONS),
+                None => DEFAULT_MAX_CONNECTIONS,
+            }
+        })
+    }
+
     /// Whether the session cookie is `Secure`.
     pub fn cookie_secure(&self) -> bool {
         match self.secure_cookie {
@@ -535,6 +565,17 @@ impl AdminConfig {
             .map(ExposeSecret::expose_secret)
             .filter(|t| !t.is_empty())
     }
+}
+
+/// The soft open-files limit from the text of `/proc/self/limits` (`None`: unlimited or not
+/// found).
+pub(crate) fn open_files(limits: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.trim_start_matches("Max open files")
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// The README's configuration table, rendered from the flags (visible ones, by group).

@@ -32,6 +32,25 @@ fn defaults_parse_and_flags_override_them() {
 }
 
 #[test]
+fn the_connection_limit_stays_within_the_open_files_limit() {
+    let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                  Max cpu time              unlimited            unlimited            seconds   \n\
+                  Max open files            1024                 524288               files     \n";
+    assert_eq!(open_files(limits), Some(1024));
+    assert_eq!(open_files(&limits.replace("1024 ", "unlimited ")), None);
+    assert_eq!(open_files("Max processes 10 10 processes"), None);
+
+    let d = Config::default();
+    assert!((1..=DEFAULT_MAX_CONNECTIONS).contains(&d.conn.connection_limit()));
+    let c =
+        Config::try_parse_from(["server", "--max-connections", "70000"]).map_err(|e| e.to_string());
+    assert!(
+        matches!(&c, Ok(c) if c.conn.connection_limit() == 70_000),
+        "{c:?}"
+    );
+}
+
+#[test]
 fn bad_values_are_refused_when_parsed() {
     for args in [
         ["--outgoing-queue", "2"],
@@ -51,6 +70,7 @@ fn bad_values_are_refused_when_parsed() {
         ["--trusted-proxies", "10.0.0.0/33"],
         ["--secure-cookie", "maybe"],
         ["--anonymous-matches", "perhaps"],
+        ["--max-connections", "0"],
     ] {
         let parsed = Config::try_parse_from(std::iter::once("server").chain(args));
         assert!(parsed.is_err(), "{args:?} was accepted");

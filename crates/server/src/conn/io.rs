@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio::time::{Instant, Sleep, timeout};
+use tokio::time::{Sleep, timeout};
 use tracing::{debug, error, warn};
 
 /// Most queued frames written in one flush (bounds the time one write may take).
@@ -181,11 +181,9 @@ pub struct Io<S> {
     pub ping: bool,
     /// Messages given to the socket layer and not flushed yet.
     unflushed: bool,
-    /// The socket did not take a write: since when `deadline` runs.
-    blocked: bool,
-    /// When a blocked write gives up. Armed only when a write blocks: one timer for the
-    /// connection, not one per write.
-    deadline: Pin<Box<Sleep>>,
+    /// When a blocked write gives up: there only while the socket does not take a write (one
+    /// timer for the connection, not one per write, and no memory while writes go through).
+    deadline: Option<Pin<Box<Sleep>>>,
     write_timeout: Duration,
     depth: metrics::Histogram,
     /// The gate's read waker.
@@ -210,8 +208,7 @@ where
             handle,
             ping: false,
             unflushed: false,
-            blocked: false,
-            deadline: Box::pin(tokio::time::sleep(write_timeout)),
+            deadline: None,
             write_timeout,
             depth,
             read_waker,
@@ -227,7 +224,7 @@ where
                 match self.ws.poll_flush_unpin(cx) {
                     Poll::Ready(Ok(())) => {
                         self.unflushed = false;
-                        self.blocked = false;
+                        self.deadline = None;
                         self.handle.wrote();
                     }
                     Poll::Ready(Err(e)) => return failed(e),
@@ -236,7 +233,7 @@ where
             }
             for fed in 0..MAX_FRAMES_PER_FLUSH {
                 match self.ws.poll_ready_unpin(cx) {
-                    Poll::Ready(Ok(())) => self.blocked = false,
+                    Poll::Ready(Ok(())) => self.deadline = None,
                     Poll::Ready(Err(e)) => return failed(e),
                     Poll::Pending => return self.poll_blocked(cx),
                 }
@@ -279,13 +276,11 @@ where
 
     /// A write the socket did not take: pending until the deadline, then ready (too slow).
     fn poll_blocked(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if !self.blocked {
-            self.blocked = true;
-            self.deadline
-                .as_mut()
-                .reset(Instant::now() + self.write_timeout);
-        }
-        if self.deadline.as_mut().poll(cx).is_ready() {
+        let t = self.write_timeout;
+        let deadline = self
+            .deadline
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(t)));
+        if deadline.as_mut().poll(cx).is_ready() {
             warn!("write timed out: client too slow");
             return Poll::Ready(());
         }

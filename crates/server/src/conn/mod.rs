@@ -58,35 +58,61 @@ use tracing::{Instrument, debug, info_span};
 /// gets a `too_large` error instead of losing its connection.
 pub const HARD_LIMIT: usize = 16 * MAX_FRAME_BYTES;
 
-/// The socket layer's read buffer per connection. tungstenite zero-fills the free part of its
-/// buffer, up to this size, before every read from the socket: at the default 128 KiB that was
-/// half of the server's instructions per move (and 128 KiB of memory per connection). Clients'
-/// messages are small; a larger one grows the buffer for itself.
-pub const READ_BUFFER: usize = 8 * 1024;
+/// The socket layer's read buffer per connection, and the most one read from the socket takes.
+/// tungstenite holds this buffer for the connection's whole life, idle or not, and zero-fills its
+/// free part, up to this size, before every read: at the default 128 KiB that was half of the
+/// server's instructions per move and 128 KiB a connection. A client's message is a few hundred
+/// bytes; a larger one grows the buffer for itself and is read in several reads.
+pub const READ_BUFFER: usize = 1024;
 
-/// Counts live connections so that shutdown can wait for them.
-struct LiveGuard(Arc<Shared>);
+/// A place among the open connections, held from the upgrade's answer to the connection's end:
+/// the count is what `--max-connections` bounds and what shutdown waits to see at zero.
+#[derive(Debug)]
+pub struct Slot(Arc<Shared>);
 
-impl Drop for LiveGuard {
+impl Slot {
+    /// A place, unless the server holds its limit of connections (open or being opened).
+    pub fn take(shared: &Arc<Shared>) -> Option<Slot> {
+        let limit = shared.config.conn.connection_limit();
+        shared
+            .connections
+            .send_if_modified(|n| {
+                let free = *n < limit;
+                if free {
+                    *n += 1;
+                }
+                free
+            })
+            .then(|| Slot(Arc::clone(shared)))
+    }
+}
+
+impl Drop for Slot {
     fn drop(&mut self) {
         self.0.connections.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
-/// Serves an upgraded WebSocket; `peer`: the TCP peer (a proxy, maybe), `client`: the client's
-/// address ([`crate::client_addr`]), which the per-address limits use; `session`: the account
-/// session the upgrade carried, if any.
-pub async fn serve(
+/// Serves an upgraded WebSocket in its `slot`; `peer`: the TCP peer (a proxy, maybe),
+/// `client`: the client's address ([`crate::client_addr`]), which the per-address limits use;
+/// `session`: the account session the upgrade carried, if any.
+///
+/// Not an `async fn`, and the connection's future is boxed: an `async fn` keeps room for its
+/// arguments (the socket among them) for its whole life beside the future it hands them to, and
+/// the upgrade's task would hold that twice; here the task holds a pointer and the slot.
+pub fn serve(
     socket: WebSocket,
-    shared: Arc<Shared>,
+    slot: Slot,
     peer: SocketAddr,
     client: IpAddr,
     session: Option<WsSession>,
-) {
+) -> impl Future<Output = ()> + Send + 'static {
+    let shared = Arc::clone(&slot.0);
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
-    shared.connections.send_modify(|n| *n += 1);
-    let guard = LiveGuard(Arc::clone(&shared));
+    // A root span: a child would keep the upgrade request's span (and its record in the
+    // subscriber) alive for the connection's whole life; this one names the client itself.
     let span = info_span!(
+        parent: None,
         "conn",
         conn_id = id,
         %client,
@@ -94,27 +120,32 @@ pub async fn serve(
         match_id = tracing::field::Empty,
         seat = tracing::field::Empty
     );
-    run(socket, shared, id, session, Some(client))
-        .instrument(span)
-        .await;
-    drop(guard);
+    let connection = Box::pin(run(socket, shared, id, session, Some(client)).instrument(span));
+    async move {
+        connection.await;
+        drop(slot);
+    }
 }
 
 /// The connection's loop over any socket of messages: a WebSocket in production, in-memory
 /// channels in the unit tests.
-pub(crate) async fn run<S>(
+///
+/// The state is built before the loop's future, which takes it as it is: an `async fn` would
+/// keep its arguments (the socket, the session) beside the state built from them, for the
+/// connection's whole life.
+pub(crate) fn run<S>(
     socket: S,
     shared: Arc<Shared>,
     id: u64,
     session: Option<WsSession>,
     client: Option<IpAddr>,
-) where
+) -> impl Future<Output = ()> + Send
+where
     S: Stream<Item = Result<Message, axum::Error>>
         + Sink<Message, Error = axum::Error>
         + Unpin
         + Send,
 {
-    debug!("connected");
     let config = Arc::clone(&shared.config);
     let (out_tx, out_rx) = mpsc::channel::<Frame>(config.conn.outgoing_queue);
     let too_slow = Arc::new(TooSlow::default());
@@ -152,108 +183,111 @@ pub(crate) async fn run<S>(
             account: s.account.clone(),
         }));
     }
-
-    // Revoking the session closes the connection (4002).
-    let live_session = ctx
-        .session
-        .as_ref()
-        .map(|s| shared.live_sessions.open(s, id));
-    // The flag starts from the value this receiver has seen, so that no change is missed.
-    let mut lifecycle = shared.lifecycle.clone();
-    let accepting = Arc::clone(&ctx.accepting);
-    accepting.store(
-        *lifecycle.borrow_and_update() == Lifecycle::Running,
-        Ordering::Release,
-    );
-    let ending = async {
-        let revoked = async {
-            match &live_session {
-                Some(l) => l.revoked.notified().await,
-                None => std::future::pending().await,
-            }
-        };
-        let closing = async {
-            loop {
-                if lifecycle.changed().await.is_err() {
-                    accepting.store(false, Ordering::Release);
-                    return;
+    async move {
+        debug!("connected");
+        let ctx = &conn.ctx;
+        // Revoking the session closes the connection (4002).
+        let live_session = ctx
+            .session
+            .as_ref()
+            .map(|s| shared.live_sessions.open(s, id));
+        // The flag starts from the value this receiver has seen, so that no change is missed.
+        let mut lifecycle = shared.lifecycle.clone();
+        let accepting = Arc::clone(&ctx.accepting);
+        accepting.store(
+            *lifecycle.borrow_and_update() == Lifecycle::Running,
+            Ordering::Release,
+        );
+        let ending = async {
+            let revoked = async {
+                match &live_session {
+                    Some(l) => l.revoked.notified().await,
+                    None => std::future::pending().await,
                 }
-                let now = *lifecycle.borrow_and_update();
-                accepting.store(now == Lifecycle::Running, Ordering::Release);
-                if now == Lifecycle::Closing {
-                    return;
-                }
-            }
-        };
-        tokio::select! {
-            () = too_slow.wait() => Ending::TooSlow,
-            () = revoked => Ending::Revoked,
-            () = closing => Ending::Closing,
-        }
-    };
-    tokio::pin!(ending);
-    let mut ping = tokio::time::interval_at(
-        Instant::now() + config.conn.heartbeat_interval,
-        config.conn.heartbeat_interval,
-    );
-    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut rare = Rare {
-        waker: rare_waker,
-        ping,
-        ending,
-    };
-    let mut last_pong = Instant::now();
-
-    let close: Option<Close> = loop {
-        match gate.next(&mut rare, &mut io).await {
-            Event::Read(msg) => match msg {
-                None | Some(Ok(Message::Close(_))) => break None,
-                Some(Err(e)) => {
-                    debug!(error = %e, "read failed");
-                    break Close::for_read_error(e);
-                }
-                Some(Ok(Message::Text(text))) => {
-                    if !io
-                        .writing_while(dispatch::on_text(&mut conn, text.as_str()))
-                        .await
-                    {
-                        break None;
+            };
+            let closing = async {
+                loop {
+                    if lifecycle.changed().await.is_err() {
+                        accepting.store(false, Ordering::Release);
+                        return;
+                    }
+                    let now = *lifecycle.borrow_and_update();
+                    accepting.store(now == Lifecycle::Running, Ordering::Release);
+                    if now == Lifecycle::Closing {
+                        return;
                     }
                 }
-                Some(Ok(Message::Binary(_))) => conn.ctx.reply(error_frame(
-                    ErrorCode::Binary,
-                    None,
-                    "binary frames are not part of the protocol: send JSON text",
-                )),
-                Some(Ok(Message::Pong(_))) => last_pong = Instant::now(),
-                Some(Ok(Message::Ping(_))) => {} // answered by the socket layer
-            },
-            Event::Tick => {
-                if last_pong.elapsed() > config.conn.heartbeat_timeout {
-                    break Some(Close::HeartbeatTimeout);
-                }
-                io.ping = true;
+            };
+            tokio::select! {
+                () = too_slow.wait() => Ending::TooSlow,
+                () = revoked => Ending::Revoked,
+                () = closing => Ending::Closing,
             }
-            Event::Ending(Ending::TooSlow) => {} // raised: closed just below
-            Event::Ending(Ending::Revoked) => break Some(Close::SessionRevoked),
-            Event::Ending(Ending::Closing) => break Some(Close::GoingAway),
-            Event::WriteFailed => break None,
-        }
-        if too_slow.is_raised() {
-            break Some(Close::TooSlow);
-        }
-    };
+        };
+        tokio::pin!(ending);
+        let mut ping = tokio::time::interval_at(
+            Instant::now() + config.conn.heartbeat_interval,
+            config.conn.heartbeat_interval,
+        );
+        ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut rare = Rare {
+            waker: rare_waker,
+            ping,
+            ending,
+        };
+        let mut last_pong = Instant::now();
 
-    shared.metrics.closed(close.map(Close::code));
-    if let Some(close) = close {
-        debug!(code = close.code(), reason = close.reason(), "closing");
-        io.close(close).await;
+        let close: Option<Close> = loop {
+            match gate.next(&mut rare, &mut io).await {
+                Event::Read(msg) => match msg {
+                    None | Some(Ok(Message::Close(_))) => break None,
+                    Some(Err(e)) => {
+                        debug!(error = %e, "read failed");
+                        break Close::for_read_error(e);
+                    }
+                    Some(Ok(Message::Text(text))) => {
+                        // Boxed: a handler's future (a store query's, say) takes its memory while it
+                        // runs, not for the connection's whole life as part of this task's.
+                        let handling = Box::pin(dispatch::on_text(&mut conn, text.as_str()));
+                        if !io.writing_while(handling).await {
+                            break None;
+                        }
+                    }
+                    Some(Ok(Message::Binary(_))) => conn.ctx.reply(error_frame(
+                        ErrorCode::Binary,
+                        None,
+                        "binary frames are not part of the protocol: send JSON text",
+                    )),
+                    Some(Ok(Message::Pong(_))) => last_pong = Instant::now(),
+                    Some(Ok(Message::Ping(_))) => {} // answered by the socket layer
+                },
+                Event::Tick => {
+                    if last_pong.elapsed() > config.conn.heartbeat_timeout {
+                        break Some(Close::HeartbeatTimeout);
+                    }
+                    io.ping = true;
+                }
+                Event::Ending(Ending::TooSlow) => {} // raised: closed just below
+                Event::Ending(Ending::Revoked) => break Some(Close::SessionRevoked),
+                Event::Ending(Ending::Closing) => break Some(Close::GoingAway),
+                Event::WriteFailed => break None,
+            }
+            if too_slow.is_raised() {
+                break Some(Close::TooSlow);
+            }
+        };
+
+        shared.metrics.closed(close.map(Close::code));
+        if let Some(close) = close {
+            debug!(code = close.code(), reason = close.reason(), "closing");
+            io.close(close).await;
+        }
+        conn.follows.leave_all(&conn.ctx);
+        drop(conn);
+        drop(rare);
+        io.finish().await;
+        debug!("disconnected");
     }
-    conn.follows.leave_all(&conn.ctx);
-    drop(conn);
-    drop(rare);
-    io.finish().await;
-    debug!("disconnected");
 }
 
 #[cfg(test)]

@@ -175,6 +175,10 @@ async fn readyz(State(shared): State<Arc<Shared>>) -> Result<&'static str, ApiEr
     }
 }
 
+/// The wait a client refused for the connection limit is told (`Retry-After`): connections come
+/// and go by the minute, and a few seconds spread the retries of many clients.
+const FULL_RETRY_AFTER_MS: u64 = 5_000;
+
 /// The WebSocket: every frame is a `ClientMessage` or a `ServerMessage` (components here, and
 /// proto/client-message.schema.json, proto/server-message.schema.json).
 #[utoipa::path(
@@ -186,7 +190,7 @@ async fn readyz(State(shared): State<Arc<Shared>>) -> Result<&'static str, ApiEr
         (status = 400, description = "`malformed`: not a WebSocket upgrade (also 405, 426)", body = ErrorBodyDoc),
         (status = 401, description = "`unknown_session`: a bearer session token that is unknown or revoked (a stale cookie only makes the connection anonymous)", body = ErrorBodyDoc),
         (status = 403, description = "`forbidden_origin`: the `session` cookie from a page of another origin (only the server's own pages, or its `--public-origin`s, may use the cookie)", body = ErrorBodyDoc),
-        (status = 503, description = "`unavailable`: the server is shutting down", body = ErrorBodyDoc),
+        (status = 503, description = "`unavailable`: the server is shutting down, or holds its `--max-connections` (with `Retry-After`)", body = ErrorBodyDoc),
     ),
 )]
 async fn ws_upgrade(
@@ -210,6 +214,15 @@ async fn ws_upgrade(
             "the server is shutting down",
         ));
     }
+    let Some(slot) = conn::Slot::take(&shared) else {
+        let mut e = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::Unavailable,
+            "the server holds as many connections as it may: try again later",
+        );
+        e.body.retry_after_ms = Some(FULL_RETRY_AFTER_MS);
+        return Err(e);
+    };
     check_origin(&shared, &headers)?;
     // An account session on the upgrade: a bad bearer token is refused here; a stale
     // cookie only makes the connection anonymous (the browser would otherwise be locked out).
@@ -229,7 +242,7 @@ async fn ws_upgrade(
         .max_message_size(HARD_LIMIT)
         .max_frame_size(HARD_LIMIT)
         .read_buffer_size(READ_BUFFER)
-        .on_upgrade(move |socket| conn::serve(socket, shared, peer, client, account)))
+        .on_upgrade(move |socket| conn::serve(socket, slot, peer, client, account)))
 }
 
 /// A page of another site must not open a socket with the visitor's session cookie (which the

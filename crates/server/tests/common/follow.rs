@@ -38,6 +38,12 @@ impl BorrowMut<client::Follower> for Follower {
     }
 }
 
+impl From<client::Follower> for Follower {
+    fn from(f: client::Follower) -> Follower {
+        Follower(f)
+    }
+}
+
 /// A connection to `server` with the tests' read timeout.
 async fn connect(server: &TestServer, record: bool) -> Connection {
     let mut conn = if record {
