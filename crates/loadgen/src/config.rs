@@ -129,14 +129,6 @@ pub(crate) fn modules(names: &[ModuleName]) -> Modules {
 }
 
 pub(crate) fn context(args: &Args) -> Arc<Ctx> {
-    const COLOURS: [Colour; 6] = [
-        Colour::Red,
-        Colour::Blue,
-        Colour::Green,
-        Colour::Yellow,
-        Colour::Black,
-        Colour::Pink,
-    ];
     let http = args.url.trim_end_matches('/').to_owned();
     let ws = format!(
         "{}/ws",
@@ -147,7 +139,7 @@ pub(crate) fn context(args: &Args) -> Arc<Ctx> {
         http,
         ws,
         request: CreateMatch {
-            players: COLOURS[..args.players].to_vec(),
+            players: Colour::ALL[..args.players].to_vec(),
             modules: modules(&args.modules),
             meeples: None,
             draw_order: None,

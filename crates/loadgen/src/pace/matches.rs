@@ -14,21 +14,12 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::watch;
 
-const COLOURS: [Colour; 6] = [
-    Colour::Red,
-    Colour::Blue,
-    Colour::Green,
-    Colour::Yellow,
-    Colour::Black,
-    Colour::Pink,
-];
-
 /// The match a table plays next: its size from the mix, every module on in a share of them.
 pub(crate) fn next_request(ctx: &PaceCtx, rng: &mut u64) -> CreateMatch {
     let players = ctx.mix.pick(rng);
     let all = unit(rng) < ctx.all_modules;
     CreateMatch {
-        players: COLOURS[..players].to_vec(),
+        players: Colour::ALL[..players].to_vec(),
         modules: if all {
             Modules::all()
         } else {

@@ -1,6 +1,7 @@
 //! Test harness shared by the server's test binaries: real servers on 127.0.0.1 ephemeral ports
 //! ([`server`]), on a real store ([`db`]), followed by the client crate's followers and bots
-//! ([`follow`]), and raw HTTP requests ([`http`]).
+//! ([`follow`]), raw HTTP requests ([`http`]), and the server binary as a process of its own
+//! ([`process`]).
 
 /// Runs each async scenario `fn name(db: &TestDb)` on both stores, as the tests
 /// `sqlite::name` and `postgres::name` (the Postgres one skips with a notice outside CI when no
@@ -32,11 +33,13 @@ macro_rules! on_both_stores {
 mod db;
 mod follow;
 mod http;
+mod process;
 mod server;
 
 pub use db::TestDb;
 pub use follow::*;
 pub use http::{admin_http, admin_json, http, http_bytes, http_exact, http_with_head};
+pub use process::ServerProcess;
 pub use server::{TestServer, create, seat_tokens};
 
 use std::time::Duration;

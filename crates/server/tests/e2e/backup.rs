@@ -5,61 +5,21 @@
 
 use crate::common::*;
 use server::Store;
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 /// Matches played while the backup runs.
 const MATCHES: usize = 4;
 
 /// The server binary on a SQLite data directory, killed on drop.
-struct Process {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Process {
-    fn start(data_dir: &Path) -> Process {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
-            .args(["--bind", "127.0.0.1:0", "--log-format", "json"])
-            .args(["--allow-test-setups", "--command-rate-addr", "1000000/1s"])
-            .args(["--command-rate-conn", "1000000/1s"])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .env("RUST_LOG", "info")
-            .env_remove("DATABASE_URL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the server binary");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        // Reads the log to its end (a full pipe would block the server): the `listening` line
-        // gives the address.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
-                    continue;
-                };
-                if v["fields"]["message"] == "listening"
-                    && let Some(addr) = v["fields"]["addr"].as_str()
-                {
-                    let _ = tx.send(addr.parse::<SocketAddr>().expect("addr"));
-                }
-            }
-        });
-        let addr = rx.recv_timeout(READ_TIMEOUT).expect("the server listens");
-        Process { child, addr }
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn start(data_dir: &Path) -> ServerProcess {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_server"));
+    cmd.args(["--bind", "127.0.0.1:0", "--log-format", "json"])
+        .args(["--allow-test-setups", "--command-rate-addr", "1000000/1s"])
+        .args(["--command-rate-conn", "1000000/1s"])
+        .arg("--data-dir")
+        .arg(data_dir);
+    ServerProcess::spawn(cmd)
 }
 
 /// `server backup --to <to>` on `data_dir`: whether it succeeded, and its output.
@@ -86,7 +46,7 @@ async fn backup(data_dir: &Path, to: &Path) -> (bool, String) {
 async fn a_backup_taken_during_play_is_a_consistent_copy_that_serves() {
     let dir = tempfile::tempdir().expect("temp dir");
     let live_dir = dir.path().join("live");
-    let process = Process::start(&live_dir);
+    let process = start(&live_dir);
     let server = TestServer::attach(process.addr);
 
     // Matches under way, then played on while the backup runs.

@@ -9,9 +9,8 @@
 #![cfg(target_os = "linux")]
 
 use crate::common::*;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 on_both_stores!(
@@ -26,65 +25,23 @@ const NOFILE: u32 = 128;
 const UPGRADE_WAIT: Duration = Duration::from_secs(2);
 
 /// The server binary under `ulimit -n NOFILE`, killed on drop.
-struct Process {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Process {
-    fn start(db: &TestDb) -> Process {
-        let store = match db {
-            TestDb::Sqlite(dir) => vec![
-                "--data-dir".to_string(),
-                dir.path().join("data").display().to_string(),
-            ],
-            TestDb::Postgres { url, .. } => vec!["--database-url".to_string(), url.clone()],
-        };
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(format!("ulimit -n {NOFILE} && exec \"$0\" \"$@\""))
-            .arg(env!("CARGO_BIN_EXE_server"))
-            .args(["--bind", "127.0.0.1:0", "--log-format", "json"])
-            .args(["--allow-test-setups", "--heartbeat-interval", "1s"])
-            .args(["--command-rate-addr", "1000000/1s"])
-            .args(store)
-            .env("RUST_LOG", "info")
-            .env_remove("DATABASE_URL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the server binary");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        // Reads the log to its end (a full pipe would block the server): the first `listening`
-        // line gives the address.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
-                    continue;
-                };
-                if v["fields"]["message"] == "listening"
-                    && let Some(addr) = v["fields"]["addr"].as_str()
-                {
-                    let _ = tx.send(addr.parse::<SocketAddr>().expect("addr"));
-                }
-            }
-        });
-        let addr = rx.recv_timeout(READ_TIMEOUT).expect("the server listens");
-        Process { child, addr }
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn start(db: &TestDb) -> ServerProcess {
+    let store = match db {
+        TestDb::Sqlite(dir) => vec![
+            "--data-dir".to_string(),
+            dir.path().join("data").display().to_string(),
+        ],
+        TestDb::Postgres { url, .. } => vec!["--database-url".to_string(), url.clone()],
+    };
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -n {NOFILE} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_server"))
+        .args(["--bind", "127.0.0.1:0", "--log-format", "json"])
+        .args(["--allow-test-setups", "--heartbeat-interval", "1s"])
+        .args(["--command-rate-addr", "1000000/1s"])
+        .args(store);
+    ServerProcess::spawn(cmd)
 }
 
 /// A WebSocket that gets the server's `welcome` within [`UPGRADE_WAIT`], or `None`.
@@ -99,7 +56,7 @@ async fn open(addr: SocketAddr) -> Option<client::Connection> {
 }
 
 async fn a_server_out_of_file_descriptors_delays_new_connections_and_recovers(db: &TestDb) {
-    let mut process = Process::start(db);
+    let mut process = start(db);
     let server = TestServer::attach(process.addr);
     let created = create(&server, 2).await;
     let mut seats = join_seats(&server, &created).await;
