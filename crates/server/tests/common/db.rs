@@ -141,3 +141,29 @@ impl Drop for TestDb {
         }
     }
 }
+
+/// A bare active two-seat match written straight to `store` (tests of the store itself): no
+/// command yet, token hashes unique to it.
+pub async fn stored_match(store: &server::Store) -> uuid::Uuid {
+    use server::store::{MatchRow, MatchStatus, SeatRow};
+    let id = uuid::Uuid::new_v4();
+    let row = MatchRow {
+        id,
+        setup: r#"{"players":["red","blue"],"seed":7}"#.into(),
+        status: MatchStatus::Active,
+        rules_version: rules::RULES_VERSION.into(),
+        created_at: chrono::Utc::now(),
+        decision_timeout_ms: None,
+        clock: None,
+        wake_at: None,
+    };
+    let seats: Vec<SeatRow> = (0..2)
+        .map(|seat| SeatRow {
+            seat,
+            colour: "red".into(),
+            token_hash: format!("{id}-{seat}"),
+        })
+        .collect();
+    store.create_match(&row, &seats).await.expect("create");
+    id
+}

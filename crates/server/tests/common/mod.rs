@@ -36,7 +36,7 @@ mod http;
 mod process;
 mod server;
 
-pub use db::TestDb;
+pub use db::{TestDb, stored_match};
 pub use follow::*;
 pub use http::{admin_http, admin_json, http, http_bytes, http_exact, http_with_head};
 pub use process::ServerProcess;

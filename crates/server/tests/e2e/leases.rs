@@ -6,8 +6,7 @@
 use crate::common::*;
 use server::store::leases::{Lease, acquire_on};
 use server::store::{
-    Append, CommandRow, Fence, LeaseError, LeaseKey, Leases, MatchRow, MatchStatus, SeatRow, Store,
-    StoreError,
+    Append, CommandRow, Fence, LeaseError, LeaseKey, Leases, MatchStatus, Store, StoreError,
 };
 use sqlx::Connection as _;
 use std::time::{Duration, Instant};
@@ -31,30 +30,6 @@ async fn postgres() -> Option<(TestDb, Store, Leases)> {
 /// The test database's URL.
 fn url(db: &TestDb) -> String {
     db.config().store.url().expect("a Postgres URL").to_string()
-}
-
-/// A new active match with two seats.
-async fn new_match(store: &Store) -> Uuid {
-    let id = Uuid::new_v4();
-    let row = MatchRow {
-        id,
-        setup: r#"{"players":["red","blue"],"seed":7}"#.into(),
-        status: MatchStatus::Active,
-        rules_version: rules::RULES_VERSION.into(),
-        created_at: chrono::Utc::now(),
-        decision_timeout_ms: None,
-        clock: None,
-        wake_at: None,
-    };
-    let seats: Vec<SeatRow> = (0..2)
-        .map(|seat| SeatRow {
-            seat,
-            colour: "red".into(),
-            token_hash: format!("{id}-{seat}"),
-        })
-        .collect();
-    store.create_match(&row, &seats).await.expect("create");
-    id
 }
 
 fn record(seq: u64) -> CommandRow {
@@ -150,7 +125,7 @@ async fn a_lease_expires_and_is_taken_over_under_the_next_epoch_which_fences_the
     let Some((_db, store, leases)) = postgres().await else {
         return;
     };
-    let id = new_match(&store).await;
+    let id = stored_match(&store).await;
     let key = LeaseKey::of_match(id);
     let ttl = Duration::from_millis(300);
 
@@ -205,7 +180,7 @@ async fn a_released_lease_is_taken_at_once_under_the_next_epoch() {
     let Some((_db, store, leases)) = postgres().await else {
         return;
     };
-    let id = new_match(&store).await;
+    let id = stored_match(&store).await;
     let key = LeaseKey::of_match(id);
     let long = Duration::from_secs(600);
     let a = leases.acquire(key, "a", long).await.expect("a takes it");
@@ -270,7 +245,7 @@ async fn of_eight_concurrent_acquires_exactly_one_wins() {
     let Some((_db, store, leases)) = postgres().await else {
         return;
     };
-    let key = LeaseKey::of_match(new_match(&store).await);
+    let key = LeaseKey::of_match(stored_match(&store).await);
     for epoch in [1, 2] {
         let tasks: Vec<_> = (0..8)
             .map(|n| {
@@ -326,7 +301,7 @@ async fn a_stale_fence_in_a_group_fails_alone() {
     let long = Duration::from_secs(600);
     let mut matches = Vec::new();
     for _ in 0..8 {
-        let id = new_match(&store).await;
+        let id = stored_match(&store).await;
         let lease = leases
             .acquire(LeaseKey::of_match(id), "a", long)
             .await
@@ -350,7 +325,7 @@ async fn a_stale_fence_in_a_group_fails_alone() {
     let mut y_tx = y.begin().await.expect("begin");
     let mut blockers = Vec::new();
     for n in 1..=2 {
-        let id = new_match(&store).await;
+        let id = stored_match(&store).await;
         command_in_the_way(&mut y_tx, id, 1).await;
         let store = store.clone();
         blockers.push(tokio::spawn(async move {
@@ -406,7 +381,7 @@ async fn a_takeover_waits_for_an_append_under_way() {
     let Some((db, store, leases)) = postgres().await else {
         return;
     };
-    let id = new_match(&store).await;
+    let id = stored_match(&store).await;
     let key = LeaseKey::of_match(id);
     let url = url(&db);
     let mut watch = sqlx::PgConnection::connect(&url).await.expect("connect");
@@ -464,7 +439,7 @@ async fn an_append_is_fenced_by_a_takeover_under_way() {
     let Some((db, store, leases)) = postgres().await else {
         return;
     };
-    let id = new_match(&store).await;
+    let id = stored_match(&store).await;
     let key = LeaseKey::of_match(id);
     let a = leases
         .acquire(key, "a", Duration::from_millis(300))
@@ -503,7 +478,7 @@ async fn sqlite_has_no_leases_and_refuses_fenced_appends() {
         .await
         .expect("open");
     assert!(store.leases().is_none());
-    let id = new_match(&store).await;
+    let id = stored_match(&store).await;
     let fence = Fence {
         node: "a".into(),
         epoch: 1,

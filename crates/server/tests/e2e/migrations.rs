@@ -2,7 +2,7 @@
 //! own API, then migrated to the latest, and must give back every row as it was.
 
 use crate::common::*;
-use server::store::{CommandRow, MatchRow, MatchStatus, SeatRow, Store};
+use server::store::{CommandRow, MatchStatus, Store};
 use sqlx::Connection as _;
 use sqlx::migrate::Migrator;
 use std::path::Path;
@@ -146,26 +146,8 @@ async fn migrations_0010_0011_keep_every_command(db: &TestDb) {
             .expect("time"),
     };
     let mut ids = Vec::new();
-    for m in 0..3u8 {
-        let id = uuid::Uuid::new_v4();
-        let row = MatchRow {
-            id,
-            setup: r#"{"players":["red","blue"],"seed":7}"#.into(),
-            status: MatchStatus::Active,
-            rules_version: rules::RULES_VERSION.into(),
-            created_at: chrono::Utc::now(),
-            decision_timeout_ms: None,
-            clock: None,
-            wake_at: None,
-        };
-        let seats: Vec<SeatRow> = (0..2)
-            .map(|seat| SeatRow {
-                seat,
-                colour: "red".into(),
-                token_hash: format!("m{m}-s{seat}-{id}"),
-            })
-            .collect();
-        store.create_match(&row, &seats).await.expect("create");
+    for _ in 0..3 {
+        let id = stored_match(&store).await;
         let records: Vec<CommandRow> = (1..=5u64)
             .map(|seq| rec(seq, (seq % 2) as u8, &format!("c{seq}")))
             .collect();
@@ -195,7 +177,7 @@ async fn migrations_0010_0011_keep_every_command(db: &TestDb) {
     }
     assert!(
         store
-            .seat_for_token(&format!("m1-s1-{}", ids[1]))
+            .seat_for_token(&format!("{}-1", ids[1]))
             .await
             .expect("seat")
             .is_some()
