@@ -131,12 +131,21 @@ impl Mcts {
         let mut total = vec![0f64; arms.len()];
         let turn = pool[0].turn();
         let streams = splitmix64(&mut self.rng);
+        // The longest iteration so far: with a time budget, the search stops when one more like
+        // it would end past the budget, so that the answer comes within it, not one iteration
+        // after it.
+        let mut longest = Duration::ZERO;
         for it in 0..self.settings.budget.iterations {
-            if let (Some(s), Some(t)) = (start, self.settings.budget.time)
-                && s.elapsed() >= t
-            {
-                break;
-            }
+            let began = match (start, self.settings.budget.time) {
+                (Some(s), Some(t)) => {
+                    let spent = s.elapsed();
+                    if spent + longest >= t {
+                        break;
+                    }
+                    Some(spent)
+                }
+                _ => None,
+            };
             let arm = self.select(&visits, &total, it);
             // Common random numbers: every arm's k-th visit plays in the same consistent game
             // with the same rollout stream, so arms are compared on the same futures.
@@ -157,6 +166,9 @@ impl Mcts {
             }
             let mut stream = streams ^ u64::from(k).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             total[arm] += self.rollout(g, seat, turn, &mut stream);
+            if let (Some(s), Some(b)) = (start, began) {
+                longest = longest.max(s.elapsed().saturating_sub(b));
+            }
         }
         let mut top = 0;
         for i in 1..arms.len() {
