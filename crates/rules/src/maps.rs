@@ -43,8 +43,13 @@ pub fn map(id: &str) -> Option<&'static Map> {
 /// Maps that setups gave as text (scenarios and tests), parsed once per name and kept for the
 /// life of the process, so that a game names them like a built-in map and a copy of it finds
 /// its map again. Only a setup that carries the text adds one, so a match stays a function of its
-/// setup; the list grows with the distinct maps a process is given (a handful in a test run).
+/// setup; the list grows with the distinct maps a process is given (a handful in a test run), up to
+/// [`MAX_GIVEN`].
 static GIVEN: Mutex<Vec<(&'static Map, String)>> = Mutex::new(Vec::new());
+
+/// The most maps a process keeps from text: they are never freed, so a server that takes test
+/// setups from clients cannot be made to grow without bound.
+pub const MAX_GIVEN: usize = 256;
 
 fn given(id: &str) -> Option<&'static Map> {
     let list = GIVEN.lock().unwrap_or_else(PoisonError::into_inner);
@@ -60,6 +65,9 @@ pub fn register(id: &str, text: &str) -> Result<&'static Map, MapError> {
     }
     let parsed = parse(id, text)?;
     let mut list = GIVEN.lock().unwrap_or_else(PoisonError::into_inner);
+    if list.len() >= MAX_GIVEN && !list.iter().any(|(m, _)| m.id == id) {
+        return Err(MapError::TooManyGiven { most: MAX_GIVEN });
+    }
     if let Some((m, t)) = list.iter().find(|(m, _)| m.id == id) {
         return match t == text {
             true => Ok(m),

@@ -8,6 +8,17 @@
 
 use std::fmt::Write;
 
+/// The `process_*` series written on Linux (a scrape's test checks each one).
+pub const SERIES: [&str; 7] = [
+    "process_cpu_seconds_total",
+    "process_resident_memory_bytes",
+    "process_virtual_memory_bytes",
+    "process_open_fds",
+    "process_max_fds",
+    "process_start_time_seconds",
+    "process_threads",
+];
+
 /// The build-info series: `carcassonne_build_info{version="…"} 1`. Only the package version is
 /// known at build time without a build script.
 pub fn write_build_info(out: &mut String) {
@@ -190,15 +201,7 @@ mod tests {
         let mut out = String::new();
         write_process(&mut out);
         write_build_info(&mut out);
-        for name in [
-            "process_cpu_seconds_total",
-            "process_resident_memory_bytes",
-            "process_virtual_memory_bytes",
-            "process_open_fds",
-            "process_max_fds",
-            "process_start_time_seconds",
-            "process_threads",
-        ] {
+        for name in SERIES {
             assert!(out.contains(&format!("# HELP {name} ")), "{name} in\n{out}");
             assert!(out.contains(&format!("# TYPE {name} ")), "{name} in\n{out}");
             let value: f64 = out

@@ -12,6 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub enum MapError {
     #[error("map `{id}` is a built-in map's name or another map's already: give this one its own")]
     NameTaken { id: String },
+    #[error("this process already keeps {most} maps given as text: no more are taken")]
+    TooManyGiven { most: usize },
     #[error("{file}: not a valid map file: {message}")]
     Toml { file: String, message: String },
     #[error("the outline has no rows")]

@@ -334,15 +334,7 @@ async fn every_name_has_one_label_set_and_its_help_and_type(db: &TestDb) {
     );
     assert!(text.lines().any(|l| l == build), "{build} in\n{text}");
     if cfg!(target_os = "linux") {
-        for name in [
-            "process_cpu_seconds_total",
-            "process_resident_memory_bytes",
-            "process_virtual_memory_bytes",
-            "process_open_fds",
-            "process_max_fds",
-            "process_start_time_seconds",
-            "process_threads",
-        ] {
+        for name in server::process_metrics::SERIES {
             assert_eq!(keys.get(name), Some(&BTreeSet::new()), "{name} in\n{text}");
         }
     }
