@@ -17,9 +17,9 @@ COPY migrations migrations
 COPY web web
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p server \
-    && cp target/release/server /usr/local/bin/server \
-    && strip /usr/local/bin/server
+    cargo build --release --locked -p carcassonne-server \
+    && cp target/release/carcassonne-server /usr/local/bin/carcassonne-server \
+    && strip /usr/local/bin/carcassonne-server
 
 FROM debian:bookworm-slim
 # curl answers the health check; ca-certificates lets the server reach a Postgres over TLS.
@@ -27,7 +27,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends curl ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --create-home --home-dir /var/lib/carcassonne carcassonne
-COPY --from=build /usr/local/bin/server /usr/local/bin/server
+COPY --from=build /usr/local/bin/carcassonne-server /usr/local/bin/carcassonne-server
 USER carcassonne
 WORKDIR /var/lib/carcassonne
 ENV BIND=0.0.0.0:8080 \
@@ -40,4 +40,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
     CMD curl -fsS http://127.0.0.1:8080/healthz || exit 1
 # SIGTERM (docker stop) shuts down gracefully: in-flight commands finish, sockets close with 1001.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["/usr/local/bin/server"]
+ENTRYPOINT ["/usr/local/bin/carcassonne-server"]

@@ -44,7 +44,7 @@ else if (!token && !watchId && !seatMatch) (await import('./lobby.js')).showLobb
 else play();
 
 /** Every design of the catalogue with its id and the anchor of each segment: a reader can check
- * the drawing against `crates/rules/data/*.toml`. */
+ * the drawing against `crates/carcassonne-rules/data/*.toml`. */
 function showGallery() {
   $('lobby').hidden = true;
   $('game').hidden = true;

@@ -1,5 +1,5 @@
-// Generated from proto/*.schema.json by crates/server/tests/web_client.rs; do not edit.
-// Regenerate: UPDATE_WEB_TYPES=1 cargo test -p server --test web_client
+// Generated from proto/*.schema.json by crates/carcassonne-server/tests/web_client.rs; do not edit.
+// Regenerate: UPDATE_WEB_TYPES=1 cargo test -p carcassonne-server --test web_client
 
 /** The REST bodies of the accounts API, gathered in one schema file (`proto/accounts.schema.json`). */
 export type AccountsApi = ({

@@ -7,9 +7,9 @@ use rules::bot::{random_move, splitmix64};
 use rules::{Colour, Game, Modules, Setup};
 use uuid::Uuid;
 
-const BASE: &str = include_str!("../../rules/data/base.toml");
-const TOLLKEEPERS: &str = include_str!("../../rules/data/tollkeepers.toml");
-const FRANCE: &str = include_str!("../../rules/data/maps/france.toml");
+const BASE: &str = include_str!("../../carcassonne-rules/data/base.toml");
+const TOLLKEEPERS: &str = include_str!("../../carcassonne-rules/data/tollkeepers.toml");
+const FRANCE: &str = include_str!("../../carcassonne-rules/data/maps/france.toml");
 
 const MATCH: &str = "6f1c2a3e-8a4b-4c1d-9e2f-0123456789ab";
 

@@ -1,0 +1,202 @@
+//! Every module at once (The Tollkeepers, The Messages, the France map with its chips) over
+//! random games: they never panic, meeples are conserved, a replay is byte for byte the same, the
+//! pawns add up to the points the events report (chips and wine included, M17), no tile lies off
+//! the map (P1), and a turn sells at most one wine, its dispatch-4 tiles included (P9, M11).
+
+mod support;
+
+use carcassonne_rules::maps;
+use carcassonne_rules::{
+    Colour, Command, Decision, Event, Game, PlayerId, ScoreReason, Setup, View, bot,
+};
+use proptest::prelude::*;
+
+fn setup(players: usize, seed: u64) -> Setup {
+    Setup::new(Colour::ALL[..players].to_vec(), seed)
+        .tollkeepers(true)
+        .messages(true)
+        .map("france")
+        .chips(true)
+}
+
+/// M2: each player's pawns plus the points still waiting for a pawn choice equal the score.
+fn check_pawns(view: &View) {
+    support::pawns_plus_waiting_equal_scores(view);
+}
+
+/// Plays a whole random game; with `dark` the even seats prefer dark spaces (M3), so dispatches
+/// (and dispatch 4's extra tiles) come often.
+fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, Vec<Event>, Game) {
+    let meeples = setup.meeples;
+    let (mut game, mut events) = Game::start(setup).expect("valid setup");
+    let mut rng = bot_seed;
+    let mut commands = Vec::new();
+    if dark {
+        support::prefer_dark(&mut game, &mut commands, &mut events);
+    }
+    // Wines sold in the current turn (P9: at most one, every turn part of it, M11).
+    let mut sold_this_turn = 0;
+    while let Some((player, cmd)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
+        let evs = game
+            .apply(player, cmd.clone())
+            .expect("bot moves are legal");
+        for e in &evs {
+            match e {
+                Event::TurnStarted { .. } => sold_this_turn = 0,
+                Event::WineSold { .. } => {
+                    sold_this_turn += 1;
+                    assert_eq!(sold_this_turn, 1, "one wine sale a turn (P9, M11)");
+                }
+                _ => {}
+            }
+        }
+        if sold_this_turn > 0 {
+            assert!(
+                !game
+                    .decisions()
+                    .iter()
+                    .any(|d| matches!(d, Decision::SellWine { .. })),
+                "no second sale offered in a turn (M11)"
+            );
+        }
+        commands.push((player, cmd));
+        events.extend(evs);
+        support::meeples_conserved(&game, meeples);
+        check_pawns(&game.view());
+        if commands.len() == 60 {
+            // A server snapshot with every module restores the same game.
+            let text = serde_json::to_string(&game).expect("serializes");
+            let copy: Game = serde_json::from_str(&text).expect("deserializes");
+            assert_eq!(copy.view(), game.view());
+            game = copy;
+        }
+        assert!(commands.len() < 3000, "the game must end");
+    }
+    (commands, events, game)
+}
+
+/// Plays and checks one game; returns its events.
+fn check(players: usize, seed: u64, bot_seed: u64, dark: bool) -> Vec<Event> {
+    let s = setup(players, seed);
+    let (commands, events, game) = play(s.clone(), bot_seed, dark);
+    assert!(game.is_finished());
+
+    // P1: every tile on a placeable square of the map.
+    let map = maps::map("france").expect("built in");
+    for (pos, _, _) in game.placed_tiles() {
+        assert!(map.is_placeable(pos), "tile off the map at {pos}");
+    }
+
+    // Every point is in an event, and the pawns moved by exactly those points (M2, M17).
+    let summed = support::pawns_hold_the_awards(&game, &events);
+    // M17: every chip and wine point moved a pawn (before M16) with its reason.
+    let earned = |reason: ScoreReason| -> u32 {
+        events[..summed]
+            .iter()
+            .map(|e| match e {
+                Event::ChipTaken { points, .. } if reason == ScoreReason::Chip => *points,
+                Event::WineSold { points, .. } if reason == ScoreReason::Wine => *points,
+                _ => 0,
+            })
+            .sum()
+    };
+    let moved = |reason: ScoreReason| -> u32 {
+        events
+            .iter()
+            .map(|e| match e {
+                Event::PawnMoved {
+                    reason: r,
+                    from,
+                    to,
+                    ..
+                } if *r == reason => to - from,
+                _ => 0,
+            })
+            .sum()
+    };
+    for reason in [ScoreReason::Chip, ScoreReason::Wine] {
+        assert_eq!(moved(reason), earned(reason), "{reason:?}");
+    }
+
+    // The view's points by kind add up to each score, and each kind to its events' points.
+    let view = game.view();
+    for (i, p) in view.players.iter().enumerate() {
+        assert_eq!(p.scored.total(), p.score, "seat {i}: {:?}", p.scored);
+        let sum = |f: &dyn Fn(&Event) -> u32| -> u32 { events.iter().map(f).sum() };
+        let me = i as u8;
+        let tolls = sum(&|e| match e {
+            Event::TollRaised { player, points, .. } if *player == me => *points,
+            _ => 0,
+        });
+        let dispatches = sum(&|e| match e {
+            Event::DispatchResolved { player, points, .. } if *player == me => *points,
+            _ => 0,
+        });
+        let chips = sum(&|e| match e {
+            Event::ChipTaken { player, points, .. } if *player == me => *points,
+            _ => 0,
+        });
+        let wine = sum(&|e| match e {
+            Event::WineSold { player, points, .. } if *player == me => *points,
+            _ => 0,
+        });
+        let fields = sum(&|e| match e {
+            Event::FieldScored {
+                winners, points, ..
+            } if winners.contains(&me) => *points,
+            _ => 0,
+        });
+        let s = &p.scored;
+        assert_eq!(
+            (s.tolls, s.dispatches, s.chips, s.wine, s.fields),
+            (tolls, dispatches, chips, wine, fields),
+            "seat {i}"
+        );
+    }
+
+    support::replays_identically(s, commands, &events, &view);
+    events
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn random_games_with_every_module_keep_every_invariant(players in 2usize..=6, seed: u64, bot: u64, dark: bool) {
+        check(players, seed, bot, dark);
+    }
+}
+
+/// The games above do reach what the combination is about: chips and wines moved pawns, and
+/// dispatch 4's extra tiles were laid on the map.
+#[test]
+fn random_games_with_every_module_take_chips_sell_wine_and_lay_extra_tiles() {
+    let (mut chip_moves, mut wine_moves, mut extra_tiles) = (0, 0, 0);
+    for seed in 0..16 {
+        let events = check(2 + (seed % 3) as usize, seed, seed * 13 + 5, true);
+        for e in &events {
+            match e {
+                Event::PawnMoved {
+                    reason: ScoreReason::Chip,
+                    ..
+                } => chip_moves += 1,
+                Event::PawnMoved {
+                    reason: ScoreReason::Wine,
+                    ..
+                } => wine_moves += 1,
+                Event::DispatchResolved {
+                    dispatch: 4,
+                    action: true,
+                    ..
+                } => extra_tiles += 1,
+                _ => {}
+            }
+        }
+    }
+    assert!(chip_moves > 0, "chips moved pawns");
+    assert!(
+        wine_moves > 0,
+        "wines moved pawns ({chip_moves} chip moves)"
+    );
+    assert!(extra_tiles > 0, "dispatch 4 laid extra tiles");
+}
