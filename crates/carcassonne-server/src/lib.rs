@@ -13,6 +13,7 @@
 //! - [`access`]: who may sit at or watch a match; [`lobby`]: the lobby actor (every open lobby,
 //!   bots of lobby matches).
 //! - [`actor`]: one task per match owning its `rules::Game`; persist, then broadcast.
+//!   [`cluster`]: several nodes on one Postgres and one NATS server (leases, forwarding).
 //! - [`chat`]: chat rooms and their fan-out, apart from the actors; [`limits`]: the rate limits
 //!   per connection and per address; [`accounts`]: names, argon2id passwords, sessions;
 //!   [`newmatch`]: a new match's rows and seat tokens.
@@ -34,6 +35,7 @@ pub mod accounts;
 pub mod actor;
 pub mod chat;
 pub mod client_addr;
+pub mod cluster;
 pub mod config;
 pub mod config_file;
 pub mod conn;

@@ -29,6 +29,8 @@ const OUTGOING: &str = "carcassonne_outgoing_queue_depth";
 const RESUMES: &str = "carcassonne_resumes_total";
 const CLOSES: &str = "carcassonne_closes_total";
 const RETENTION: &str = "carcassonne_retention_deleted_total";
+/// A forward's round trip to a match's owner (cluster mode; `crate::cluster::meters`).
+pub(crate) const FORWARD: &str = "carcassonne_cluster_forward_seconds";
 
 /// Latency buckets in seconds, from half a millisecond (a SQLite commit on an idle machine) to
 /// seconds (a store in trouble).
@@ -103,6 +105,8 @@ pub struct Metrics {
     other_close: Counter,
     /// Deleted by retention: guests, chat lines, matches.
     retention: [Counter; 3],
+    /// For the series another part registers later (the cluster's, which know the node id).
+    recorder: metrics_exporter_prometheus::PrometheusRecorder,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -125,6 +129,7 @@ impl Metrics {
             (SYNC_APPENDS, COUNTS),
             (INBOX, COUNTS),
             (OUTGOING, COUNTS),
+            (FORWARD, SECONDS),
         ] {
             // The only error is an empty bucket list, and none of these is empty.
             builder = builder
@@ -232,7 +237,50 @@ impl Metrics {
             retention: ["guests", "chat", "matches"]
                 .map(|kind| counter(RETENTION, &[("kind", kind)])),
             handle: r.handle(),
+            recorder: r,
         }
+    }
+
+    /// Registers a counter of another part, with its help text.
+    pub(crate) fn counter(
+        &self,
+        name: &'static str,
+        labels: Vec<Label>,
+        help: &'static str,
+    ) -> Counter {
+        self.recorder
+            .describe_counter(name.into(), None, SharedString::const_str(help));
+        self.recorder
+            .register_counter(&Key::from_parts(name, labels), &META)
+    }
+
+    /// Registers a gauge of another part, with its help text.
+    pub(crate) fn gauge(
+        &self,
+        name: &'static str,
+        labels: Vec<Label>,
+        help: &'static str,
+    ) -> Gauge {
+        self.recorder
+            .describe_gauge(name.into(), None, SharedString::const_str(help));
+        self.recorder
+            .register_gauge(&Key::from_parts(name, labels), &META)
+    }
+
+    /// Registers a histogram of another part, with its help text (its buckets are set above).
+    pub(crate) fn histogram(
+        &self,
+        name: &'static str,
+        labels: Vec<Label>,
+        help: &'static str,
+    ) -> Histogram {
+        self.recorder.describe_histogram(
+            name.into(),
+            Some(Unit::Seconds),
+            SharedString::const_str(help),
+        );
+        self.recorder
+            .register_histogram(&Key::from_parts(name, labels), &META)
     }
 
     /// A command acknowledged (stored).

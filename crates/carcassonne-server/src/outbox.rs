@@ -79,6 +79,11 @@ impl ConnHandle {
         }
     }
 
+    /// Whether nothing queued here will be read any more: told to close, or its reader gone.
+    pub fn is_gone(&self) -> bool {
+        self.inner.too_slow.is_raised() || self.inner.tx.is_closed()
+    }
+
     /// Tells the connection to close as too slow.
     pub fn close_too_slow(&self) {
         self.inner.too_slow.raise();

@@ -32,6 +32,8 @@ pub enum ServerError {
     Io(#[from] std::io::Error),
     #[error("configuration: {0}")]
     Config(#[from] crate::config::ConfigError),
+    #[error("cluster: {0}")]
+    Cluster(#[from] crate::cluster::ClusterError),
 }
 
 /// Checks the configuration ([`Config::validate`]), opens the store, serves at once (recovery
@@ -59,6 +61,10 @@ pub async fn run(
         store.attach_sync_meters(m.clone());
     }
     let registry = Registry::new(store.clone(), Arc::clone(&config), Arc::clone(&metrics));
+    let cluster = match config.cluster.nats_url() {
+        Some(url) => Some(crate::cluster::Cluster::start(&config, &store, &registry, url).await?),
+        None => None,
+    };
     let lobbies = Lobbies::start(
         store.clone(),
         Arc::clone(&registry),
@@ -91,13 +97,19 @@ pub async fn run(
             metrics.upkeep();
         }
     });
-    // Matches load in the background (and on first touch): the listener serves at once.
-    let recovery = tokio::spawn(recover(
-        store.clone(),
-        Arc::clone(&registry),
-        config.matches.warm_up,
-        config.matches.recovery_parallel,
-    ));
+    // Matches load in the background (and on first touch): the listener serves at once. A
+    // cluster node loads none at start: each match is loaded by the node that first touches it,
+    // and the due ones by whichever node adopts them (`cluster::ownership`).
+    let recovery = tokio::spawn({
+        let (store, registry) = (store.clone(), Arc::clone(&registry));
+        let (warm_up, parallel) = (config.matches.warm_up, config.matches.recovery_parallel);
+        let single = cluster.is_none();
+        async move {
+            if single {
+                recover(store, registry, warm_up, parallel).await;
+            }
+        }
+    });
     let app = http::router(Arc::clone(&shared));
     let addr = listener.local_addr()?;
     let (stop_accepting, stop_rx) = oneshot::channel::<()>();
@@ -147,6 +159,11 @@ pub async fn run(
     lifecycle_tx.send_replace(Lifecycle::Draining);
     if timeout(grace, registry.shutdown()).await.is_err() {
         warn!("some matches did not stop in time");
+    }
+    if let Some(cluster) = &cluster {
+        // The leases were given back as the actors stopped; the other nodes' clients of these
+        // matches are told to reconnect.
+        cluster.stop().await;
     }
     lifecycle_tx.send_replace(Lifecycle::Closing);
     let mut live = shared.connections.subscribe();

@@ -19,6 +19,12 @@ impl Frame {
         Frame(Bytes::from_static(s.as_bytes()))
     }
 
+    /// A frame of text read elsewhere (relayed by another node): `None` unless it is UTF-8.
+    pub fn from_utf8(bytes: Bytes) -> Option<Frame> {
+        std::str::from_utf8(&bytes).ok()?;
+        Some(Frame(bytes))
+    }
+
     /// The frame's text (checked again: for logs and tests, not for the hot path).
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.0).unwrap_or_default()

@@ -315,23 +315,33 @@ impl Actor {
             metrics.store_commit.record(started.elapsed().as_secs_f64());
             metrics.store_batch.record(commands as f64);
             if let Err(e) = written {
-                error!(error = %e, commands, "store write failed");
+                let fenced = matches!(e, crate::store::StoreError::Fenced { .. });
+                let (code, message) = if fenced {
+                    (ErrorCode::Unavailable, super::MOVED)
+                } else {
+                    error!(error = %e, commands, "store write failed");
+                    (
+                        ErrorCode::Internal,
+                        "the store failed; nothing was applied: send the command again",
+                    )
+                };
                 for s in batch.staged {
                     let (conn, id) = match s {
                         Staged::Accepted { conn, id, .. } => {
-                            metrics.refused(ErrorCode::Internal);
+                            metrics.refused(code);
                             (conn, Some(id))
                         }
                         Staged::Reply { conn, id, .. } => (Some(conn), Some(id)),
                     };
                     let Some(conn) = conn else { continue };
-                    conn.push(error_frame(
-                        ErrorCode::Internal,
-                        id,
-                        "the store failed; nothing was applied: send the command again",
-                    ));
+                    conn.push(error_frame(code, id, message));
                 }
-                Box::pin(self.reload()).await;
+                if fenced {
+                    // Another node runs the match now: nothing here is the truth any more.
+                    self.moved();
+                } else {
+                    Box::pin(self.reload()).await;
+                }
                 return false;
             }
             if batch.finished {

@@ -131,6 +131,7 @@ impl Actor {
         };
         match self.store.write(self.id, write).await {
             Ok(()) => loaded.stored_wake = due,
+            Err(crate::store::StoreError::Fenced { .. }) => self.moved(),
             Err(e) => tracing::error!(error = %e, "cannot store the wake time"),
         }
     }

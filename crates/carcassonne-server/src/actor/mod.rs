@@ -113,7 +113,13 @@ pub enum ActorMsg {
         seat: u8,
         away: bool,
     },
+    /// Cluster mode: this node lost the match's lease (another node may run it now). The actor
+    /// stops at once, its subscribers told to reconnect; nothing more is written (the fence).
+    LeaseLost,
 }
+
+/// What a match moved to another node answers.
+const MOVED: &str = "the match moved to another node: reconnect and send it again";
 
 /// How long a match goes without a message before it drops its views and cached snapshot
 /// (rebuilt from the game on the next move or subscription) and, if nobody follows it, its diff
@@ -334,6 +340,7 @@ impl Actor {
                 outcome,
             } => self.caught_up(conn_id, token, outcome),
             ActorMsg::Shutdown => self.stopping = true,
+            ActorMsg::LeaseLost => self.moved(),
             ActorMsg::Inspect { reply } => {
                 let answer = match &self.state {
                     ActorState::Ready(loaded) => Some((loaded.seq, loaded.game.view())),
@@ -372,28 +379,18 @@ impl Actor {
             ActorState::Failed { code, message } => (*code, message.clone()),
             ActorState::Ready(_) => (ErrorCode::Unavailable, "the server is shutting down".into()),
         };
-        match msg {
-            ActorMsg::Command(c) => {
-                self.registry.metrics.refused(code);
-                c.conn.push(error_frame(code, Some(c.id), message));
-            }
-            ActorMsg::Subscribe { conn, .. } => {
-                conn.push(error_frame(code, None, message));
-            }
-            ActorMsg::Inspect { reply } => {
-                let _ = reply.send(None);
-            }
-            ActorMsg::Abort { reply } => {
-                let _ = reply.send(Err(code));
-            }
-            ActorMsg::Loaded(reply) => {
-                let _ = reply.send(self.load_outcome());
-            }
-            ActorMsg::Unsubscribe { .. }
-            | ActorMsg::Shutdown
-            | ActorMsg::CaughtUp { .. }
-            | ActorMsg::Away { .. } => {}
-        }
+        refuse(msg, code, &message, &self.registry.metrics, || {
+            self.load_outcome()
+        });
+    }
+
+    /// The lease is lost (cluster mode): the match stops here, as a failed one does.
+    fn moved(&mut self) {
+        warn!("the match moved to another node");
+        self.state = ActorState::Failed {
+            code: ErrorCode::Unavailable,
+            message: MOVED.into(),
+        };
     }
 
     /// Reads the match and replays its commands through the rules, checking that each gives the
@@ -486,6 +483,40 @@ impl Actor {
                 self.subscribe(sub.conn, None);
             }
         }
+    }
+}
+
+/// Answers a message that no match will handle (`code`, `message`); a load's question gets
+/// `outcome`.
+pub(crate) fn refuse(
+    msg: ActorMsg,
+    code: ErrorCode,
+    message: &str,
+    metrics: &crate::meters::Metrics,
+    outcome: impl FnOnce() -> LoadOutcome,
+) {
+    match msg {
+        ActorMsg::Command(c) => {
+            metrics.refused(code);
+            c.conn.push(error_frame(code, Some(c.id), message));
+        }
+        ActorMsg::Subscribe { conn, .. } => {
+            conn.push(error_frame(code, None, message));
+        }
+        ActorMsg::Inspect { reply } => {
+            let _ = reply.send(None);
+        }
+        ActorMsg::Abort { reply } => {
+            let _ = reply.send(Err(code));
+        }
+        ActorMsg::Loaded(reply) => {
+            let _ = reply.send(outcome());
+        }
+        ActorMsg::Unsubscribe { .. }
+        | ActorMsg::Shutdown
+        | ActorMsg::CaughtUp { .. }
+        | ActorMsg::Away { .. }
+        | ActorMsg::LeaseLost => {}
     }
 }
 

@@ -8,7 +8,7 @@ use crate::store::Store;
 use protocol::{ErrorCode, Seq};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tracing::{Instrument, info_span};
@@ -34,6 +34,8 @@ pub struct Registry {
     pub(crate) metrics: Arc<Metrics>,
     /// To the waker task: (when, match) of a match that left memory with a deadline pending.
     waker: mpsc::Sender<(Millis, Uuid)>,
+    /// Cluster mode: who owns each match decides whether it gets an actor or a proxy here.
+    cluster: OnceLock<Arc<crate::cluster::Cluster>>,
 }
 
 /// Matches waiting in the waker's queue before an idle match with a far deadline must stay in
@@ -86,6 +88,7 @@ impl Registry {
             config,
             metrics,
             waker,
+            cluster: OnceLock::new(),
         });
         tokio::spawn(wake_matches(Arc::downgrade(&registry), wake_rx));
         registry
@@ -103,6 +106,17 @@ impl Registry {
     /// False when the waker is gone (shutting down).
     pub async fn wake_at(&self, id: Uuid, at: Millis) -> bool {
         self.waker.send((at, id)).await.is_ok()
+    }
+
+    /// Runs matches as a node of `cluster` from now on: a match gets an actor here only while
+    /// this node holds its lease, and a proxy to its owner otherwise.
+    pub fn join_cluster(&self, cluster: Arc<crate::cluster::Cluster>) {
+        let _ = self.cluster.set(cluster);
+    }
+
+    /// The cluster this node is part of, if any.
+    pub fn cluster(&self) -> Option<&Arc<crate::cluster::Cluster>> {
+        self.cluster.get()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, RegistryInner> {
@@ -145,7 +159,14 @@ impl Registry {
             _alive: alive,
         };
         let span = info_span!("match", match_id = %id);
-        tokio::spawn(actor.run(rx).instrument(span));
+        match self.cluster.get() {
+            None => {
+                tokio::spawn(actor.run(rx).instrument(span));
+            }
+            Some(cluster) => {
+                tokio::spawn(run_in_cluster(Arc::clone(cluster), actor, rx).instrument(span));
+            }
+        }
         Ok(handle)
     }
 
@@ -175,7 +196,7 @@ impl Registry {
     /// Removes an actor that has nothing to do. Only when no one but the registry holds its
     /// sender and its inbox is empty: then no message can reach it any more, and the next
     /// lookup starts a fresh actor from the store.
-    pub(super) fn retire(&self, id: Uuid, generation: u64, rx: &mpsc::Receiver<ActorMsg>) -> bool {
+    pub(crate) fn retire(&self, id: Uuid, generation: u64, rx: &mpsc::Receiver<ActorMsg>) -> bool {
         let mut inner = self.lock();
         let ours = inner
             .map
@@ -191,7 +212,7 @@ impl Registry {
         false
     }
 
-    pub(super) fn forget(&self, id: Uuid, generation: u64) {
+    pub(crate) fn forget(&self, id: Uuid, generation: u64) {
         let mut inner = self.lock();
         if inner
             .map
@@ -219,6 +240,15 @@ impl Registry {
         }
     }
 
+    /// The match's actor (or proxy) if one runs here, without starting one.
+    pub fn running(&self, id: Uuid) -> Option<MatchHandle> {
+        self.lock()
+            .map
+            .get(&id)
+            .filter(|h| !h.tx.is_closed())
+            .cloned()
+    }
+
     /// Whether the match has a live actor (loading or loaded) in memory.
     pub fn is_running(&self, id: Uuid) -> bool {
         self.lock().map.get(&id).is_some_and(|h| !h.tx.is_closed())
@@ -231,6 +261,45 @@ impl Registry {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// A match's task in cluster mode: the actor while this node holds the lease (given back when
+/// the actor stops), a proxy to the owner when another node holds it.
+async fn run_in_cluster(
+    cluster: Arc<crate::cluster::Cluster>,
+    mut actor: Actor,
+    mut rx: mpsc::Receiver<ActorMsg>,
+) {
+    use crate::cluster::Claim;
+    let (registry, id, generation) = (Arc::clone(&actor.registry), actor.id, actor.generation);
+    match cluster.claim(id).await {
+        Claim::Owned(fence) => {
+            // Keeps the registry's shutdown waiting until the lease is given back.
+            let alive = actor._alive.clone();
+            actor.fence = Some(Arc::clone(&fence));
+            actor.run(rx).await;
+            cluster.let_go(id, &fence).await;
+            drop(alive);
+        }
+        Claim::Elsewhere(owner) => {
+            let alive = actor._alive.clone();
+            drop(actor);
+            crate::cluster::proxy_run(cluster, registry, id, generation, owner, rx).await;
+            drop(alive);
+        }
+        Claim::Failed { code, message } => {
+            registry.forget(id, generation);
+            rx.close();
+            while let Some(msg) = rx.recv().await {
+                super::refuse(msg, code, &message, &registry.metrics, || {
+                    LoadOutcome::Failed {
+                        code,
+                        message: message.clone(),
+                    }
+                });
+            }
+        }
     }
 }
 

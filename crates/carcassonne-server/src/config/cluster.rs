@@ -1,8 +1,9 @@
-//! The cluster flags: the node's name in the ownership leases (`store::leases`), how long a
-//! lease lasts and how often it is renewed.
+//! The cluster flags: the NATS server the nodes talk through, the node's name in the ownership
+//! leases (`store::leases`), how long a lease lasts and how often it is renewed.
 
-use super::positive_duration;
+use super::{positive_duration, secret};
 use clap::Args;
+use secrecy::{ExposeSecret, SecretString};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -14,6 +15,26 @@ const MAX_NODE_ID: usize = 64;
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Cluster")]
 pub struct ClusterConfig {
+    /// The NATS server of the cluster (`nats://host:4222`; a user and password may be given in
+    /// the URL). With it the server runs as one node of a cluster: it needs Postgres. Without
+    /// it, a single node.
+    #[arg(long, env = "NATS_URL", value_parser = secret)]
+    pub nats_url: Option<SecretString>,
+
+    /// A token for the NATS server, when it asks for one.
+    #[arg(long, env = "NATS_TOKEN", value_parser = secret)]
+    pub nats_token: Option<SecretString>,
+
+    /// The first token of every NATS subject the nodes use: clusters that share one NATS
+    /// server use different prefixes.
+    #[arg(long, env = "NATS_PREFIX", default_value = "carcassonne", value_parser = subject_token)]
+    pub nats_prefix: String,
+
+    /// How long a node waits for the owner of a match to take a forwarded message before the
+    /// client hears `unavailable`.
+    #[arg(long, env = "FORWARD_TIMEOUT", default_value = "2s", value_parser = positive_duration)]
+    pub forward_timeout: Duration,
+
     /// This node's name in the leases it holds (letters, digits, `.`, `_`, `-`; at most 64);
     /// without one, the host name and a random suffix, made once per process.
     #[arg(long, env = "NODE_ID", value_parser = node_id)]
@@ -29,6 +50,22 @@ pub struct ClusterConfig {
 }
 
 impl ClusterConfig {
+    /// The NATS URL, exposed: only to connect. `None` (a single node) when absent or empty.
+    pub fn nats_url(&self) -> Option<&str> {
+        self.nats_url
+            .as_ref()
+            .map(ExposeSecret::expose_secret)
+            .filter(|u| !u.trim().is_empty())
+    }
+
+    /// The NATS token, exposed: only to connect.
+    pub fn nats_token(&self) -> Option<&str> {
+        self.nats_token
+            .as_ref()
+            .map(ExposeSecret::expose_secret)
+            .filter(|t| !t.is_empty())
+    }
+
     /// The node's name: `--node-id`, or the one made for this process (the same at every call).
     pub fn node_id(&self) -> &str {
         static MADE: OnceLock<String> = OnceLock::new();
@@ -37,6 +74,15 @@ impl ClusterConfig {
             None => MADE.get_or_init(made_node_id),
         }
     }
+}
+
+/// A NATS subject token: letters, digits, `_` and `-`.
+fn subject_token(s: &str) -> Result<String, String> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-');
+    if s.is_empty() || s.len() > MAX_NODE_ID || !s.chars().all(ok) {
+        return Err(format!("1 to {MAX_NODE_ID} letters, digits, `_` or `-`"));
+    }
+    Ok(s.to_string())
 }
 
 /// A node name as `--node-id` takes it.

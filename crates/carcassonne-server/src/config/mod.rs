@@ -480,7 +480,7 @@ fn millis(s: &str) -> Result<Duration, String> {
     positive_duration(&format!("{ms}ms"))
 }
 
-fn secret(s: &str) -> Result<SecretString, std::convert::Infallible> {
+pub(super) fn secret(s: &str) -> Result<SecretString, std::convert::Infallible> {
     Ok(SecretString::from(s))
 }
 
@@ -539,6 +539,11 @@ pub enum ConfigError {
          before it expires"
     )]
     LeaseRenew { renew: Duration, ttl: Duration },
+    #[error(
+        "a cluster node (--nats-url) needs Postgres (--database-url): the nodes share their \
+         matches and the ownership leases through it; the embedded SQLite store is one node's"
+    )]
+    ClusterNeedsPostgres,
 }
 
 impl Config {
@@ -552,6 +557,9 @@ impl Config {
         let (renew, ttl) = (self.cluster.lease_renew, self.cluster.lease_ttl);
         if renew >= ttl {
             return Err(ConfigError::LeaseRenew { renew, ttl });
+        }
+        if self.cluster.nats_url().is_some() && self.store.url().is_none() {
+            return Err(ConfigError::ClusterNeedsPostgres);
         }
         Ok(())
     }

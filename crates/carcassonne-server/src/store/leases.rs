@@ -192,6 +192,26 @@ impl Leases {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Up to `limit` running matches whose next deadline falls before `until_ms` (milliseconds
+    /// since the Unix epoch) and whose lease nobody holds: their owner died or let them go, and
+    /// a clock or a decision's timeout needs a node to fire it.
+    pub async fn orphans_due(&self, until_ms: i64, limit: i64) -> Result<Vec<Uuid>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT m.id FROM matches m \
+             WHERE m.status = 'active' AND m.wake_at IS NOT NULL AND m.wake_at <= $1 \
+               AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.kind = 'match' AND l.id = m.id \
+                               AND l.expires_at > now()) \
+             ORDER BY m.wake_at LIMIT $2",
+        )
+        .bind(until_ms)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| r.try_get("id").map_err(StoreError::from))
+            .collect()
+    }
+
     /// Who holds the lease now; `None` when nobody does (absent, expired or released).
     pub async fn owner(&self, key: LeaseKey) -> Result<Option<Lease>, StoreError> {
         let row = sqlx::query(

@@ -1,0 +1,172 @@
+//! What the nodes of a cluster say to each other over NATS, and on which subjects. Never seen by
+//! a client (the clients' wire types are in the protocol crate): a node forwards what one of its
+//! connections sends to a match owned elsewhere, the owner answers whether its actor took it,
+//! and relays the frames that actor queues for that connection.
+//!
+//! Subjects, under the cluster's prefix `p` (`--nats-prefix`), with each node id's `.` written
+//! `~` (a subject's tokens are separated by dots; node ids never hold a `~`):
+//! - `p.node.<owner>.forward`: requests to the owner of a match ([`Forward`] → [`Reply`]);
+//! - `p.node.<edge>.relay.<match>.<conn>`: frames for one connection of the edge process
+//!   (`<node>+<start number>`), in order;
+//!   an empty message ends the relay (the client reconnects with `since`);
+//! - `p.alive.<node>`: each node's heartbeat, which names its process (`<node>+<start number>`).
+
+use protocol::{ErrorCode, Seq};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A message of one client connection of the `edge` process for the match `match_id`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Forward {
+    pub match_id: Uuid,
+    /// The process holding the connection: its node id, `+`, and a number made at its start
+    /// (a restarted node numbers its connections from 1 again).
+    pub edge: String,
+    /// The connection's id on the edge node.
+    pub conn: u64,
+    pub op: Op,
+}
+
+/// What the connection asks. The edge has already checked who the client is (its seat for a
+/// command, its right to watch for a subscription): nodes trust each other, and the NATS
+/// server's credentials keep everyone else off these subjects.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    Subscribe {
+        since: Option<Seq>,
+    },
+    Command {
+        seat: u8,
+        id: String,
+        command: rules::Command,
+    },
+    /// The connection left the match (or closed): no answer is awaited.
+    Unsubscribe,
+    /// An admin's abort; answered with [`Reply::Aborted`].
+    Abort,
+    /// An admin's away mark, stored already; the actor follows it.
+    Away {
+        seat: u8,
+        away: bool,
+    },
+}
+
+/// The owner's answer to a [`Forward`].
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum Reply {
+    /// The match's actor took the message; its answers come through the relay.
+    Queued,
+    /// Refused with a client-facing error (a full inbox is `busy`).
+    Refused { code: ErrorCode, message: String },
+    /// This node does not run the match (any more): ask who does.
+    NotOwner,
+    /// The abort was stored at this seq.
+    Aborted { seq: Seq },
+}
+
+/// The subjects of one cluster (its prefix).
+#[derive(Debug, Clone)]
+pub struct Subjects {
+    prefix: String,
+}
+
+impl Subjects {
+    pub fn new(prefix: &str) -> Subjects {
+        Subjects {
+            prefix: prefix.to_owned(),
+        }
+    }
+
+    pub fn forward(&self, node: &str) -> String {
+        format!("{}.node.{}.forward", self.prefix, token(node))
+    }
+
+    pub fn relay(&self, edge: &str, match_id: Uuid, conn: u64) -> String {
+        format!(
+            "{}.node.{}.relay.{}.{}",
+            self.prefix,
+            token(edge),
+            match_id.simple(),
+            conn
+        )
+    }
+
+    /// Every relay subject of `node` (its one subscription).
+    pub fn relays_of(&self, node: &str) -> String {
+        format!("{}.node.{}.relay.>", self.prefix, token(node))
+    }
+
+    /// The match and connection of a relay subject.
+    pub fn parse_relay(&self, subject: &str) -> Option<(Uuid, u64)> {
+        let mut tail = subject.rsplit('.');
+        let conn = tail.next()?.parse().ok()?;
+        let match_id = Uuid::try_parse(tail.next()?).ok()?;
+        Some((match_id, conn))
+    }
+
+    pub fn alive(&self, node: &str) -> String {
+        format!("{}.alive.{}", self.prefix, token(node))
+    }
+
+    pub fn alive_all(&self) -> String {
+        format!("{}.alive.*", self.prefix)
+    }
+
+    /// The node of a heartbeat subject.
+    pub fn parse_alive(&self, subject: &str) -> Option<String> {
+        let node = subject.rsplit('.').next()?;
+        Some(node.replace('~', "."))
+    }
+}
+
+/// A node id as one subject token.
+fn token(node: &str) -> String {
+    node.replace('.', "~")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_carry_dotted_node_ids_and_parse_back() {
+        let s = Subjects::new("carc");
+        let id = Uuid::from_u128(7);
+        let relay = s.relay("eu-1.example", id, 42);
+        assert_eq!(
+            relay,
+            format!("carc.node.eu-1~example.relay.{}.42", id.simple())
+        );
+        assert_eq!(s.parse_relay(&relay), Some((id, 42)));
+        assert_eq!(s.parse_relay("carc.node.x.relay.nope.1"), None);
+        assert_eq!(s.forward("a.b"), "carc.node.a~b.forward");
+        assert_eq!(s.parse_alive(&s.alive("a.b")).as_deref(), Some("a.b"));
+    }
+
+    #[test]
+    fn a_forward_and_its_replies_round_trip() {
+        let f = Forward {
+            match_id: Uuid::from_u128(1),
+            edge: "n1".into(),
+            conn: 3,
+            op: Op::Subscribe { since: Some(4) },
+        };
+        let text = serde_json::to_string(&f).expect("serializes");
+        let back: Forward = serde_json::from_str(&text).expect("parses");
+        assert!(matches!(back.op, Op::Subscribe { since: Some(4) }));
+        for r in [
+            Reply::Queued,
+            Reply::NotOwner,
+            Reply::Aborted { seq: 9 },
+            Reply::Refused {
+                code: ErrorCode::Busy,
+                message: "busy".into(),
+            },
+        ] {
+            let text = serde_json::to_string(&r).expect("serializes");
+            assert_eq!(serde_json::from_str::<Reply>(&text).expect("parses"), r);
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The cluster's series, each labelled with the node id: the matches a node owns, what happened
+//! to its leases, its forwards to other owners (by outcome, and their round trip), and its
+//! reconnections to NATS.
+
+use crate::meters::{FORWARD, Metrics};
+use metrics::{Counter, Gauge, Histogram, Label};
+
+const OWNED: &str = "carcassonne_cluster_owned_matches";
+const LEASES: &str = "carcassonne_cluster_leases_total";
+const FORWARDS: &str = "carcassonne_cluster_forwards_total";
+const RECONNECTS: &str = "carcassonne_cluster_nats_reconnects_total";
+
+/// What a forward came to.
+#[derive(Debug, Clone, Copy)]
+pub enum Forwarded {
+    /// The owner's actor took it.
+    Queued,
+    /// The owner refused it with a client-facing error (busy, say).
+    Refused,
+    /// No owner answered: the match is moving.
+    Gone,
+}
+
+#[derive(Debug)]
+pub struct ClusterMeters {
+    pub owned: Gauge,
+    pub taken: Counter,
+    pub lost: Counter,
+    pub released: Counter,
+    forwards: [Counter; 3],
+    pub forward_seconds: Histogram,
+    pub reconnects: Counter,
+}
+
+impl ClusterMeters {
+    pub fn new(metrics: &Metrics, node: &str) -> ClusterMeters {
+        let node = || Label::new("node", node.to_owned());
+        let with = |k: &'static str, v: &'static str| vec![node(), Label::from_static_parts(k, v)];
+        let lease = |event| {
+            metrics.counter(
+                LEASES,
+                with("event", event),
+                "Match leases of this node, by event: taken, lost (another node took it, or it expired), released.",
+            )
+        };
+        let forward = |outcome| {
+            metrics.counter(
+                FORWARDS,
+                with("outcome", outcome),
+                "Messages forwarded to the node owning their match, by outcome: queued, refused, gone (no owner answered).",
+            )
+        };
+        ClusterMeters {
+            owned: metrics.gauge(OWNED, vec![node()], "Matches whose lease this node holds."),
+            taken: lease("taken"),
+            lost: lease("lost"),
+            released: lease("released"),
+            forwards: [forward("queued"), forward("refused"), forward("gone")],
+            forward_seconds: metrics.histogram(
+                FORWARD,
+                vec![node()],
+                "A forward's round trip to the node owning its match.",
+            ),
+            reconnects: metrics.counter(
+                RECONNECTS,
+                vec![node()],
+                "Times this node's connection to NATS was made again after a loss.",
+            ),
+        }
+    }
+
+    pub fn forwarded(&self, outcome: Forwarded) {
+        self.forwards[outcome as usize].increment(1);
+    }
+}

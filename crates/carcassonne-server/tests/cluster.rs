@@ -1,0 +1,525 @@
+//! The cluster suite: three server processes on 127.0.0.1, each a node with its own id, on one
+//! throwaway Postgres database and the machine's NATS server (`NATS_URL`, default
+//! `nats://127.0.0.1:4222`). Clients of one match sit on different nodes; nodes are killed,
+//! paused and resumed under them. With `CI=true` a missing NATS or Postgres fails the suite;
+//! elsewhere it is skipped with a notice.
+
+// The suite uses a few of the shared harness's helpers.
+#[allow(dead_code, unused_imports)]
+mod common;
+
+use client::bot::{Rng, answer_one};
+use client::{Connection, Follower};
+use common::{READ_TIMEOUT, ServerProcess, TestDb};
+use protocol::{CreateMatch, MatchCreated};
+use rules::{Colour, MapSetup, Modules};
+use sqlx::Connection as _;
+use std::process::Command;
+use std::time::Duration;
+use tokio::time::Instant;
+use uuid::Uuid;
+
+/// How long a lease lasts in these tests, and how often it is renewed.
+const TTL: &str = "2s";
+const RENEW: &str = "500ms";
+
+/// Three nodes on one database, on one subject prefix of their own.
+struct Cluster {
+    db: TestDb,
+    url: String,
+    nats: String,
+    prefix: String,
+    nodes: Vec<Option<ServerProcess>>,
+    addrs: Vec<std::net::SocketAddr>,
+    /// A node stopped by `SIGSTOP`: clients do not move to it.
+    paused: Option<usize>,
+}
+
+fn nats_url() -> Option<String> {
+    let url = std::env::var("NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
+    let hostport = url
+        .trim_start_matches("nats://")
+        .rsplit('@')
+        .next()?
+        .to_owned();
+    match std::net::TcpStream::connect(&hostport) {
+        Ok(_) => Some(url),
+        Err(e) => {
+            let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+            assert!(!ci, "CI=true but NATS at {hostport} is unreachable: {e}");
+            eprintln!("NOTICE: NATS at {hostport} unreachable ({e}); skipping the cluster suite");
+            None
+        }
+    }
+}
+
+impl Cluster {
+    async fn start(n: usize) -> Option<Cluster> {
+        let nats = nats_url()?;
+        let db = TestDb::postgres().await?;
+        let TestDb::Postgres { url, .. } = &db else {
+            unreachable!("a Postgres test database")
+        };
+        let url = url.clone();
+        // The schema is made once, before the nodes race for it.
+        server::Store::open(Some(&url), std::path::Path::new("."))
+            .await
+            .expect("migrate the test database")
+            .close()
+            .await;
+        let mut c = Cluster {
+            db,
+            url,
+            nats,
+            prefix: format!("t{}", Uuid::new_v4().simple()),
+            nodes: Vec::new(),
+            addrs: Vec::new(),
+            paused: None,
+        };
+        for i in 0..n {
+            let p = c.spawn(i);
+            c.addrs.push(p.addr);
+            c.nodes.push(Some(p));
+        }
+        Some(c)
+    }
+
+    fn node_id(&self, i: usize) -> String {
+        format!("{}-n{i}", &self.prefix[..9])
+    }
+
+    fn spawn(&self, i: usize) -> ServerProcess {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_carcassonne-server"));
+        let port = self.addrs.get(i).map_or(0, |a| a.port());
+        cmd.args([
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+            "--log-format",
+            "json",
+        ])
+        .args(["--allow-test-setups", "--command-rate-addr", "1000000/1s"])
+        .args(["--command-rate-conn", "1000000/1s"])
+        .args(["--database-url", &self.url, "--nats-url", &self.nats])
+        .args(["--nats-prefix", &self.prefix, "--node-id", &self.node_id(i)])
+        .args([
+            "--lease-ttl",
+            TTL,
+            "--lease-renew",
+            RENEW,
+            "--metrics-access",
+            "open",
+        ]);
+        ServerProcess::spawn(cmd)
+    }
+
+    fn ws(&self, i: usize) -> String {
+        format!("ws://{}/ws", self.addrs[i])
+    }
+
+    fn http(&self, i: usize) -> String {
+        format!("http://{}", self.addrs[i])
+    }
+
+    fn alive(&self, i: usize) -> bool {
+        self.nodes[i].is_some() && self.paused != Some(i)
+    }
+
+    fn kill(&mut self, i: usize) {
+        if let Some(mut p) = self.nodes[i].take() {
+            let _ = p.child.kill();
+            let _ = p.child.wait();
+        }
+    }
+
+    fn signal(&mut self, i: usize, sig: &str) {
+        self.paused = (sig == "-STOP").then_some(i);
+        let p = self.nodes[i].as_ref().expect("a running node");
+        let ok = Command::new("kill")
+            .args([sig, &p.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(ok.success(), "kill {sig}");
+    }
+
+    /// The sample of node `i`'s series `name` whose labels include `labels` (0 when absent).
+    async fn metric(&self, i: usize, name: &str, labels: &[(&str, &str)]) -> f64 {
+        let (status, text) = client::http_get(&format!("{}/metrics", self.http(i)))
+            .await
+            .expect("metrics");
+        assert_eq!(status, 200, "{text}");
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{name}{{")))
+            .filter(|l| {
+                labels
+                    .iter()
+                    .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
+            })
+            .find_map(|l| l.rsplit(' ').next()?.parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    /// The node holding the match's lease now, by index.
+    async fn owner(&self, match_id: Uuid) -> Option<usize> {
+        let mut conn = sqlx::PgConnection::connect(&self.url)
+            .await
+            .expect("postgres");
+        let node: Option<String> = sqlx::query_scalar(
+            "SELECT node_id FROM leases WHERE kind = 'match' AND id = $1 AND expires_at > now()",
+        )
+        .bind(match_id)
+        .fetch_optional(&mut conn)
+        .await
+        .expect("leases");
+        let _ = conn.close().await;
+        let node = node?;
+        (0..self.nodes.len()).find(|&i| self.node_id(i) == node)
+    }
+
+    /// Every stored command of the match: (seq, seat, command id).
+    async fn stored(&self, match_id: Uuid) -> Vec<(i64, i16, String)> {
+        let mut conn = sqlx::PgConnection::connect(&self.url)
+            .await
+            .expect("postgres");
+        let rows = sqlx::query_as(
+            "SELECT seq, seat, command_id FROM commands WHERE match_id = $1 ORDER BY seq",
+        )
+        .bind(match_id)
+        .fetch_all(&mut conn)
+        .await
+        .expect("commands");
+        let _ = conn.close().await;
+        rows
+    }
+}
+
+/// A match with every module the France map allows, created on node 0.
+async fn create(cluster: &Cluster, players: usize) -> MatchCreated {
+    let req = CreateMatch {
+        players: Colour::ALL[..players].to_vec(),
+        modules: Modules {
+            tollkeepers: true,
+            messages: true,
+            map: Some(Box::new(MapSetup {
+                map: "france".into(),
+                starts: None,
+                chips: true,
+                chip_layout: None,
+                data: None,
+            })),
+        },
+        meeples: None,
+        draw_order: None,
+        clock: None,
+    };
+    client::create_match(&cluster.http(0), &req)
+        .await
+        .expect("create match")
+}
+
+/// A seat's (or a spectator's) client: its follower, the node it is on, its token.
+struct Player {
+    follower: Follower,
+    node: usize,
+    token: Option<String>,
+}
+
+/// A connection to a node; `None` when it does not answer in time (a paused node accepts
+/// TCP connections but never upgrades them).
+async fn connect(cluster: &Cluster, node: usize) -> Option<Connection> {
+    let url = cluster.ws(node);
+    let connecting = Connection::connect(&url);
+    let mut conn = tokio::time::timeout(Duration::from_secs(3), connecting)
+        .await
+        .ok()?
+        .ok()?;
+    conn.set_read_timeout(Some(Duration::from_secs(3)));
+    Some(conn)
+}
+
+impl Player {
+    async fn join(cluster: &Cluster, id: Uuid, node: usize, token: Option<String>) -> Player {
+        let conn = connect(cluster, node).await.expect("connect");
+        let follower = Follower::join(conn, id, token.as_deref(), None)
+            .await
+            .expect("join");
+        Player {
+            follower,
+            node,
+            token,
+        }
+    }
+
+    /// Connects again to the next live node and resumes after the last seq it applied.
+    async fn move_on(&mut self, cluster: &Cluster) -> bool {
+        let n = cluster.nodes.len();
+        let next = (1..=n)
+            .map(|k| (self.node + k) % n)
+            .find(|&i| cluster.alive(i));
+        let Some(node) = next else { return false };
+        self.node = node;
+        let Some(conn) = connect(cluster, node).await else {
+            return false;
+        };
+        if self
+            .follower
+            .replace_conn(conn, self.token.as_deref())
+            .await
+            .is_err()
+        {
+            return false;
+        }
+        self.follower.resubscribe().await.is_ok() && self.follower.sync_first().await.is_ok()
+    }
+}
+
+/// Plays random moves until the match ends. After any failure (a node killed, a match moving)
+/// every client moves on to another live node and resumes, until it works again. `between`
+/// runs after each accepted move, with the number of moves so far. Returns the moves played.
+async fn play_through<F>(
+    cluster: &mut Cluster,
+    id: Uuid,
+    players: &mut [Player],
+    mut between: F,
+) -> usize
+where
+    F: AsyncFnMut(&mut Cluster, usize),
+{
+    let mut rng = Rng::new(7);
+    let mut moves = 0;
+    let mut failing_since: Option<Instant> = None;
+    loop {
+        let mut followers: Vec<&mut Follower> =
+            players.iter_mut().map(|p| &mut p.follower).collect();
+        match answer_one(&mut followers, &mut [], &mut rng).await {
+            Ok(None) => return moves,
+            Ok(Some(_)) => {
+                moves += 1;
+                failing_since = None;
+                between(cluster, moves).await;
+            }
+            Err(e) => {
+                let since = *failing_since.get_or_insert_with(Instant::now);
+                assert!(
+                    since.elapsed() < READ_TIMEOUT,
+                    "no move for {:?}; last error: {e}",
+                    since.elapsed()
+                );
+                eprintln!("moving on after: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                for p in players.iter_mut() {
+                    let _ = p.move_on(cluster).await;
+                }
+                // Up to the last stored move (whose ack may have been lost with a node).
+                if let Some(last) = cluster.stored(id).await.last().map(|r| r.0 as u64) {
+                    for p in players.iter_mut() {
+                        let _ = p.follower.sync_to(last).await;
+                    }
+                }
+            }
+        }
+        assert!(moves < 2_000, "the match does not end");
+    }
+}
+
+/// Every move any client saw acknowledged is stored at its seq, once; the stored log has no
+/// command twice; and a fresh snapshot equals every client's mirror.
+async fn check_nothing_lost(cluster: &Cluster, id: Uuid, players: &[Player]) {
+    let stored = cluster.stored(id).await;
+    let mut ids: Vec<(i16, &str)> = stored.iter().map(|(_, s, c)| (*s, c.as_str())).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), stored.len(), "a command stored twice");
+    for (i, w) in stored.windows(2).enumerate() {
+        assert_eq!(w[0].0 + 1, w[1].0, "a gap in the stored seqs at {i}");
+    }
+    let mut acked = 0;
+    for p in players {
+        for (cid, seq) in &p.follower.acks {
+            let at = stored.iter().find(|(q, _, _)| *q == *seq as i64);
+            assert!(
+                at.is_some_and(|(_, _, c)| c == cid),
+                "acknowledged {cid} at {seq}, stored {at:?}"
+            );
+            acked += 1;
+        }
+    }
+    assert!(acked > 0, "no acknowledged move");
+    let last = stored
+        .last()
+        .map(|(q, _, _)| *q as u64)
+        .expect("stored moves");
+    let live = (0..cluster.nodes.len())
+        .find(|&i| cluster.alive(i))
+        .expect("a live node");
+    let fresh = Player::join(cluster, id, live, None).await;
+    let mut fresh = fresh.follower;
+    fresh.sync_to(last).await.expect("sync the fresh snapshot");
+    let truth = fresh.view().expect("view");
+    for p in players {
+        let f_view = p.follower.view().expect("view");
+        assert_eq!(p.follower.seq(), Some(last), "a client behind the end");
+        assert_eq!(
+            serde_json::to_value(&f_view).expect("json"),
+            serde_json::to_value(&truth).expect("json"),
+            "a mirror differs from a fresh snapshot"
+        );
+    }
+}
+
+/// Seats on nodes 1 and 2, a spectator on node 0 (where the match was made): the match is
+/// owned by one node and forwarded to by the others; every mirror ends equal to a snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_on_three_nodes_play_a_whole_game() {
+    let Some(mut cluster) = Cluster::start(3).await else {
+        return;
+    };
+    let created = create(&cluster, 2).await;
+    let id = created.match_id;
+    let mut players = Vec::new();
+    for (i, s) in created.seats.iter().enumerate() {
+        players.push(Player::join(&cluster, id, 1 + i, Some(s.token.clone())).await);
+    }
+    let mut watcher = Player::join(&cluster, id, 0, None).await;
+    for p in &mut players {
+        p.follower.sync_first().await.expect("first view");
+    }
+    let owner = cluster.owner(id).await.expect("an owner");
+    let moves = play_through(&mut cluster, id, &mut players, async |_, _| {}).await;
+    assert!(moves > 50, "{moves} moves");
+    let last = cluster.stored(id).await.last().map(|r| r.0 as u64);
+    watcher
+        .follower
+        .sync_to(last.expect("moves"))
+        .await
+        .expect("the spectator follows");
+    players.push(watcher);
+    check_nothing_lost(&cluster, id, &players).await;
+    eprintln!("owner: node {owner}; {moves} moves");
+    drop(cluster.db);
+}
+
+/// The owner is killed (`kill -9`) twice mid-game and started again: another node takes the
+/// match over, play goes on, nothing acknowledged is lost and nothing is stored twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_the_owner_mid_game_loses_nothing() {
+    let Some(mut cluster) = Cluster::start(3).await else {
+        return;
+    };
+    let created = create(&cluster, 3).await;
+    let id = created.match_id;
+    let mut players = Vec::new();
+    for (i, s) in created.seats.iter().enumerate() {
+        players.push(Player::join(&cluster, id, i, Some(s.token.clone())).await);
+    }
+    for p in &mut players {
+        p.follower.sync_first().await.expect("first view");
+    }
+    let mut takeovers = Vec::new();
+    let moves = play_through(
+        &mut cluster,
+        id,
+        &mut players,
+        async |c: &mut Cluster, n| {
+            if n == 20 || n == 60 {
+                let owner = c.owner(id).await.expect("an owner");
+                let killed = Instant::now();
+                c.kill(owner);
+                takeovers.push((owner, killed));
+                // Started again later, so that three nodes stay for the next kill.
+                c.nodes[owner] = Some(c.spawn(owner));
+            }
+        },
+    )
+    .await;
+    assert_eq!(takeovers.len(), 2, "both kills happened");
+    check_nothing_lost(&cluster, id, &players).await;
+    eprintln!("{moves} moves over two kills of the owner");
+    drop(cluster.db);
+}
+
+/// The owner is paused (`SIGSTOP`) until its lease expires: another node takes over and play
+/// goes on. Resumed (`SIGCONT`), the old owner's next write is fenced: it steps down and writes
+/// nothing twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_owner_is_fenced_when_it_wakes() {
+    let Some(mut cluster) = Cluster::start(3).await else {
+        return;
+    };
+    let created = create(&cluster, 2).await;
+    let id = created.match_id;
+    let mut players = Vec::new();
+    for (i, s) in created.seats.iter().enumerate() {
+        players.push(Player::join(&cluster, id, 1 + i, Some(s.token.clone())).await);
+    }
+    for p in &mut players {
+        p.follower.sync_first().await.expect("first view");
+    }
+    let mut paused = None;
+    let moves = play_through(
+        &mut cluster,
+        id,
+        &mut players,
+        async |c: &mut Cluster, n| {
+            if n == 15 {
+                let owner = c.owner(id).await.expect("an owner");
+                c.signal(owner, "-STOP");
+                paused = Some(owner);
+            }
+            if n == 25
+                && let Some(owner) = paused
+            {
+                c.signal(owner, "-CONT");
+            }
+        },
+    )
+    .await;
+    let paused = paused.expect("paused");
+    let now = cluster.owner(id).await;
+    assert_ne!(now, Some(paused), "the paused node took its lease back");
+    // Woken, the old owner finds its lease taken: it counts it lost.
+    const LEASES: &str = "carcassonne_cluster_leases_total";
+    let node = cluster.node_id(paused);
+    let waited = Instant::now();
+    while cluster
+        .metric(paused, LEASES, &[("event", "lost"), ("node", &node)])
+        .await
+        < 1.0
+    {
+        assert!(
+            waited.elapsed() < READ_TIMEOUT,
+            "the paused node never saw its lease lost"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut taken_anywhere = 0.0;
+    for other in (0..3).filter(|&i| i != paused) {
+        let node = cluster.node_id(other);
+        taken_anywhere += cluster
+            .metric(other, LEASES, &[("event", "taken"), ("node", &node)])
+            .await;
+    }
+    assert!(taken_anywhere >= 1.0, "no other node took the match");
+    check_nothing_lost(&cluster, id, &players).await;
+    eprintln!("{moves} moves; node {paused} was paused");
+    drop(cluster.db);
+}
+
+/// A cluster node refuses the embedded store with a clear message.
+#[test]
+fn a_cluster_node_needs_postgres() {
+    let out = Command::new(env!("CARGO_BIN_EXE_carcassonne-server"))
+        .args([
+            "--bind",
+            "127.0.0.1:0",
+            "--nats-url",
+            "nats://127.0.0.1:4222",
+        ])
+        .arg("--data-dir")
+        .arg(std::env::temp_dir().join(format!("cluster-{}", Uuid::new_v4().simple())))
+        .env_remove("DATABASE_URL")
+        .output()
+        .expect("run the server");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs Postgres"), "{err}");
+}
