@@ -98,13 +98,13 @@ impl ChatHub {
 
     /// Delivers a stored line to the room's members who may read its channel and have not muted
     /// its sender; `lobby_members`: for a lobby line, the accounts seated in the lobby. The
-    /// sender (`echo`) gets it too, once. Returns how many received it.
+    /// sender (`echo`, when it is on this node) gets it too, once. Returns how many received it.
     pub fn deliver(
         &self,
         room: Room,
         line: &ChatLine,
         lobby_members: Option<&HashSet<Uuid>>,
-        echo: &ConnHandle,
+        echo: Option<&ConnHandle>,
     ) -> usize {
         let f = frame(&ServerMessage::Chat(line.clone()));
         let mut sent = 0;
@@ -123,13 +123,13 @@ impl ChatHub {
                 if !may_read || is_muted(&m.mutes, line, room) {
                     continue;
                 }
-                echoed |= m.conn.id == echo.id;
+                echoed |= echo.is_some_and(|e| m.conn.id == e.id);
                 if m.conn.push(f.clone()) {
                     sent += 1;
                 }
             }
         }
-        if !echoed && echo.push(f) {
+        if !echoed && echo.is_some_and(|e| e.push(f)) {
             sent += 1;
         }
         sent

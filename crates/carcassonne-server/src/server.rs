@@ -89,6 +89,9 @@ pub async fn run(
         live_sessions: Default::default(),
     });
     shared.limits.spawn_cleanup();
+    if let Some(cluster) = &cluster {
+        cluster.attach(&shared).await?;
+    }
     let retention = crate::retention::spawn(store.clone(), &config.retention, Arc::clone(&metrics));
     let upkeep = tokio::spawn(async move {
         let mut every = tokio::time::interval(METRICS_UPKEEP);

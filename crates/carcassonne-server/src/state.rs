@@ -39,3 +39,14 @@ pub struct Shared {
     /// The WebSocket connections of each account session, closed when it is revoked.
     pub live_sessions: crate::accounts::LiveSessions,
 }
+
+impl Shared {
+    /// Closes the sockets of a revoked session (`None`: of all the account's sessions), on this
+    /// node and, in a cluster, on every other.
+    pub fn revoke_live(&self, account: uuid::Uuid, session: Option<uuid::Uuid>) {
+        self.live_sessions.revoke(account, session);
+        if let Some(cluster) = self.registry.cluster() {
+            cluster.tell_all(crate::cluster::News::Revoke { account, session });
+        }
+    }
+}

@@ -9,6 +9,8 @@
 //! - `p.node.<edge>.relay.<match>.<conn>`: frames for one connection of the edge process
 //!   (`<node>+<start number>`), in order;
 //!   an empty message ends the relay (the client reconnects with `since`);
+//! - `p.all`: what every node delivers to its own clients ([`Broadcast`]: chat lines, revoked
+//!   sessions), each node skipping its own;
 //! - `p.alive.<node>`: each node's heartbeat, which names its process (`<node>+<start number>`).
 
 use protocol::{ErrorCode, Seq};
@@ -66,6 +68,30 @@ pub enum Reply {
     Aborted { seq: Seq },
 }
 
+/// What one node tells every other, to deliver to its own clients.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Broadcast {
+    /// The sending process (`<node>+<start number>`), which delivered it already.
+    pub from: String,
+    pub what: News,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "news", rename_all = "snake_case")]
+pub enum News {
+    /// A stored chat line, for the local members of its room who may read it;
+    /// `lobby_members`: for a lobby line, the accounts seated in the lobby.
+    Chat {
+        line: protocol::ChatLine,
+        lobby_members: Option<Vec<Uuid>>,
+    },
+    /// An account's session (`None`: all its sessions) was revoked: its sockets close.
+    Revoke {
+        account: Uuid,
+        session: Option<Uuid>,
+    },
+}
+
 /// The subjects of one cluster (its prefix).
 #[derive(Debug, Clone)]
 pub struct Subjects {
@@ -104,6 +130,10 @@ impl Subjects {
         let conn = tail.next()?.parse().ok()?;
         let match_id = Uuid::try_parse(tail.next()?).ok()?;
         Some((match_id, conn))
+    }
+
+    pub fn all(&self) -> String {
+        format!("{}.all", self.prefix)
     }
 
     pub fn alive(&self, node: &str) -> String {

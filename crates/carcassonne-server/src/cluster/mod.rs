@@ -20,13 +20,14 @@
 //! `since`); a client that reconnects reaches a node that loads the match from Postgres once
 //! the lease is free, and resumes after the last seq it saw.
 
+mod broadcast;
 mod forward;
 mod meters;
 mod owner;
 mod ownership;
 mod proxy;
 
-pub use forward::{Forward, Op, Reply, Subjects};
+pub use forward::{Broadcast, Forward, News, Op, Reply, Subjects};
 pub use meters::ClusterMeters;
 pub use ownership::Claim;
 pub use proxy::ForwardError;

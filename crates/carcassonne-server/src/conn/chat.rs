@@ -108,7 +108,13 @@ pub async fn chat(
     }
     ctx.shared
         .chat
-        .deliver(room, &line, lobby_members.as_ref(), &ctx.handle);
+        .deliver(room, &line, lobby_members.as_ref(), Some(&ctx.handle));
+    if let Some(cluster) = ctx.shared.registry.cluster() {
+        cluster.tell_all(crate::cluster::News::Chat {
+            line,
+            lobby_members: lobby_members.map(|m| m.into_iter().collect()),
+        });
+    }
 }
 
 /// The seat this connection is at a followed match's chat room (`Some(None)`: a spectator),

@@ -276,9 +276,7 @@ async fn revoke_one(
         .revoke_sessions(session.account.id, Some(target))
         .await
         .map_err(|e| refusal(e.into()))?;
-    shared
-        .live_sessions
-        .revoke(session.account.id, Some(target));
+    shared.revoke_live(session.account.id, Some(target));
     if n == 0 {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -312,6 +310,6 @@ async fn revoke_all(
         .revoke_sessions(session.account.id, None)
         .await
         .map_err(|e| refusal(e.into()))?;
-    shared.live_sessions.revoke(session.account.id, None);
+    shared.revoke_live(session.account.id, None);
     Ok(cleared(&shared))
 }

@@ -1,0 +1,79 @@
+//! News for every node: a chat line or a revoked session, published once by the node where it
+//! happened (which delivered it to its own clients already) and delivered by each other node to
+//! its own clients.
+
+use super::forward::{Broadcast, News};
+use super::{Cluster, ClusterError, lock};
+use crate::chat::Room;
+use crate::state::Shared;
+use futures_util::StreamExt;
+use std::collections::HashSet;
+use std::sync::{Arc, Weak};
+use tracing::{Instrument, debug, info_span, warn};
+
+impl Cluster {
+    /// Publishes `what` for every other node, without waiting.
+    pub fn tell_all(&self, what: News) {
+        let news = Broadcast {
+            from: self.edge.to_string(),
+            what,
+        };
+        let body = match serde_json::to_vec(&news) {
+            Ok(b) => b,
+            Err(e) => return warn!(error = %e, "cannot encode news for the cluster"),
+        };
+        let (nats, subject) = (self.nats.clone(), self.subjects.all());
+        tokio::spawn(async move {
+            if let Err(e) = nats.publish(subject, body.into()).await {
+                warn!(error = %e, "cannot publish news for the cluster");
+            }
+        });
+    }
+
+    /// Delivers the other nodes' news to this node's clients, from now on.
+    pub async fn attach(self: &Arc<Self>, shared: &Arc<Shared>) -> Result<(), ClusterError> {
+        let news = self
+            .nats
+            .subscribe(self.subjects.all())
+            .await
+            .map_err(|e| ClusterError::Subscribe(e.to_string()))?;
+        let span = info_span!("cluster", node = %self.node);
+        let task = tokio::spawn(
+            deliver(Arc::clone(&self.edge), news, Arc::downgrade(shared)).instrument(span),
+        );
+        lock(&self.tasks).push(task);
+        Ok(())
+    }
+}
+
+async fn deliver(me: Arc<str>, mut news: async_nats::Subscriber, shared: Weak<Shared>) {
+    while let Some(msg) = news.next().await {
+        let Ok(news) = serde_json::from_slice::<Broadcast>(&msg.payload) else {
+            debug!("garbled news from the cluster");
+            continue;
+        };
+        if *news.from == *me {
+            continue;
+        }
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        match news.what {
+            News::Chat {
+                line,
+                lobby_members,
+            } => {
+                let room = match (line.match_id, line.lobby_id) {
+                    (Some(m), _) => Room::Match(m),
+                    (None, Some(l)) => Room::Lobby(l),
+                    (None, None) => continue,
+                };
+                let members: Option<HashSet<_>> = lobby_members.map(|m| m.into_iter().collect());
+                shared.chat.deliver(room, &line, members.as_ref(), None);
+            }
+            News::Revoke { account, session } => {
+                shared.live_sessions.revoke(account, session);
+            }
+        }
+    }
+}
