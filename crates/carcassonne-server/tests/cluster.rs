@@ -680,3 +680,124 @@ async fn a_rolling_restart_loses_nothing() {
     check_nothing_lost(&cluster, id, &players).await;
     eprintln!("{moves} moves over a rolling restart of three nodes");
 }
+
+/// A guest account made on node `i`: (account id, session token).
+async fn guest(cluster: &Cluster, i: usize, name: &str) -> (Uuid, String) {
+    let body = serde_json::json!({ "name": name }).to_string();
+    let (status, text) = call(cluster.addrs[i], "POST", "/api/accounts/guest", None, &body).await;
+    assert_eq!(status, 201, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let id = v["account"]["id"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("account id");
+    (id, v["token"].as_str().expect("token").to_owned())
+}
+
+/// A WebSocket on node `i` with a session as bearer.
+async fn ws_as(cluster: &Cluster, i: usize, token: &str) -> Connection {
+    let auth = format!("Bearer {token}");
+    let mut conn = Connection::connect_with_headers(&cluster.ws(i), &[("Authorization", &auth)])
+        .await
+        .expect("connect with a session");
+    conn.set_read_timeout(Some(READ_TIMEOUT));
+    conn
+}
+
+/// Reads lobby pushes until one has at least `version`.
+async fn lobby_at(conn: &mut Connection, version: u64) -> protocol::LobbyState {
+    loop {
+        let msg = conn
+            .wait_for(|m| matches!(m, protocol::ServerMessage::Lobby { .. }))
+            .await
+            .expect("a lobby push");
+        if let protocol::ServerMessage::Lobby { lobby } = msg
+            && lobby.version >= version
+        {
+            return lobby;
+        }
+    }
+}
+
+/// A lobby opened on node 0 is joined from nodes 1 and 2 (each guest on its own node), every
+/// change reaches the followers on every node, the host starts it, and the three play the
+/// match to its end, each from its own node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lobby_opened_on_one_node_is_joined_and_played_from_the_others() {
+    let Some(cluster) = Cluster::start(3).await else {
+        return;
+    };
+    let mut guests = Vec::new();
+    for (i, name) in ["Ana", "Ben", "Cleo"].into_iter().enumerate() {
+        guests.push(guest(&cluster, i, name).await);
+    }
+    let body = r#"{"name": "Across nodes", "seats": 3}"#;
+    let (status, text) = call(
+        cluster.addrs[0],
+        "POST",
+        "/api/lobbies",
+        Some(&guests[0].1),
+        body,
+    )
+    .await;
+    assert_eq!(status, 201, "{text}");
+    let lobby: protocol::LobbyState = serde_json::from_str(&text).expect("a lobby");
+    let id = lobby.id;
+    let mut conns = Vec::new();
+    for (i, (_, token)) in guests.iter().enumerate() {
+        conns.push(ws_as(&cluster, i, token).await);
+    }
+    conns[0].subscribe_lobby(id).await.expect("follow");
+    lobby_at(&mut conns[0], 1).await;
+    for i in 1..3 {
+        let path = format!("/api/lobbies/{id}/join");
+        let (status, text) = call(cluster.addrs[i], "POST", &path, Some(&guests[i].1), "{}").await;
+        assert_eq!(status, 200, "join from node {i}: {text}");
+        conns[i].subscribe_lobby(id).await.expect("follow");
+        let joined: protocol::LobbyState = serde_json::from_str(&text).expect("a lobby");
+        // The host, on node 0, sees the join made on node i.
+        let seen = lobby_at(&mut conns[0], joined.version).await;
+        assert!(seen.seats[i].occupant.is_some(), "{seen:?}");
+    }
+    let mut version = 0;
+    for (i, (_, token)) in guests.iter().enumerate() {
+        let path = format!("/api/lobbies/{id}/ready");
+        let (status, text) = call(
+            cluster.addrs[i],
+            "POST",
+            &path,
+            Some(token),
+            r#"{"ready": true}"#,
+        )
+        .await;
+        assert_eq!(status, 200, "ready on node {i}: {text}");
+        version = serde_json::from_str::<protocol::LobbyState>(&text)
+            .expect("a lobby")
+            .version;
+    }
+    let path = format!("/api/lobbies/{id}/start");
+    let (status, text) = call(cluster.addrs[0], "POST", &path, Some(&guests[0].1), "").await;
+    assert_eq!(status, 201, "{text}");
+    let match_id: Uuid =
+        serde_json::from_str::<serde_json::Value>(&text).expect("json")["match_id"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .expect("a match id");
+    let mut seats = Vec::new();
+    for (i, mut conn) in conns.into_iter().enumerate() {
+        let started = lobby_at(&mut conn, version + 1).await;
+        assert_eq!(started.match_id, Some(match_id), "node {i} saw the start");
+        let seat = conn.take_seat(match_id).await.expect("take the seat");
+        conn.subscribe(match_id, None).await.expect("subscribe");
+        seats.push(Follower::from_conn(conn, match_id, Some(seat.seat)));
+    }
+    seats.sort_by_key(|f| f.seat);
+    let mut rng = Rng::new(3);
+    let moves = client::bot::play(&mut seats, &mut [], &mut rng, 2_000)
+        .await
+        .expect("the match is played");
+    assert!(
+        seats[0].view().expect("view").finished,
+        "after {moves} moves"
+    );
+}

@@ -1,10 +1,11 @@
-//! News for every node: a chat line or a revoked session, published once by the node where it
-//! happened (which delivered it to its own clients already) and delivered by each other node to
-//! its own clients.
+//! News for every node: a chat line, a revoked session or a lobby's new state, published once by
+//! the node where it happened (which delivered it to its own clients already) and delivered by
+//! each other node to its own clients (a lobby's state also replaces that node's copy).
 
 use super::forward::{Broadcast, News};
 use super::{Cluster, ClusterError, lock};
 use crate::chat::Room;
+use crate::lobby::Replica;
 use crate::state::Shared;
 use futures_util::StreamExt;
 use std::collections::HashSet;
@@ -74,6 +75,8 @@ async fn deliver(me: Arc<str>, mut news: async_nats::Subscriber, shared: Weak<Sh
             News::Revoke { account, session } => {
                 shared.live_sessions.revoke(account, session);
             }
+            News::Lobby { state } => shared.lobbies.replicated(Replica::State(state)),
+            News::LobbyClosed { id } => shared.lobbies.replicated(Replica::Closed(id)),
         }
     }
 }

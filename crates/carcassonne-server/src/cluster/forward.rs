@@ -9,8 +9,8 @@
 //! - `p.node.<edge>.relay.<match>.<conn>`: frames for one connection of the edge process
 //!   (`<node>+<start number>`), in order;
 //!   an empty message ends the relay (the client reconnects with `since`);
-//! - `p.all`: what every node delivers to its own clients ([`Broadcast`]: chat lines, revoked
-//!   sessions), each node skipping its own;
+//! - `p.all`: what every node delivers to its own clients or keeps ([`Broadcast`]: chat lines,
+//!   revoked sessions, lobbies' states), each node skipping its own;
 //! - `p.alive.<node>`: each node's heartbeat, which names its process (`<node>+<start number>`).
 
 use protocol::{ErrorCode, Seq};
@@ -90,6 +90,10 @@ pub enum News {
         account: Uuid,
         session: Option<Uuid>,
     },
+    /// A lobby's state as stored (opened, changed or started).
+    Lobby { state: Box<protocol::LobbyState> },
+    /// A lobby closed (no player left).
+    LobbyClosed { id: Uuid },
 }
 
 /// The subjects of one cluster (its prefix).

@@ -13,8 +13,10 @@
 
 mod bot_mind;
 mod bots;
+mod replica;
 pub mod state;
 
+pub use replica::Replica;
 pub use state::{Action, LobbyError};
 
 use crate::actor::Registry;
@@ -86,6 +88,8 @@ enum Msg {
         lobby: Uuid,
         conn_id: u64,
     },
+    /// Another node of the cluster changed a lobby (stored already).
+    Replicated(Replica),
 }
 
 /// A cheap handle on the lobby actor.
@@ -219,6 +223,12 @@ impl Lobbies {
     pub fn unsubscribe(&self, lobby: Uuid, conn_id: u64) {
         let _ = self.tx.try_send(Msg::Unsubscribe { lobby, conn_id });
     }
+
+    /// A change another node stored. Without room in the inbox it is dropped: this node's copy
+    /// is then behind, and its next write of that lobby finds it stale and reads it again.
+    pub fn replicated(&self, replica: Replica) {
+        let _ = self.tx.try_send(Msg::Replicated(replica));
+    }
 }
 
 /// The seats a lobby gave to bots, with their levels.
@@ -235,6 +245,7 @@ fn bot_seats(l: &LobbyState) -> Vec<(u8, protocol::BotLevel)> {
 fn row_of(l: &LobbyState) -> Result<LobbyRow, LobbyError> {
     Ok(LobbyRow {
         id: l.id,
+        version: l.version,
         started: l.status == LobbyStatus::Started,
         public: l.public,
         invite_code: l.invite_code.clone(),
@@ -242,6 +253,32 @@ fn row_of(l: &LobbyState) -> Result<LobbyRow, LobbyError> {
         state: serde_json::to_string(l)
             .map_err(|e| refuse(ErrorCode::Internal, format!("serialization failed: {e}")))?,
     })
+}
+
+/// What a start writes: the match, the seats' accounts, and the started lobby.
+struct StartPlan {
+    prepared: crate::newmatch::Prepared,
+    owners: Vec<(u8, Uuid)>,
+    next: LobbyState,
+}
+
+/// The stored lobby changed since this node's copy was read (another node wrote it).
+struct Stale;
+
+/// A write's outcome: `Err(Stale)` apart, so that the caller reads the lobby again.
+fn stored(written: Result<(), crate::store::StoreError>) -> Result<Result<(), LobbyError>, Stale> {
+    match written {
+        Ok(()) => Ok(Ok(())),
+        Err(crate::store::StoreError::StaleLobby(_)) => Err(Stale),
+        Err(e) => Ok(Err(store_failed(e))),
+    }
+}
+
+fn stale() -> LobbyError {
+    refuse(
+        ErrorCode::Busy,
+        "the lobby is changing elsewhere; try again",
+    )
 }
 
 fn store_failed(e: impl std::fmt::Display) -> LobbyError {
@@ -371,6 +408,7 @@ impl Actor {
                     code,
                     reply,
                 } => {
+                    self.find(lobby).await;
                     let found = self.open.get(&lobby).or_else(|| self.started.get(&lobby));
                     let answer = match found {
                         Some(l) if state::may_see(l, viewer, code.as_deref()) => {
@@ -391,12 +429,16 @@ impl Actor {
                     viewer,
                     lobby,
                     conn,
-                } => self.subscribe(viewer, lobby, conn),
+                } => {
+                    self.find(lobby).await;
+                    self.subscribe(viewer, lobby, conn);
+                }
                 Msg::Unsubscribe { lobby, conn_id } => {
                     if let Some(f) = self.followers.get_mut(&lobby) {
                         f.retain(|c| c.conn.id != conn_id);
                     }
                 }
+                Msg::Replicated(replica) => self.replicated(replica),
             }
         }
     }
@@ -425,48 +467,137 @@ impl Actor {
             .map_err(store_failed)?;
         info!(lobby = %lobby.id, host = %by.id, "lobby created");
         self.open.insert(lobby.id, lobby.clone());
+        self.tell_cluster(Replica::State(Box::new(lobby.clone())));
         Ok(lobby)
     }
 
+    /// An action, tried once more on the stored state when another node changed the lobby
+    /// since this node's copy.
     async fn act(
         &mut self,
         by: &Account,
         id: Uuid,
         action: Action,
     ) -> Result<Option<LobbyState>, LobbyError> {
-        if self.started.contains_key(&id) {
-            return Err(already_started());
+        self.find(id).await;
+        match self.act_once(by, id, action.clone()).await {
+            Err(Stale) => {
+                self.refresh(id).await?;
+                self.act_once(by, id, action).await.map_err(|_| stale())?
+            }
+            Ok(answer) => answer,
         }
-        let current = self.open.get(&id).ok_or_else(unknown)?;
-        match state::apply(current.clone(), by, action)? {
+    }
+
+    /// [`Actor::start`], likewise tried once more on the stored state.
+    async fn start(&mut self, by: &Account, id: Uuid) -> Result<Uuid, LobbyError> {
+        self.find(id).await;
+        match self.start_once(by, id).await {
+            Err(Stale) => {
+                self.refresh(id).await?;
+                self.start_once(by, id).await.map_err(|_| stale())?
+            }
+            Ok(answer) => answer,
+        }
+    }
+
+    /// One try of an action: `Err(Stale)` when the stored lobby is not the one it started from.
+    async fn act_once(
+        &mut self,
+        by: &Account,
+        id: Uuid,
+        action: Action,
+    ) -> Result<Result<Option<LobbyState>, LobbyError>, Stale> {
+        if self.started.contains_key(&id) {
+            return Ok(Err(already_started()));
+        }
+        let Some(current) = self.open.get(&id) else {
+            return Ok(Err(unknown()));
+        };
+        let version = current.version;
+        let after = match state::apply(current.clone(), by, action) {
+            Ok(after) => after,
+            Err(e) => return Ok(Err(e)),
+        };
+        match after {
             After::Open(next) => {
-                self.store
-                    .save_lobby(&row_of(&next)?)
-                    .await
-                    .map_err(store_failed)?;
+                let row = match row_of(&next) {
+                    Ok(row) => row,
+                    Err(e) => return Ok(Err(e)),
+                };
+                if let Err(e) = stored(self.store.save_lobby(&row).await)? {
+                    return Ok(Err(e));
+                }
                 self.open.insert(id, next.clone());
                 self.push(&next);
-                Ok(Some(next))
+                self.tell_cluster(Replica::State(Box::new(next.clone())));
+                Ok(Ok(Some(next)))
             }
             After::Closed => {
-                self.store.delete_lobby(id).await.map_err(store_failed)?;
+                if let Err(e) = stored(self.store.delete_lobby(id, version).await)? {
+                    return Ok(Err(e));
+                }
                 self.open.remove(&id);
                 info!(lobby = %id, "lobby closed: no player left");
-                if let Some(followers) = self.followers.remove(&id) {
-                    let f = frame(&ServerMessage::LobbyClosed { lobby_id: id });
-                    for c in followers {
-                        c.conn.push(f.clone());
-                    }
-                }
-                Ok(None)
+                self.closed(id);
+                self.tell_cluster(Replica::Closed(id));
+                Ok(Ok(None))
             }
         }
     }
 
-    async fn start(&mut self, by: &Account, id: Uuid) -> Result<Uuid, LobbyError> {
+    /// One try of a start: `Err(Stale)` when the stored lobby is not the one it started from.
+    async fn start_once(
+        &mut self,
+        by: &Account,
+        id: Uuid,
+    ) -> Result<Result<Uuid, LobbyError>, Stale> {
         if self.started.contains_key(&id) {
-            return Err(already_started());
+            return Ok(Err(already_started()));
         }
+        if !self.open.contains_key(&id) {
+            return Ok(Err(unknown()));
+        }
+        let prepared = match self.prepare_start(by, id) {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(e)),
+        };
+        let StartPlan {
+            prepared,
+            owners,
+            next,
+        } = prepared;
+        let match_id = prepared.row.id;
+        let row = match row_of(&next) {
+            Ok(row) => row,
+            Err(e) => return Ok(Err(e)),
+        };
+        let written = self
+            .store
+            .start_lobby_match(&prepared.row, &prepared.seats, &owners, &row)
+            .await;
+        if let Err(e) = stored(written)? {
+            return Ok(Err(e));
+        }
+        info!(lobby = %id, %match_id, "lobby started its match");
+        // The match's actor, loaded now so that the first subscriber finds it ready.
+        if self.registry.get_or_load(match_id).is_err() {
+            warn!(%match_id, "the server is shutting down: the match starts on the next run");
+        }
+        let bots = bot_seats(&next);
+        if !bots.is_empty() {
+            bots::spawn(Arc::clone(&self.registry), match_id, bots);
+        }
+        self.push(&next);
+        self.open.remove(&id);
+        self.followers.remove(&id);
+        self.tell_cluster(Replica::State(Box::new(next.clone())));
+        self.started.insert(id, next);
+        Ok(Ok(match_id))
+    }
+
+    /// The match a start creates, the seats' accounts, and the started lobby.
+    fn prepare_start(&self, by: &Account, id: Uuid) -> Result<StartPlan, LobbyError> {
         let current = self.open.get(&id).ok_or_else(unknown)?;
         let players = state::check_start(current, by)?;
         let req = CreateMatch {
@@ -498,24 +629,11 @@ impl Actor {
         next.status = LobbyStatus::Started;
         next.match_id = Some(match_id);
         next.version += 1;
-        self.store
-            .start_lobby_match(&prepared.row, &prepared.seats, &owners, &row_of(&next)?)
-            .await
-            .map_err(store_failed)?;
-        info!(lobby = %id, %match_id, "lobby started its match");
-        // The match's actor, loaded now so that the first subscriber finds it ready.
-        if self.registry.get_or_load(match_id).is_err() {
-            warn!(%match_id, "the server is shutting down: the match starts on the next run");
-        }
-        let bots = bot_seats(&next);
-        if !bots.is_empty() {
-            bots::spawn(Arc::clone(&self.registry), match_id, bots);
-        }
-        self.push(&next);
-        self.open.remove(&id);
-        self.followers.remove(&id);
-        self.started.insert(id, next);
-        Ok(match_id)
+        Ok(StartPlan {
+            prepared,
+            owners,
+            next,
+        })
     }
 
     async fn list(&self, filter: &ListFilter) -> Result<LobbyList, LobbyError> {

@@ -12,8 +12,19 @@ use uuid::Uuid;
 
 // SQLite.
 
+/// The version in a stored lobby's state (0 when absent).
+fn version_of(state: &str) -> u64 {
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        #[serde(default)]
+        version: u64,
+    }
+    serde_json::from_str::<Versioned>(state).map_or(0, |v| v.version)
+}
+
 fn sqlite_lobby_row(r: &SqliteRow) -> Result<LobbyRow, StoreError> {
     let status: String = r.try_get("status")?;
+    let state: String = r.try_get("state")?;
     let match_id: Option<String> = r.try_get("match_id")?;
     Ok(LobbyRow {
         id: uuid_text(r, "id")?,
@@ -23,7 +34,8 @@ fn sqlite_lobby_row(r: &SqliteRow) -> Result<LobbyRow, StoreError> {
         match_id: match_id
             .map(|m| Uuid::parse_str(&m).map_err(|e| StoreError::Corrupt(e.to_string())))
             .transpose()?,
-        state: r.try_get("state")?,
+        version: version_of(&state),
+        state,
     })
 }
 
@@ -31,12 +43,13 @@ async fn sqlite_upsert_lobby(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
     l: &LobbyRow,
 ) -> Result<(), StoreError> {
-    sqlx::query(
+    let done = sqlx::query(
         "INSERT INTO lobbies (id, status, public, invite_code, match_id, state, updated_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, public = excluded.public, \
          invite_code = excluded.invite_code, match_id = excluded.match_id, \
-         state = excluded.state, updated_at = excluded.updated_at",
+         state = excluded.state, updated_at = excluded.updated_at \
+         WHERE json_extract(lobbies.state, '$.version') = ?8 - 1",
     )
     .bind(l.id.to_string())
     .bind(if l.started { "started" } else { "open" })
@@ -45,8 +58,12 @@ async fn sqlite_upsert_lobby(
     .bind(l.match_id.map(|m| m.to_string()))
     .bind(&l.state)
     .bind(Utc::now())
+    .bind(i64::try_from(l.version).unwrap_or(i64::MAX))
     .execute(&mut **tx)
     .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::StaleLobby(l.id));
+    }
     Ok(())
 }
 
@@ -58,12 +75,19 @@ impl SqliteStore {
         self.sync().await
     }
 
-    pub async fn delete_lobby(&self, id: Uuid) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM lobbies WHERE id = ?1")
-            .bind(id.to_string())
-            .execute(&self.write)
-            .await?;
-        self.sync().await
+    pub async fn delete_lobby(&self, id: Uuid, version: u64) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM lobbies WHERE id = ?1 AND json_extract(state, '$.version') = ?2",
+        )
+        .bind(id.to_string())
+        .bind(i64::try_from(version).unwrap_or(i64::MAX))
+        .execute(&self.write)
+        .await?;
+        self.sync().await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::StaleLobby(id));
+        }
+        Ok(())
     }
 
     pub async fn live_lobbies(&self) -> Result<Vec<LobbyRow>, StoreError> {
@@ -132,13 +156,15 @@ impl SqliteStore {
 
 fn pg_lobby_row(r: &PgRow) -> Result<LobbyRow, StoreError> {
     let status: String = r.try_get("status")?;
+    let state: String = r.try_get("state")?;
     Ok(LobbyRow {
         id: r.try_get("id")?,
         started: status == "started",
         public: r.try_get("public")?,
         invite_code: r.try_get("invite_code")?,
         match_id: r.try_get("match_id")?,
-        state: r.try_get("state")?,
+        version: version_of(&state),
+        state,
     })
 }
 
@@ -146,12 +172,13 @@ async fn pg_upsert_lobby(
     tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     l: &LobbyRow,
 ) -> Result<(), StoreError> {
-    sqlx::query(
+    let done = sqlx::query(
         "INSERT INTO lobbies (id, status, public, invite_code, match_id, state, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) \
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, public = excluded.public, \
          invite_code = excluded.invite_code, match_id = excluded.match_id, \
-         state = excluded.state, updated_at = excluded.updated_at",
+         state = excluded.state, updated_at = excluded.updated_at \
+         WHERE (lobbies.state->>'version')::bigint = $8 - 1",
     )
     .bind(l.id)
     .bind(if l.started { "started" } else { "open" })
@@ -160,8 +187,12 @@ async fn pg_upsert_lobby(
     .bind(l.match_id)
     .bind(&l.state)
     .bind(Utc::now())
+    .bind(i64::try_from(l.version).unwrap_or(i64::MAX))
     .execute(&mut **tx)
     .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::StaleLobby(l.id));
+    }
     Ok(())
 }
 
@@ -173,11 +204,16 @@ impl PgStore {
         Ok(())
     }
 
-    pub async fn delete_lobby(&self, id: Uuid) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM lobbies WHERE id = $1")
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+    pub async fn delete_lobby(&self, id: Uuid, version: u64) -> Result<(), StoreError> {
+        let done =
+            sqlx::query("DELETE FROM lobbies WHERE id = $1 AND (state->>'version')::bigint = $2")
+                .bind(id)
+                .bind(i64::try_from(version).unwrap_or(i64::MAX))
+                .execute(&self.pool)
+                .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::StaleLobby(id));
+        }
         Ok(())
     }
 

@@ -69,6 +69,10 @@ pub enum StoreError {
     /// A feature of cluster mode asked of a SQLite store.
     #[error("{0} needs Postgres")]
     PostgresOnly(&'static str),
+    /// A lobby changed in the store since this node read it (another node of a cluster wrote
+    /// it): nothing was written.
+    #[error("lobby {0} changed since it was read")]
+    StaleLobby(Uuid),
 }
 
 /// Where a match stands. `Broken` marks a match whose replay did not reproduce its stored events:
@@ -549,6 +553,9 @@ pub struct SessionRow {
 #[derive(Debug, Clone)]
 pub struct LobbyRow {
     pub id: Uuid,
+    /// The state's version: a save writes only over the version before it (one less), and a
+    /// lobby's first save only where none is stored; [`StoreError::StaleLobby`] otherwise.
+    pub version: u64,
     pub started: bool,
     pub public: bool,
     pub invite_code: Option<String>,
@@ -634,8 +641,8 @@ impl Store {
         dispatch!(self.save_lobby(l))
     }
 
-    pub async fn delete_lobby(&self, id: Uuid) -> Result<(), StoreError> {
-        dispatch!(self.delete_lobby(id))
+    pub async fn delete_lobby(&self, id: Uuid, version: u64) -> Result<(), StoreError> {
+        dispatch!(self.delete_lobby(id, version))
     }
 
     /// Open lobbies, and started ones whose match is still active (what a restart keeps).

@@ -24,6 +24,7 @@ mod hostile;
 mod leases;
 mod limits;
 mod lobby;
+mod lobby_versions;
 mod messages;
 mod metrics;
 mod migrations;
