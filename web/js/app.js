@@ -2,13 +2,15 @@
 // watch a match by id (/watch/ID), or create a test match; then play with the mouse or keyboard.
 
 import { MatchClient } from './conn.js';
-import { Board } from './board.js';
+import { Board, FLASH_MS } from './board.js';
 import { drawTile, el, segmentAnchor, titled } from './tiles.js';
-import { COLOURS, DISPATCHES, GRAPES, REFUSALS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
+import { COLOURS, DISPATCHES, GRAPES, REFUSALS, cap, chipWords, targetWords, wines } from './words.js';
 import { cellAt } from './map.js';
 import { countdown, decisionControls, deadlines, drawTrack, pawnsHtml, tick } from './messages.js';
 import { clockSpan, clocks, isAway, tickClocks } from './clocks.js';
 import { renderEnd } from './end.js';
+import { LogPanel } from './log.js';
+import { ChatPanel } from './chat.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -140,29 +142,24 @@ function play() {
   let selected = null;
   /** @type {string|null} keyboard focus among the targets of phase 2 */
   let focusTarget = null;
-  /** @type {string[]} */
-  const log = [];
   /** Dispatch 4 (M11) is being carried out: the tile to place now is its extra tile. */
   let extraTile = false;
   /** The Messages decision whose buttons were last shown, to focus its first button once. */
   let shownDecision = '';
 
-  /** @type {number|null} the seq of the last snapshot logged */
-  let snapSeq = null;
+  const credentials = { token, inviteCode };
   const client = new MatchClient({ ws, token, matchId: watchId ?? seatMatch, takeSeat: !!seatMatch, inviteCode }, {
     state: () => {
-      if (client.view && client.seq !== null && snapSeq === null) {
-        log.push(`Joined at seq ${client.seq}, turn ${client.view.turn}.`);
-        snapSeq = client.seq;
+      // The whole history up to the view (once; after a fresh snapshot, what the log lacks).
+      if (client.view && client.seq !== null) {
+        void logPanel.sync(client.seq);
+        void chat.start();
       }
       render();
     },
-    events: (events, seq) => {
-      const colours = client.view ? client.view.players.map((p) => p.colour) : [];
-      for (const [i, e] of events.entries()) {
-        const line = eventWords(e, colours, events.slice(0, i));
-        if (line) log.push(line);
-      }
+    events: (events, seq, byServer) => {
+      logPanel.live(seq, events, byServer);
+      flashScores(events);
       if (events.some((e) => e.type === 'tile_placed' || e.type === 'turn_started')) selected = null;
       for (const e of events) {
         if (e.type === 'dispatch_resolved' && e.dispatch === 4 && e.action) extraTile = true;
@@ -179,34 +176,7 @@ function play() {
       const words = err.rule_code ? REFUSALS[err.rule_code] : undefined;
       showError(`${words ? `${words} ` : ''}The server refused: ${err.message}${rule}`);
     },
-    chat: (line) => {
-      const colours = client.view ? client.view.players.map((p) => p.colour) : [];
-      const seat = line.from.seat;
-      const who = line.from.name ?? (seat !== undefined && seat !== null ? cap(colours[seat] ?? `seat ${seat}`) : 'someone');
-      const li = document.createElement('li');
-      li.dataset.channel = line.channel;
-      const key = speakerKey(line);
-      li.dataset.speaker = key;
-      const b = document.createElement('b');
-      b.textContent = line.channel === 'spectators' ? `${who} (watching): ` : `${who}: `;
-      li.append(b, line.text); // text, never HTML
-      // Anyone but oneself can be muted (for this page only; the server stops sending their lines).
-      const mine = seat !== undefined && seat !== null && seat === client.seat;
-      if (!mine && key) {
-        const m = document.createElement('button');
-        m.type = 'button';
-        m.className = 'mute';
-        // Labelled, not worded: the line's text stays what was said (the word is drawn by CSS).
-        m.setAttribute('aria-label', `Mute ${who}`);
-        m.title = `Mute ${who}`;
-        m.addEventListener('click', () => muteSpeaker(line, who, true));
-        li.append(m);
-      }
-      const list = $('chat-log');
-      list.append(li);
-      while (list.children.length > 200) list.firstElementChild?.remove();
-      list.scrollTop = list.scrollHeight;
-    },
+    chat: (line) => chat.live(line),
     status: (s) => {
       document.body.dataset.status = s;
       $('status').textContent =
@@ -221,6 +191,13 @@ function play() {
   });
   // For tests and the curious: the exact state the page shows.
   /** @type {any} */ (window).carcassonne = client;
+  const logPanel = new LogPanel(/** @type {HTMLOListElement} */ ($('log')), {
+    matchId: () => client.matchId,
+    colours: () => (client.view ? client.view.players.map((p) => p.colour) : []),
+    credentials,
+    changed: () => render(),
+  });
+  const chat = new ChatPanel(client, credentials);
 
   const board = new Board(/** @type {SVGSVGElement} */ (/** @type {unknown} */ ($('board'))), designs, {
     square: (pos) => select(pos),
@@ -236,49 +213,30 @@ function play() {
   /** Clicked "I'm back": the view lists the player as away until their next accepted command. */
   let cameBack = false;
 
-  /**
-   * Who said a line, as a mute key: their account, else their seat.
-   * @param {import('./proto').ChatLine} line
-   */
-  function speakerKey(line) {
-    if (line.from.account_id) return `a:${line.from.account_id}`;
-    if (line.from.seat !== undefined && line.from.seat !== null && line.match_id) return `s:${line.match_id}:${line.from.seat}`;
-    return '';
-  }
+  /** @type {Map<number, number>} the players who just scored, until when their score is marked */
+  const scoredUntil = new Map();
 
   /**
-   * Mutes or unmutes a speaker: the server stops sending their lines to this page, the lines
-   * shown go, and the muted list offers to unmute.
-   * @param {import('./proto').ChatLine} line
-   * @param {string} who
-   * @param {boolean} on
+   * What just scored, flashed on the board and beside the scores.
+   * @param {import('./proto').Event[]} events
    */
-  function muteSpeaker(line, who, on) {
-    const key = speakerKey(line);
-    const target = line.from.account_id
-      ? { account_id: line.from.account_id }
-      : { match_id: line.match_id ?? undefined, seat: line.from.seat ?? undefined };
-    client.mute(key, target, on);
-    const muted = $('chat-muted');
-    muted.querySelector(`[data-speaker="${CSS.escape(key)}"]`)?.remove();
-    if (on) {
-      for (const li of $('chat-log').querySelectorAll(`li[data-speaker="${CSS.escape(key)}"]`)) li.remove();
-      const u = document.createElement('button');
-      u.type = 'button';
-      u.dataset.speaker = key;
-      u.textContent = `unmute ${who}`;
-      u.addEventListener('click', () => muteSpeaker(line, who, false));
-      muted.append(u);
+  function flashScores(events) {
+    const v = client.view;
+    if (!v) return;
+    /** @param {Pos} pos @param {number} points @param {number[]} players */
+    const show = (pos, points, players) => {
+      if (points <= 0 || players.length === 0) return;
+      const colour = v.players[players[0]]?.colour;
+      if (colour) board.flash(pos, `+${points}`, colour);
+      for (const p of players) scoredUntil.set(p, Date.now() + FLASH_MS);
+    };
+    for (const e of events) {
+      if (e.type === 'feature_scored' || e.type === 'field_scored') show(e.pos, e.points, e.winners);
+      else if (e.type === 'toll_raised') show(e.road, e.points, [e.player]);
+      else if (e.type === 'chip_taken' || e.type === 'wine_sold') show(e.pos, e.points, [e.player]);
     }
-    muted.hidden = muted.children.length === 0;
+    setTimeout(render, FLASH_MS + 50);
   }
-
-  $('chat-form').addEventListener('submit', (e) => {
-    e.preventDefault();
-    const input = /** @type {HTMLInputElement} */ ($('chat-text'));
-    const text = input.value.trim();
-    if (text && client.chat(text)) input.value = '';
-  });
 
   /** @param {string|null} msg */
   function showError(msg) {
@@ -454,7 +412,8 @@ function play() {
       if (i === v.active && !v.finished) tr.className = 'active';
       const sw = `<span class="swatch" data-fill="${c.fill}" data-ink="${c.ink}">${c.letter}</span>`;
       const toll = p.tollhouse ? `${p.tollhouse.value} at ${p.tollhouse.pos.x},${p.tollhouse.pos.y}` : '–';
-      tr.innerHTML = `<td>${sw} <span class="name"></span></td><td class="score">${p.score}</td><td class="meeples">${p.meeples}</td>` +
+      const scored = (scoredUntil.get(i) ?? 0) > Date.now() ? ' scored' : '';
+      tr.innerHTML = `<td>${sw} <span class="name"></span></td><td class="score${scored}">${p.score}</td><td class="meeples">${p.meeples}</td>` +
         (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '') +
         (pawns.length ? `<td class="pawns" data-scoring="${pawns[i]?.scoring}" data-messenger="${pawns[i]?.messenger}">${pawns[i] ? pawnsHtml(pawns[i]) : ''}</td>` : '') +
         (chips ? `<td class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</td>` : '');
@@ -582,17 +541,14 @@ function play() {
       mine,
       placing: !!placing,
       picks: d?.type === 'dispatch' && d.action ? (d.meeples ?? []).map((m) => `${m.pos.x},${m.pos.y} ${m.target}`) : [],
+      lastTiles: [...logPanel.lastTiles].flatMap(([p, pos]) => {
+        const colour = v.players[p]?.colour;
+        return colour ? [{ pos, colour }] : [];
+      }),
     });
 
     renderMessages(v, colours);
 
-    const logEl = $('log');
-    logEl.replaceChildren(...log.slice(-200).map((l) => {
-      const li = document.createElement('li');
-      li.textContent = l;
-      return li;
-    }));
-    logEl.scrollTop = logEl.scrollHeight;
     document.body.dataset.finished = String(v.finished);
   }
 

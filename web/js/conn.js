@@ -15,7 +15,7 @@ import { applyPatch } from './patch.js';
  * @typedef {'connecting'|'live'|'reconnecting'|'signed_out'} Status
  * @typedef {{
  *   state: () => void,
- *   events: (events: Event[], seq: number) => void,
+ *   events: (events: Event[], seq: number, byServer?: import('./proto').ServerMove|null) => void,
  *   refused: (error: ErrorBody, command: Command|null) => void,
  *   status: (status: Status) => void,
  *   chat?: (line: import('./proto').ChatLine) => void,
@@ -219,7 +219,7 @@ export class MatchClient {
           return;
         }
         this.seq = msg.seq;
-        this.listener.events(msg.events, msg.seq);
+        this.listener.events(msg.events, msg.seq, msg.by_server);
         this.listener.state();
         break;
       }

@@ -1,5 +1,5 @@
-//! Chat messages, both dialects: one insert before a message is delivered, and
-//! the admin's read of a match's chat.
+//! Chat messages, both dialects: one insert before a message is delivered, the admin's read of
+//! a match's chat, and the table's history for its players and spectators (newest first).
 
 use super::{PgStore, SqliteStore, StoreError, seat_from_db};
 use chrono::{DateTime, Utc};
@@ -106,6 +106,28 @@ impl SqliteStore {
         .map(|r| Ok((r.try_get("id")?, sqlite_line(r)?)))
         .collect()
     }
+    pub(super) async fn match_chat_before(
+        &self,
+        match_id: Uuid,
+        before: i64,
+        spectators: bool,
+        limit: u32,
+    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
+        sqlx::query(
+            "SELECT id, match_id, lobby_id, channel, seat, account_id, name, text, at FROM chat \
+             WHERE match_id = ?1 AND id < ?2 AND (channel = 'table' OR ?3) \
+             ORDER BY id DESC LIMIT ?4",
+        )
+        .bind(match_id.to_string())
+        .bind(before)
+        .bind(spectators)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get("id")?, sqlite_line(r)?)))
+        .collect()
+    }
 }
 
 impl PgStore {
@@ -143,6 +165,29 @@ impl PgStore {
         )
         .bind(match_id)
         .bind(after)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get("id")?, pg_line(r)?)))
+        .collect()
+    }
+
+    pub(super) async fn match_chat_before(
+        &self,
+        match_id: Uuid,
+        before: i64,
+        spectators: bool,
+        limit: u32,
+    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
+        sqlx::query(
+            "SELECT id, match_id, lobby_id, channel, seat, account_id, name, text, at FROM chat \
+             WHERE match_id = $1 AND id < $2 AND (channel = 'table' OR $3) \
+             ORDER BY id DESC LIMIT $4",
+        )
+        .bind(match_id)
+        .bind(before)
+        .bind(spectators)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?

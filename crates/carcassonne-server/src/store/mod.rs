@@ -780,4 +780,25 @@ impl Store {
             Store::Postgres(p) => p.match_chat(match_id, after, limit).await,
         }
     }
+
+    /// A match's chat before the line `before`, newest first, `limit` lines: the table's, and
+    /// the spectators' too with `spectators`; each with its id (the cursor of the page before).
+    pub async fn match_chat_before(
+        &self,
+        match_id: Uuid,
+        before: i64,
+        spectators: bool,
+        limit: u32,
+    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
+        match self {
+            Store::Sqlite(s) => {
+                s.match_chat_before(match_id, before, spectators, limit)
+                    .await
+            }
+            Store::Postgres(p) => {
+                p.match_chat_before(match_id, before, spectators, limit)
+                    .await
+            }
+        }
+    }
 }

@@ -27,6 +27,8 @@ mod clocks;
 mod csp;
 mod end;
 mod france;
+mod happened;
+mod history;
 mod lobby;
 mod messages;
 mod play;
