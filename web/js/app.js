@@ -202,8 +202,8 @@ function play() {
   const board = new Board(/** @type {SVGSVGElement} */ (/** @type {unknown} */ ($('board'))), designs, {
     square: (pos) => select(pos),
     preview: () => turn(1),
-    meeple: (t) => send({ type: 'place_meeple', target: t }),
-    tollhouse: (pos) => send({ type: 'place_tollhouse', pos }),
+    meeple: (t) => pickTarget(t),
+    tollhouse: (pos) => pickTarget(`tollhouse@${pos.x},${pos.y}`),
     pick: (key) => /** @type {HTMLButtonElement|null} */ ($('targets').querySelector(`[data-key="dispatch:${key}"]`))?.click(),
   });
 
@@ -318,10 +318,21 @@ function play() {
     render();
   }
 
+  /**
+   * A meeple or tollhouse target picked (a click, a button): shown, and put only once confirmed.
+   * @param {string|null} key
+   */
+  function pickTarget(key) {
+    focusTarget = key;
+    render();
+  }
+
   function confirm() {
     const d = myDecision();
     if (!d) return;
     if (d.type === 'place_tile' && selected) {
+      // A tile that does not fit there is not sent: the page says why beside the buttons.
+      if (!rotationsAt(selected.pos).includes(selected.rotation)) return;
       send({ type: 'place_tile', pos: selected.pos, rotation: selected.rotation });
     } else if (d.type === 'place_follower' && focusTarget) {
       if (focusTarget.startsWith('tollhouse@')) {
@@ -337,6 +348,7 @@ function play() {
   $('rotate-cw').addEventListener('click', () => turn(1));
   $('rotate-ccw').addEventListener('click', () => turn(-1));
   $('confirm').addEventListener('click', confirm);
+  $('cancel').addEventListener('click', () => pickTarget(null));
   $('pass').addEventListener('click', () => send({ type: 'pass' }));
   $('zoom-in').addEventListener('click', () => board.zoom(1.25));
   $('zoom-out').addEventListener('click', () => board.zoom(0.8));
@@ -372,6 +384,7 @@ function play() {
     else if (k === 'n' && msg) cycleButtons(e.shiftKey ? -1 : 1);
     else if (k === 'n') (d?.type === 'place_follower' || d?.type === 'sell_wine' ? cycleTarget : cycleSquare)(e.shiftKey ? -1 : 1);
     else if (k === 'enter') confirm();
+    else if (k === 'escape') pickTarget(null);
     else if (k === 's') send({ type: 'pass' });
     else if (k === '+' || k === '=') board.zoom(1.25);
     else if (k === '-') board.zoom(0.8);
@@ -411,12 +424,11 @@ function play() {
       tr.dataset.player = p.colour;
       if (i === v.active && !v.finished) tr.className = 'active';
       const sw = `<span class="swatch" data-fill="${c.fill}" data-ink="${c.ink}">${c.letter}</span>`;
-      const toll = p.tollhouse ? `${p.tollhouse.value} at ${p.tollhouse.pos.x},${p.tollhouse.pos.y}` : '–';
+      const toll = p.tollhouse ? String(p.tollhouse.value) : '–';
       const scored = (scoredUntil.get(i) ?? 0) > Date.now() ? ' scored' : '';
       tr.innerHTML = `<td>${sw} <span class="name"></span></td><td class="score${scored}">${p.score}</td><td class="meeples">${p.meeples}</td>` +
         (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '') +
-        (pawns.length ? `<td class="pawns" data-scoring="${pawns[i]?.scoring}" data-messenger="${pawns[i]?.messenger}">${pawns[i] ? pawnsHtml(pawns[i]) : ''}</td>` : '') +
-        (chips ? `<td class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</td>` : '');
+        (pawns.length ? `<td class="pawns" data-scoring="${pawns[i]?.scoring}" data-messenger="${pawns[i]?.messenger}">${pawns[i] ? pawnsHtml(pawns[i]) : ''}</td>` : '');
       // A name is the player's own text: set as text, never as markup.
       const name = /** @type {HTMLElement} */ (tr.querySelector('.name'));
       name.textContent = names[i] + (v.names?.[i] ? ` (${cap(p.colour)})` : '');
@@ -429,16 +441,27 @@ function play() {
       if (!c) return;
       const td = document.createElement('td');
       td.append(clockSpan(c, isAway(v, i)));
-      tr.append(td);
+      // Beside the score: on a narrow screen the clocks stay in view.
+      tr.querySelector('.score')?.after(td);
     });
     $('clock-head').hidden = cs.length === 0;
     const away = client.seat !== null && isAway(v, client.seat);
     if (!away) cameBack = false;
     $('away-row').hidden = !away || cameBack || v.finished;
     $('toll-head').hidden = !v.modules.tollkeepers;
-    $('chips-head').hidden = !chips;
+    $('chips-head').hidden = true;
     $('pawns-head').hidden = !pawns.length;
-    $('players').replaceChildren(...rows);
+    // A hand of chips goes on a line of its own under its player: the table stays narrow.
+    $('players').replaceChildren(...rows.flatMap((tr, i) => {
+      if (!chips) return [tr];
+      const hand = document.createElement('tr');
+      hand.className = 'hand-row';
+      hand.dataset.player = v.players[i].colour;
+      if (tr.classList.contains('active')) hand.classList.add('active');
+      hand.innerHTML = `<td class="chips" colspan="${tr.cells.length}">${handHtml(v.map?.hands?.[i] ?? [])}</td>`;
+      paint(hand);
+      return [tr, hand];
+    }));
 
     // The drawn tile beside the board, in the chosen rotation.
     const drawn = $('drawn');
@@ -458,11 +481,17 @@ function play() {
     const selling = d?.type === 'sell_wine';
     const offMap = !!(placing && selected && v.map && cellAt(v.map.info, selected.pos) === '.');
     const fits = !!selected && rotationsAt(selected.pos).includes(selected.rotation);
-    /** @type {HTMLButtonElement} */ ($('confirm')).disabled = !((placing && selected) || ((following || selling) && focusTarget));
+    const confirmButton = /** @type {HTMLButtonElement} */ ($('confirm'));
+    confirmButton.disabled = !((placing && selected && fits) || ((following || selling) && focusTarget));
+    confirmButton.textContent = following && focusTarget
+      ? (focusTarget.startsWith('tollhouse@') ? 'Build the tollhouse (Enter)' : 'Put the meeple (Enter)')
+      : selling && focusTarget ? 'Sell (Enter)' : 'Place (Enter)';
+    $('cancel').hidden = !((following || selling) && focusTarget);
     const msgControls = d ? decisionControls(d, client.seat === v.active, send) : null;
     /** @type {HTMLButtonElement} */ ($('pass')).disabled = !mine || d?.type === 'choose_pawn' || d?.type === 'dispatch';
     // A Messages decision has its own buttons: the tile controls step aside while it is open.
-    $('hand').hidden = !!msgControls || v.finished;
+    // A spectator (no seat) gets no player's controls.
+    $('hand').hidden = !!msgControls || v.finished || client.seat === null;
     /** @type {HTMLButtonElement} */ ($('rotate-cw')).disabled = !placing;
     /** @type {HTMLButtonElement} */ ($('rotate-ccw')).disabled = !placing;
     $('fit-hint').textContent = placing && selected ? (offMap ? 'off the map' : fits ? 'fits here' : 'does not fit here') : '';
@@ -503,13 +532,17 @@ function play() {
         const b = document.createElement('button');
         b.textContent = targetWords(t);
         b.dataset.targetButton = t;
-        b.onclick = () => send({ type: 'place_meeple', target: t });
+        b.className = focusTarget === t ? 'focus' : '';
+        b.onclick = () => pickTarget(t);
         tl.append(b);
       }
       for (const p of d.tollhouse_targets ?? []) {
         const b = document.createElement('button');
-        b.textContent = `tollhouse at ${p.x},${p.y}`;
-        b.onclick = () => send({ type: 'place_tollhouse', pos: p });
+        const key = `tollhouse@${p.x},${p.y}`;
+        b.textContent = 'the tollhouse on this crossroads';
+        b.dataset.tollButton = `${p.x},${p.y}`;
+        b.className = focusTarget === key ? 'focus' : '';
+        b.onclick = () => pickTarget(key);
         tl.append(b);
       }
     }

@@ -226,6 +226,13 @@ export class Board {
         'data-rotation': rotation,
       }, [titled(`the drawn tile, turned ${rotation}°: click to turn`)]);
       if (d) g.appendChild(drawTile(d));
+      // Where it does not fit, the preview is tinted and crossed (not by colour alone).
+      if (!scene.fits) {
+        g.appendChild(el('g', { class: 'misfit-tint' }, [
+          el('rect', { x: -50, y: -50, width: 100, height: 100 }),
+          el('path', { d: 'M-30,-30 L30,30 M30,-30 L-30,30' }),
+        ]));
+      }
       g.addEventListener('click', () => !this.dragged && this.on.preview());
       w.appendChild(g);
     }

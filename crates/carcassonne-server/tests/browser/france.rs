@@ -226,8 +226,9 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
     red.screenshot("france-wine-sold").await;
 }
 
-/// Squares off the map or against a border print may be tried on the France map; the server
-/// refuses and the page says why in words (P1, P4), and nothing changes.
+/// Squares off the map or against a border print may be tried on the France map: the page says
+/// it does not fit there and offers no *Place*; sent anyway, the server refuses and the page says
+/// why in words (P1, P4), and nothing changes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn france_map_refused_placements_show_the_reason_in_words() {
     let Some((b, _data, server)) = browser_and_server().await else {
@@ -248,7 +249,18 @@ async fn france_map_refused_placements_show_the_reason_in_words() {
         text_of(&red, "document.getElementById('fit-hint').textContent").await,
         "off the map"
     );
-    red.click("#confirm").await;
+    // Place is off there; sent anyway (as another client could), the server says why.
+    assert_eq!(
+        red.eval("document.getElementById('confirm').disabled")
+            .await,
+        serde_json::json!(true)
+    );
+    red.eval(
+        "(() => { const s = document.querySelector('[data-preview]');
+           const [x, y] = s.dataset.preview.split(',').map(Number);
+           window.carcassonne.command({type: 'place_tile', pos: {x, y}, rotation: Number(s.dataset.rotation)}); })()",
+    )
+    .await;
     red.wait("!document.getElementById('error').hidden", "the error")
         .await;
     let text = text_of(&red, "document.getElementById('error').textContent").await;
@@ -277,7 +289,17 @@ async fn france_map_refused_placements_show_the_reason_in_words() {
         text_of(&blue, "document.getElementById('fit-hint').textContent").await,
         "does not fit here"
     );
-    blue.click("#confirm").await;
+    assert_eq!(
+        blue.eval("document.getElementById('confirm').disabled")
+            .await,
+        serde_json::json!(true)
+    );
+    blue.eval(
+        "(() => { const s = document.querySelector('[data-preview]');
+           const [x, y] = s.dataset.preview.split(',').map(Number);
+           window.carcassonne.command({type: 'place_tile', pos: {x, y}, rotation: Number(s.dataset.rotation)}); })()",
+    )
+    .await;
     blue.wait("!document.getElementById('error').hidden", "the error")
         .await;
     let text = text_of(&blue, "document.getElementById('error').textContent").await;

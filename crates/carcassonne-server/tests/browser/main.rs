@@ -26,6 +26,7 @@ mod chat;
 mod clocks;
 mod csp;
 mod end;
+mod fits;
 mod france;
 mod happened;
 mod history;

@@ -222,7 +222,18 @@ async fn refused_command_shows_the_servers_error_in_words() {
             .await,
         json!("does not fit here")
     );
-    red.click("#confirm").await;
+    // Place is off there; sent anyway (as another client could), the server judges.
+    assert_eq!(
+        red.eval("document.getElementById('confirm').disabled")
+            .await,
+        json!(true)
+    );
+    red.eval(
+        "(() => { const s = document.querySelector('[data-preview]');
+           const [x, y] = s.dataset.preview.split(',').map(Number);
+           window.carcassonne.command({type: 'place_tile', pos: {x, y}, rotation: Number(s.dataset.rotation)}); })()",
+    )
+    .await;
     red.wait("!document.getElementById('error').hidden", "the error")
         .await;
     let text = red
