@@ -4,7 +4,7 @@
 import { MatchClient } from './conn.js';
 import { Board, FLASH_MS } from './board.js';
 import { drawTile, el, segmentAnchor, titled } from './tiles.js';
-import { COLOURS, DISPATCHES, GRAPES, REFUSALS, cap, chipWords, targetWords, wines } from './words.js';
+import { COLOURS, DISPATCHES, GRAPES, cap, chipWords, playerNaming, refusalWords, targetWords, tileWords, wines } from './words.js';
 import { cellAt } from './map.js';
 import { countdown, decisionControls, deadlines, drawTrack, pawnsHtml, tick } from './messages.js';
 import { clockSpan, clocks, isAway, tickClocks } from './clocks.js';
@@ -172,9 +172,7 @@ function play() {
     refused: (err) => {
       // The "I'm back" command only needs to reach the server; its refusal (out of turn) is expected.
       if (err.id !== undefined && err.id === backId) return;
-      const rule = err.rule ? ` (rule ${err.rule})` : '';
-      const words = err.rule_code ? REFUSALS[err.rule_code] : undefined;
-      showError(`${words ? `${words} ` : ''}The server refused: ${err.message}${rule}`);
+      showError(refusalWords(err));
     },
     chat: (line) => chat.live(line),
     status: (s) => {
@@ -195,6 +193,7 @@ function play() {
     matchId: () => client.matchId,
     colours: () => (client.view ? client.view.players.map((p) => p.colour) : []),
     credentials,
+    naming: playerNaming((id) => designs.get(id)),
     changed: () => render(),
   });
   const chat = new ChatPanel(client, credentials);
@@ -473,7 +472,7 @@ function play() {
       svg.appendChild(el('g', { transform: `rotate(${rot})` }, [drawTile(dd)]));
       drawn.appendChild(svg);
     }
-    $('drawn-name').textContent = v.drawn ? `${v.drawn}, turned ${rot}°` : 'no tile drawn';
+    $('drawn-name').textContent = dd ? `${cap(tileWords(dd))}, turned ${rot}°` : 'no tile drawn';
     $('drawn-name').dataset.rotation = String(rot);
 
     const placing = d?.type === 'place_tile';

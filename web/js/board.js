@@ -4,7 +4,7 @@
 // Pans with a drag, zooms with the wheel or the +/- buttons; fits itself until the user moves it.
 
 import { el, drawTile, segmentAnchor, segmentOf, rotate, titled } from './tiles.js';
-import { COLOURS, targetWords } from './words.js';
+import { COLOURS, targetWords, tileWords } from './words.js';
 import { drawMap } from './map.js';
 
 /**
@@ -178,7 +178,7 @@ export class Board {
         class: 'placed',
       });
       if (d) g.appendChild(drawTile(d));
-      g.appendChild(titled(`${tv.tile} at ${key}, turned ${tv.rotation}°`));
+      g.appendChild(titled(tileWords(d)));
       w.appendChild(g);
     }
     // Each player's last tile, outlined in their colour, with their letter (not by colour alone).
@@ -197,7 +197,7 @@ export class Board {
     for (const c of view.map?.chips ?? []) {
       w.appendChild(el('g', { class: 'chip', 'data-chip': `${c.x},${c.y}`, transform: `translate(${c.x * U + 24},${-c.y * U - 24})` }, [
         el('circle', { r: 14 }), el('text', { y: 6 }, [textNode('?')]),
-        titled(`a chip lies face down at ${c.x},${c.y}`),
+        titled('a chip lies face down here'),
       ]));
     }
     if (scene.selected && !scene.legal.some((p) => p.pos.x === scene.selected?.pos.x && p.pos.y === scene.selected.pos.y)) {
@@ -212,7 +212,7 @@ export class Board {
         class: `legal${sel ? ' selected' : ''}${scene.mine ? '' : ' theirs'}`,
         'data-legal': key,
         tabindex: -1,
-      }, [titled(`legal square ${key}`)]);
+      }, [titled('the tile fits here')]);
       if (scene.mine) r.addEventListener('click', () => !this.dragged && this.on.square(pl.pos));
       w.appendChild(r);
     }
@@ -289,7 +289,7 @@ export class Board {
           'data-toll-target': key,
           transform: `translate(${tp.x * U + 22},${-tp.y * U + 22})`,
         }, [el('rect', { x: -11, y: -11, width: 22, height: 22, rx: 3 }), el('text', { y: 6 }, [textNode('T')]),
-          titled(`put the tollhouse on the crossroads at ${key}`)]);
+          titled('put the tollhouse on this crossroads')]);
         if (scene.mine) g.addEventListener('click', () => !this.dragged && this.on.tollhouse(tp));
         w.appendChild(g);
       }

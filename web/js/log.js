@@ -13,6 +13,7 @@ import { cap, eventWords } from './words.js';
  * @typedef {import('./proto').Colour} Colour
  * @typedef {import('./proto').Pos} Pos
  * @typedef {{token?: string|null, inviteCode?: string|null}} Credentials
+ * @typedef {import('./words.js').Naming} Naming
  */
 
 /** Moves per page read from the server. */
@@ -51,7 +52,7 @@ export function serverMoveWords(why, who) {
 export class LogPanel {
   /**
    * @param {HTMLOListElement} list
-   * @param {{matchId: () => string|null, colours: () => Colour[], credentials: Credentials, changed: () => void}} opts
+   * @param {{matchId: () => string|null, colours: () => Colour[], credentials: Credentials, naming: Naming, changed: () => void}} opts
    */
   constructor(list, opts) {
     this.list = list;
@@ -172,7 +173,7 @@ export class LogPanel {
         items.push(li);
       }
       for (const [i, e] of entry.events.entries()) {
-        const line = eventWords(e, colours, entry.events.slice(0, i));
+        const line = eventWords(e, colours, entry.events.slice(0, i), this.opts.naming);
         if (!line) continue;
         const li = document.createElement('li');
         li.dataset.seq = String(entry.seq);

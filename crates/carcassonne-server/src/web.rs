@@ -38,6 +38,7 @@ assets!(
     "style.css",
     "admin.html",
     "admin.css",
+    "favicon.svg",
     "js/admin.js",
     "js/app.js",
     "js/board.js",

@@ -180,7 +180,7 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
     assert_eq!(hand, "B2 light blue wine");
     let log = text_of(&blue, "document.getElementById('log').textContent").await;
     assert!(
-        log.contains("Red takes a light blue chip worth 2 at 15,11: +2."),
+        log.contains("Red takes a light blue chip worth 2: +2."),
         "log: {log}"
     );
     assert_eq!(page_scores(&blue).await, vec![2, 0]);
@@ -213,7 +213,7 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
         created.match_id,
         &pages,
         seq + 3,
-        "Red sells a light blue wine (light blue 2) to Colmar at 15,10: +9.",
+        "Red sells a light blue wine (light blue 2) to Colmar: +9.",
         11, // 2 for the chip, 9 for the wine
     )
     .await;
@@ -360,7 +360,7 @@ async fn france_map_wine_sold_abroad_by_clicking() {
         created.match_id,
         &pages,
         seq + 3,
-        "Red sells a light blue wine (light blue 2) abroad at 16,11: +5.",
+        "Red sells a light blue wine (light blue 2) abroad: +5.",
         7, // 2 for the chip, 5 for the wine abroad
     )
     .await;

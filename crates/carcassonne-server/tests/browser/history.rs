@@ -175,9 +175,32 @@ async fn the_log_scrolls_through_a_whole_game() {
         "a whole game is longer than the panel"
     );
     let last = log_lines(&watcher).await;
+    // In the players' words: colours, no squares, no tile ids, no code.
+    let internal = regex_free(&last);
+    assert!(internal.is_empty(), "lines with internals: {internal:?}");
     assert!(
         last.last().is_some_and(|(_, t)| t.starts_with("Game over")),
         "{:?}",
         last.last()
     );
+}
+
+/// The lines that name a square (`3,-1`), a tile id (`base/U`), a seat number or code (a
+/// backtick).
+fn regex_free(lines: &[(u64, String)]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|(_, t)| t)
+        .filter(|t| {
+            let square = t.as_bytes().windows(3).any(|w| {
+                w[0].is_ascii_digit() && w[1] == b',' && (w[2].is_ascii_digit() || w[2] == b'-')
+            });
+            square
+                || t.contains('/')
+                || t.contains('`')
+                || t.contains("player ")
+                || t.contains("seat")
+        })
+        .cloned()
+        .collect()
 }
