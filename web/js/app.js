@@ -234,7 +234,22 @@ function play() {
       else if (e.type === 'toll_raised') show(e.road, e.points, [e.player]);
       else if (e.type === 'chip_taken' || e.type === 'wine_sold') show(e.pos, e.points, [e.player]);
     }
-    setTimeout(render, FLASH_MS + 50);
+    unmarkLater();
+  }
+  /** @type {ReturnType<typeof setTimeout>|null} */
+  let flashTimer = null;
+
+  /** One redraw when the next score marks are due to go, however many scorings come meanwhile. */
+  function unmarkLater() {
+    if (scoredUntil.size === 0 || flashTimer !== null) return;
+    const next = Math.min(...scoredUntil.values());
+    flashTimer = setTimeout(() => {
+      flashTimer = null;
+      const now = Date.now();
+      for (const [p, until] of scoredUntil) if (until <= now) scoredUntil.delete(p);
+      render();
+      unmarkLater();
+    }, Math.max(0, next - Date.now()) + 50);
   }
 
   /** @param {string|null} msg */

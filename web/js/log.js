@@ -65,6 +65,7 @@ export class LogPanel {
     this.before = null;
     /** Whether the first page was asked for. */
     this.started = false;
+    this.syncing = false;
     this.loading = false;
     /** @type {Map<number, Pos>} each seat's last placed tile */
     this.lastTiles = new Map();
@@ -80,14 +81,21 @@ export class LogPanel {
    * @param {number} seq
    */
   async sync(seq) {
-    if (this.newest !== null && this.newest >= seq) return;
-    const first = !this.started;
-    this.started = true;
-    const have = this.newest ?? -1;
-    const page = await this.fetch(seq + 1, first ? PAGE : Math.min(PAGE, seq - have));
-    if (!page) return;
-    if (first) this.before = page.before ?? null;
-    this.merge(page.entries.filter((e) => e.seq > have));
+    // One read at a time: a diff that comes meanwhile is merged live, and the read's page
+    // fills in before it.
+    if (this.syncing || (this.newest !== null && this.newest >= seq)) return;
+    this.syncing = true;
+    try {
+      const first = !this.started;
+      this.started = true;
+      const have = first ? -1 : (this.newest ?? -1);
+      const page = await this.fetch(seq + 1, first ? PAGE : Math.min(PAGE, seq - have));
+      if (!page) return;
+      if (first) this.before = page.before ?? null;
+      this.merge(page.entries);
+    } finally {
+      this.syncing = false;
+    }
   }
 
   /** Reads the page before the oldest entry shown, keeping the scroll position. */
@@ -132,32 +140,46 @@ export class LogPanel {
     /** @type {number|undefined} */
     let seat;
     for (const e of events) if ('player' in e && seat === undefined) seat = e.player;
-    this.merge([{ seq, seat, by_server: byServer ?? undefined, events }]);
+    this.merge([{ seq, seat, by_server: byServer ?? undefined, events }], false);
   }
 
-  /** @param {LogEntry[]} entries */
-  merge(entries) {
-    let added = false;
-    for (const e of entries) {
-      if (this.entries.has(e.seq)) continue;
+  /**
+   * Adds entries: newer ones (a live diff) are appended, anything else redraws the list.
+   * @param {LogEntry[]} entries
+   * @param {boolean} [notify] tell the page (a live diff's own render follows anyway)
+   */
+  merge(entries, notify = true) {
+    const fresh = entries.filter((e) => !this.entries.has(e.seq)).sort((a, b) => a.seq - b.seq);
+    if (fresh.length === 0) return;
+    const appended = this.newest !== null && fresh[0].seq > this.newest;
+    for (const e of fresh) {
       this.entries.set(e.seq, e);
-      added = true;
       if (this.newest === null || e.seq > this.newest) this.newest = e.seq;
     }
-    if (!added) return;
-    this.lastTiles.clear();
-    const ordered = [...this.entries.values()].sort((a, b) => a.seq - b.seq);
-    for (const entry of ordered) {
-      for (const e of entry.events) if (e.type === 'tile_placed') this.lastTiles.set(e.player, e.pos);
+    const atBottom = this.list.scrollTop + this.list.clientHeight >= this.list.scrollHeight - 8;
+    if (appended) {
+      for (const entry of fresh) {
+        for (const e of entry.events) if (e.type === 'tile_placed') this.lastTiles.set(e.player, e.pos);
+      }
+      this.list.append(...this.items(fresh));
+    } else {
+      this.lastTiles.clear();
+      const ordered = [...this.entries.values()].sort((a, b) => a.seq - b.seq);
+      for (const entry of ordered) {
+        for (const e of entry.events) if (e.type === 'tile_placed') this.lastTiles.set(e.player, e.pos);
+      }
+      this.list.replaceChildren(...this.items(ordered));
     }
-    this.render(ordered);
-    this.opts.changed();
+    if (atBottom || !this.rendered) this.list.scrollTop = this.list.scrollHeight;
+    this.rendered = true;
+    if (notify) this.opts.changed();
   }
 
-  /** @param {LogEntry[]} ordered */
-  render(ordered) {
-    const list = this.list;
-    const atBottom = list.scrollTop + list.clientHeight >= list.scrollHeight - 8;
+  /**
+   * The lines of some entries, in seq order.
+   * @param {LogEntry[]} ordered
+   */
+  items(ordered) {
     const colours = this.opts.colours();
     /** @param {number} p */
     const who = (p) => cap(colours[p] ?? `player ${p + 1}`);
@@ -182,8 +204,6 @@ export class LogPanel {
         items.push(li);
       }
     }
-    list.replaceChildren(...items);
-    if (atBottom || !this.rendered) list.scrollTop = list.scrollHeight;
-    this.rendered = true;
+    return items;
   }
 }
