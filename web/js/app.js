@@ -427,6 +427,8 @@ function play() {
     $('pile').textContent = String(v.pile_size);
     $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
+    // What a page shows once it has a view (a refused link shows only the refusal).
+    for (const id of ['chat', 'players-wrap', 'pile-row']) $(id).hidden = false;
     renderEnd($('end'), v, client.seat, names);
     paint($('end'));
 
@@ -517,7 +519,7 @@ function play() {
         ? `${extraTile ? 'Dispatch 4, the extra tile: p' : 'P'}ick a highlighted square (N cycles), turn the tile (R), place it (Enter).`
         : selling
           ? 'Sell a wine: pick a sale (click, or N and Enter), or Pass (S) to keep your chips.'
-          : 'Click a circle to put a meeple there, a T for the tollhouse, or Pass (S).';
+          : 'Click a circle for a meeple (or a T for the tollhouse), then confirm it (Enter); or Pass (S).';
 
     // Meeple and tollhouse targets as buttons too, for keyboards and screen readers.
     const tl = $('targets');

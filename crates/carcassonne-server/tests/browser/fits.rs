@@ -236,3 +236,28 @@ async fn place_waits_for_a_fit_and_a_meeple_for_a_confirmation() {
         json!([true, false])
     );
 }
+
+/// A seat link the server refuses: the page says so in words and offers no player's controls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_seat_link_shows_words_and_no_controls() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    let p = b.page(390, 844).await;
+    p.viewport(390, 844, true).await;
+    p.goto(&format!("{}/#token=not-a-seat-token", server.http()))
+        .await;
+    p.wait("!document.getElementById('error').hidden", "the refusal")
+        .await;
+    assert_eq!(
+        text_of(&p, "document.getElementById('error').textContent").await,
+        "This seat link is not valid: check that it was copied whole."
+    );
+    assert_eq!(
+        p.eval("['confirm', 'pass', 'rotate-cw', 'chat-form'].filter(id => document.getElementById(id).getClientRects().length > 0)")
+            .await,
+        json!([]),
+        "no player's controls"
+    );
+    p.screenshot("refused-seat-link").await;
+}
