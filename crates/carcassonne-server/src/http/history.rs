@@ -8,12 +8,13 @@
 //! events are replayed from it here. A player reads the table's chat, a spectator both channels,
 //! as on the WebSocket.
 
-use super::admin::{load_row, page_limit, parse_setup, query, store_failed};
+use super::admin::{page_limit, parse_setup, query};
 use super::error::ApiError;
 use super::extract::MatchId;
 use super::openapi::{ErrorBodyDoc, MatchChatDoc, MatchLogDoc};
 use crate::access::{self, Watcher};
 use crate::state::Shared;
+use crate::store::MatchRow;
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -40,9 +41,30 @@ pub(super) struct Page {
     limit: Option<u32>,
 }
 
-/// Who reads: the seat they hold in this match, if any.
+/// Who reads: the seat they hold in this match, if any; and the match as stored.
 struct Reader {
     seat: Option<u8>,
+    row: MatchRow,
+}
+
+fn store_failed(e: impl std::fmt::Display) -> ApiError {
+    error!(error = %e, "history: the store failed");
+    ApiError::internal("the store failed")
+}
+
+async fn load_row(shared: &Shared, id: Uuid) -> Result<MatchRow, ApiError> {
+    shared
+        .store
+        .load_match(id)
+        .await
+        .map_err(store_failed)?
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::UnknownMatch,
+                "no such match",
+            )
+        })
 }
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -51,7 +73,7 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// The asker's seat in the match and whether they may watch it (403 `invite_required` when not).
 async fn reader(shared: &Shared, headers: &HeaderMap, id: Uuid) -> Result<Reader, ApiError> {
-    load_row(shared, id).await?;
+    let row = load_row(shared, id).await?;
     let mut seat = None;
     if let Some(token) = header(headers, SEAT_TOKEN_HEADER)
         && let Some((m, s)) = access::seat_for_token(&shared.store, token)
@@ -88,7 +110,7 @@ async fn reader(shared: &Shared, headers: &HeaderMap, id: Uuid) -> Result<Reader
             "a private match's history is read with its invite code, a seat token or a player's session",
         ));
     }
-    Ok(Reader { seat })
+    Ok(Reader { seat, row })
 }
 
 /// `GET /api/matches/{id}/log`.
@@ -119,7 +141,7 @@ pub(super) async fn log(
 ) -> Result<Json<MatchLog>, ApiError> {
     let q = query(q)?;
     let limit = u64::from(page_limit(q.limit, MAX_HISTORY_PAGE, MAX_HISTORY_PAGE)?);
-    reader(&shared, &headers, id).await?;
+    let reader = reader(&shared, &headers, id).await?;
     // Seqs have no holes: the page is `after < seq < before`, or the newest `limit` moves.
     let records = match q.before {
         Some(before) => {
@@ -137,7 +159,7 @@ pub(super) async fn log(
     let first = records.first().map_or(q.before.unwrap_or(1), |r| r.seq);
     let mut entries = Vec::with_capacity(records.len() + 1);
     if first <= 1 && q.before != Some(0) {
-        entries.push(opening(&shared, id).await?);
+        entries.push(opening(&reader.row).await?);
     }
     for r in records {
         let events: Vec<Event> = serde_json::from_str(&r.events).map_err(|e| {
@@ -160,8 +182,7 @@ pub(super) async fn log(
 
 /// The opening's events (seq 0), replayed from the stored setup: the setup holds the seed, its
 /// events only what every player saw.
-async fn opening(shared: &Shared, id: Uuid) -> Result<LogEntry, ApiError> {
-    let row = load_row(shared, id).await?;
+async fn opening(row: &MatchRow) -> Result<LogEntry, ApiError> {
     let setup = parse_setup(&row.setup)?;
     let started = tokio::task::spawn_blocking(move || rules::Game::start(setup).map(|(_, e)| e))
         .await

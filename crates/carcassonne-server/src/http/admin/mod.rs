@@ -117,7 +117,7 @@ impl FromRequestParts<Arc<Shared>> for Admin {
 
 // Helpers.
 
-pub(in crate::http) fn store_failed(e: impl std::fmt::Display) -> ApiError {
+fn store_failed(e: impl std::fmt::Display) -> ApiError {
     error!(error = %e, "admin: the store failed");
     ApiError::internal("the store failed")
 }
@@ -176,7 +176,7 @@ pub(in crate::http) fn parse_setup(setup: &str) -> Result<Setup, ApiError> {
     })
 }
 
-pub(in crate::http) async fn load_row(shared: &Shared, id: Uuid) -> Result<MatchRow, ApiError> {
+async fn load_row(shared: &Shared, id: Uuid) -> Result<MatchRow, ApiError> {
     shared
         .store
         .load_match(id)
