@@ -184,7 +184,9 @@ function play() {
             ? 'reconnecting…'
             : s === 'signed_out'
               ? 'signed out: this session was revoked; log in again in the lobby'
-              : 'connecting…';
+              : s === 'refused'
+                ? 'not joined'
+                : 'connecting…';
     },
   });
   // For tests and the curious: the exact state the page shows.
@@ -428,7 +430,7 @@ function play() {
     $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
     // What a page shows once it has a view (a refused link shows only the refusal).
-    for (const id of ['chat', 'players-wrap', 'pile-row']) $(id).hidden = false;
+    for (const id of ['chat', 'players-wrap', 'pile-row', 'events', 'zoom']) $(id).hidden = false;
     renderEnd($('end'), v, client.seat, names);
     paint($('end'));
 

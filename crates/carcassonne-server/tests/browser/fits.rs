@@ -254,6 +254,10 @@ async fn a_refused_seat_link_shows_words_and_no_controls() {
         "This seat link is not valid: check that it was copied whole."
     );
     assert_eq!(
+        text_of(&p, "document.getElementById('status').textContent").await,
+        "not joined"
+    );
+    assert_eq!(
         p.eval("['confirm', 'pass', 'rotate-cw', 'chat-form'].filter(id => document.getElementById(id).getClientRects().length > 0)")
             .await,
         json!([]),
