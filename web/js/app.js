@@ -2,13 +2,15 @@
 // watch a match by id (/watch/ID), or create a test match; then play with the mouse or keyboard.
 
 import { MatchClient } from './conn.js';
-import { Board } from './board.js';
+import { Board, FLASH_MS } from './board.js';
 import { drawTile, el, segmentAnchor, titled } from './tiles.js';
-import { COLOURS, DISPATCHES, GRAPES, REFUSALS, cap, chipWords, eventWords, targetWords, wines } from './words.js';
+import { COLOURS, DISPATCHES, GRAPES, cap, chipWords, playerNaming, refusalWords, targetWords, tileWords, wines } from './words.js';
 import { cellAt } from './map.js';
 import { countdown, decisionControls, deadlines, drawTrack, pawnsHtml, tick } from './messages.js';
 import { clockSpan, clocks, isAway, tickClocks } from './clocks.js';
 import { renderEnd } from './end.js';
+import { LogPanel } from './log.js';
+import { ChatPanel } from './chat.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -140,29 +142,24 @@ function play() {
   let selected = null;
   /** @type {string|null} keyboard focus among the targets of phase 2 */
   let focusTarget = null;
-  /** @type {string[]} */
-  const log = [];
   /** Dispatch 4 (M11) is being carried out: the tile to place now is its extra tile. */
   let extraTile = false;
   /** The Messages decision whose buttons were last shown, to focus its first button once. */
   let shownDecision = '';
 
-  /** @type {number|null} the seq of the last snapshot logged */
-  let snapSeq = null;
+  const credentials = { token, inviteCode };
   const client = new MatchClient({ ws, token, matchId: watchId ?? seatMatch, takeSeat: !!seatMatch, inviteCode }, {
     state: () => {
-      if (client.view && client.seq !== null && snapSeq === null) {
-        log.push(`Joined at seq ${client.seq}, turn ${client.view.turn}.`);
-        snapSeq = client.seq;
+      // The whole history up to the view (once; after a fresh snapshot, what the log lacks).
+      if (client.view && client.seq !== null) {
+        void logPanel.sync(client.seq);
+        void chat.start();
       }
       render();
     },
-    events: (events, seq) => {
-      const colours = client.view ? client.view.players.map((p) => p.colour) : [];
-      for (const [i, e] of events.entries()) {
-        const line = eventWords(e, colours, events.slice(0, i));
-        if (line) log.push(line);
-      }
+    events: (events, seq, byServer) => {
+      logPanel.live(seq, events, byServer);
+      flashScores(events);
       if (events.some((e) => e.type === 'tile_placed' || e.type === 'turn_started')) selected = null;
       for (const e of events) {
         if (e.type === 'dispatch_resolved' && e.dispatch === 4 && e.action) extraTile = true;
@@ -175,38 +172,9 @@ function play() {
     refused: (err) => {
       // The "I'm back" command only needs to reach the server; its refusal (out of turn) is expected.
       if (err.id !== undefined && err.id === backId) return;
-      const rule = err.rule ? ` (rule ${err.rule})` : '';
-      const words = err.rule_code ? REFUSALS[err.rule_code] : undefined;
-      showError(`${words ? `${words} ` : ''}The server refused: ${err.message}${rule}`);
+      showError(refusalWords(err));
     },
-    chat: (line) => {
-      const colours = client.view ? client.view.players.map((p) => p.colour) : [];
-      const seat = line.from.seat;
-      const who = line.from.name ?? (seat !== undefined && seat !== null ? cap(colours[seat] ?? `seat ${seat}`) : 'someone');
-      const li = document.createElement('li');
-      li.dataset.channel = line.channel;
-      const key = speakerKey(line);
-      li.dataset.speaker = key;
-      const b = document.createElement('b');
-      b.textContent = line.channel === 'spectators' ? `${who} (watching): ` : `${who}: `;
-      li.append(b, line.text); // text, never HTML
-      // Anyone but oneself can be muted (for this page only; the server stops sending their lines).
-      const mine = seat !== undefined && seat !== null && seat === client.seat;
-      if (!mine && key) {
-        const m = document.createElement('button');
-        m.type = 'button';
-        m.className = 'mute';
-        // Labelled, not worded: the line's text stays what was said (the word is drawn by CSS).
-        m.setAttribute('aria-label', `Mute ${who}`);
-        m.title = `Mute ${who}`;
-        m.addEventListener('click', () => muteSpeaker(line, who, true));
-        li.append(m);
-      }
-      const list = $('chat-log');
-      list.append(li);
-      while (list.children.length > 200) list.firstElementChild?.remove();
-      list.scrollTop = list.scrollHeight;
-    },
+    chat: (line) => chat.live(line),
     status: (s) => {
       document.body.dataset.status = s;
       $('status').textContent =
@@ -216,17 +184,27 @@ function play() {
             ? 'reconnecting…'
             : s === 'signed_out'
               ? 'signed out: this session was revoked; log in again in the lobby'
-              : 'connecting…';
+              : s === 'refused'
+                ? 'not joined'
+                : 'connecting…';
     },
   });
   // For tests and the curious: the exact state the page shows.
   /** @type {any} */ (window).carcassonne = client;
+  const logPanel = new LogPanel(/** @type {HTMLOListElement} */ ($('log')), {
+    matchId: () => client.matchId,
+    colours: () => (client.view ? client.view.players.map((p) => p.colour) : []),
+    credentials,
+    naming: playerNaming((id) => designs.get(id)),
+    changed: () => render(),
+  });
+  const chat = new ChatPanel(client, credentials);
 
   const board = new Board(/** @type {SVGSVGElement} */ (/** @type {unknown} */ ($('board'))), designs, {
     square: (pos) => select(pos),
     preview: () => turn(1),
-    meeple: (t) => send({ type: 'place_meeple', target: t }),
-    tollhouse: (pos) => send({ type: 'place_tollhouse', pos }),
+    meeple: (t) => pickTarget(t),
+    tollhouse: (pos) => pickTarget(`tollhouse@${pos.x},${pos.y}`),
     pick: (key) => /** @type {HTMLButtonElement|null} */ ($('targets').querySelector(`[data-key="dispatch:${key}"]`))?.click(),
   });
 
@@ -236,49 +214,45 @@ function play() {
   /** Clicked "I'm back": the view lists the player as away until their next accepted command. */
   let cameBack = false;
 
-  /**
-   * Who said a line, as a mute key: their account, else their seat.
-   * @param {import('./proto').ChatLine} line
-   */
-  function speakerKey(line) {
-    if (line.from.account_id) return `a:${line.from.account_id}`;
-    if (line.from.seat !== undefined && line.from.seat !== null && line.match_id) return `s:${line.match_id}:${line.from.seat}`;
-    return '';
-  }
+  /** @type {Map<number, number>} the players who just scored, until when their score is marked */
+  const scoredUntil = new Map();
 
   /**
-   * Mutes or unmutes a speaker: the server stops sending their lines to this page, the lines
-   * shown go, and the muted list offers to unmute.
-   * @param {import('./proto').ChatLine} line
-   * @param {string} who
-   * @param {boolean} on
+   * What just scored, flashed on the board and beside the scores.
+   * @param {import('./proto').Event[]} events
    */
-  function muteSpeaker(line, who, on) {
-    const key = speakerKey(line);
-    const target = line.from.account_id
-      ? { account_id: line.from.account_id }
-      : { match_id: line.match_id ?? undefined, seat: line.from.seat ?? undefined };
-    client.mute(key, target, on);
-    const muted = $('chat-muted');
-    muted.querySelector(`[data-speaker="${CSS.escape(key)}"]`)?.remove();
-    if (on) {
-      for (const li of $('chat-log').querySelectorAll(`li[data-speaker="${CSS.escape(key)}"]`)) li.remove();
-      const u = document.createElement('button');
-      u.type = 'button';
-      u.dataset.speaker = key;
-      u.textContent = `unmute ${who}`;
-      u.addEventListener('click', () => muteSpeaker(line, who, false));
-      muted.append(u);
+  function flashScores(events) {
+    const v = client.view;
+    if (!v) return;
+    /** @param {Pos} pos @param {number} points @param {number[]} players */
+    const show = (pos, points, players) => {
+      if (points <= 0 || players.length === 0) return;
+      const colour = v.players[players[0]]?.colour;
+      if (colour) board.flash(pos, `+${points}`, colour);
+      for (const p of players) scoredUntil.set(p, Date.now() + FLASH_MS);
+    };
+    for (const e of events) {
+      if (e.type === 'feature_scored' || e.type === 'field_scored') show(e.pos, e.points, e.winners);
+      else if (e.type === 'toll_raised') show(e.road, e.points, [e.player]);
+      else if (e.type === 'chip_taken' || e.type === 'wine_sold') show(e.pos, e.points, [e.player]);
     }
-    muted.hidden = muted.children.length === 0;
+    unmarkLater();
   }
+  /** @type {ReturnType<typeof setTimeout>|null} */
+  let flashTimer = null;
 
-  $('chat-form').addEventListener('submit', (e) => {
-    e.preventDefault();
-    const input = /** @type {HTMLInputElement} */ ($('chat-text'));
-    const text = input.value.trim();
-    if (text && client.chat(text)) input.value = '';
-  });
+  /** One redraw when the next score marks are due to go, however many scorings come meanwhile. */
+  function unmarkLater() {
+    if (scoredUntil.size === 0 || flashTimer !== null) return;
+    const next = Math.min(...scoredUntil.values());
+    flashTimer = setTimeout(() => {
+      flashTimer = null;
+      const now = Date.now();
+      for (const [p, until] of scoredUntil) if (until <= now) scoredUntil.delete(p);
+      render();
+      unmarkLater();
+    }, Math.max(0, next - Date.now()) + 50);
+  }
 
   /** @param {string|null} msg */
   function showError(msg) {
@@ -360,10 +334,21 @@ function play() {
     render();
   }
 
+  /**
+   * A meeple or tollhouse target picked (a click, a button): shown, and put only once confirmed.
+   * @param {string|null} key
+   */
+  function pickTarget(key) {
+    focusTarget = key;
+    render();
+  }
+
   function confirm() {
     const d = myDecision();
     if (!d) return;
     if (d.type === 'place_tile' && selected) {
+      // A tile that does not fit there is not sent: the page says why beside the buttons.
+      if (!rotationsAt(selected.pos).includes(selected.rotation)) return;
       send({ type: 'place_tile', pos: selected.pos, rotation: selected.rotation });
     } else if (d.type === 'place_follower' && focusTarget) {
       if (focusTarget.startsWith('tollhouse@')) {
@@ -379,6 +364,7 @@ function play() {
   $('rotate-cw').addEventListener('click', () => turn(1));
   $('rotate-ccw').addEventListener('click', () => turn(-1));
   $('confirm').addEventListener('click', confirm);
+  $('cancel').addEventListener('click', () => pickTarget(null));
   $('pass').addEventListener('click', () => send({ type: 'pass' }));
   $('zoom-in').addEventListener('click', () => board.zoom(1.25));
   $('zoom-out').addEventListener('click', () => board.zoom(0.8));
@@ -414,6 +400,7 @@ function play() {
     else if (k === 'n' && msg) cycleButtons(e.shiftKey ? -1 : 1);
     else if (k === 'n') (d?.type === 'place_follower' || d?.type === 'sell_wine' ? cycleTarget : cycleSquare)(e.shiftKey ? -1 : 1);
     else if (k === 'enter') confirm();
+    else if (k === 'escape') pickTarget(null);
     else if (k === 's') send({ type: 'pass' });
     else if (k === '+' || k === '=') board.zoom(1.25);
     else if (k === '-') board.zoom(0.8);
@@ -442,6 +429,8 @@ function play() {
     $('pile').textContent = String(v.pile_size);
     $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
+    // What a page shows once it has a view (a refused link shows only the refusal).
+    for (const id of ['chat', 'players-wrap', 'pile-row', 'events', 'zoom']) $(id).hidden = false;
     renderEnd($('end'), v, client.seat, names);
     paint($('end'));
 
@@ -453,11 +442,11 @@ function play() {
       tr.dataset.player = p.colour;
       if (i === v.active && !v.finished) tr.className = 'active';
       const sw = `<span class="swatch" data-fill="${c.fill}" data-ink="${c.ink}">${c.letter}</span>`;
-      const toll = p.tollhouse ? `${p.tollhouse.value} at ${p.tollhouse.pos.x},${p.tollhouse.pos.y}` : '–';
-      tr.innerHTML = `<td>${sw} <span class="name"></span></td><td class="score">${p.score}</td><td class="meeples">${p.meeples}</td>` +
+      const toll = p.tollhouse ? String(p.tollhouse.value) : '–';
+      const scored = (scoredUntil.get(i) ?? 0) > Date.now() ? ' scored' : '';
+      tr.innerHTML = `<td>${sw} <span class="name"></span></td><td class="score${scored}">${p.score}</td><td class="meeples">${p.meeples}</td>` +
         (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '') +
-        (pawns.length ? `<td class="pawns" data-scoring="${pawns[i]?.scoring}" data-messenger="${pawns[i]?.messenger}">${pawns[i] ? pawnsHtml(pawns[i]) : ''}</td>` : '') +
-        (chips ? `<td class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</td>` : '');
+        (pawns.length ? `<td class="pawns" data-scoring="${pawns[i]?.scoring}" data-messenger="${pawns[i]?.messenger}">${pawns[i] ? pawnsHtml(pawns[i]) : ''}</td>` : '');
       // A name is the player's own text: set as text, never as markup.
       const name = /** @type {HTMLElement} */ (tr.querySelector('.name'));
       name.textContent = names[i] + (v.names?.[i] ? ` (${cap(p.colour)})` : '');
@@ -470,16 +459,27 @@ function play() {
       if (!c) return;
       const td = document.createElement('td');
       td.append(clockSpan(c, isAway(v, i)));
-      tr.append(td);
+      // Beside the score: on a narrow screen the clocks stay in view.
+      tr.querySelector('.score')?.after(td);
     });
     $('clock-head').hidden = cs.length === 0;
     const away = client.seat !== null && isAway(v, client.seat);
     if (!away) cameBack = false;
     $('away-row').hidden = !away || cameBack || v.finished;
     $('toll-head').hidden = !v.modules.tollkeepers;
-    $('chips-head').hidden = !chips;
+    $('chips-head').hidden = true;
     $('pawns-head').hidden = !pawns.length;
-    $('players').replaceChildren(...rows);
+    // A hand of chips goes on a line of its own under its player: the table stays narrow.
+    $('players').replaceChildren(...rows.flatMap((tr, i) => {
+      if (!chips) return [tr];
+      const hand = document.createElement('tr');
+      hand.className = 'hand-row';
+      hand.dataset.player = v.players[i].colour;
+      if (tr.classList.contains('active')) hand.classList.add('active');
+      hand.innerHTML = `<td class="chips" colspan="${tr.cells.length}">${handHtml(v.map?.hands?.[i] ?? [])}</td>`;
+      paint(hand);
+      return [tr, hand];
+    }));
 
     // The drawn tile beside the board, in the chosen rotation.
     const drawn = $('drawn');
@@ -491,7 +491,7 @@ function play() {
       svg.appendChild(el('g', { transform: `rotate(${rot})` }, [drawTile(dd)]));
       drawn.appendChild(svg);
     }
-    $('drawn-name').textContent = v.drawn ? `${v.drawn}, turned ${rot}°` : 'no tile drawn';
+    $('drawn-name').textContent = dd ? `${cap(tileWords(dd))}, turned ${rot}°` : 'no tile drawn';
     $('drawn-name').dataset.rotation = String(rot);
 
     const placing = d?.type === 'place_tile';
@@ -499,11 +499,17 @@ function play() {
     const selling = d?.type === 'sell_wine';
     const offMap = !!(placing && selected && v.map && cellAt(v.map.info, selected.pos) === '.');
     const fits = !!selected && rotationsAt(selected.pos).includes(selected.rotation);
-    /** @type {HTMLButtonElement} */ ($('confirm')).disabled = !((placing && selected) || ((following || selling) && focusTarget));
+    const confirmButton = /** @type {HTMLButtonElement} */ ($('confirm'));
+    confirmButton.disabled = !((placing && selected && fits) || ((following || selling) && focusTarget));
+    confirmButton.textContent = following && focusTarget
+      ? (focusTarget.startsWith('tollhouse@') ? 'Build the tollhouse (Enter)' : 'Put the meeple (Enter)')
+      : selling && focusTarget ? 'Sell (Enter)' : 'Place (Enter)';
+    $('cancel').hidden = !((following || selling) && focusTarget);
     const msgControls = d ? decisionControls(d, client.seat === v.active, send) : null;
     /** @type {HTMLButtonElement} */ ($('pass')).disabled = !mine || d?.type === 'choose_pawn' || d?.type === 'dispatch';
     // A Messages decision has its own buttons: the tile controls step aside while it is open.
-    $('hand').hidden = !!msgControls || v.finished;
+    // A spectator (no seat) gets no player's controls.
+    $('hand').hidden = !!msgControls || v.finished || client.seat === null;
     /** @type {HTMLButtonElement} */ ($('rotate-cw')).disabled = !placing;
     /** @type {HTMLButtonElement} */ ($('rotate-ccw')).disabled = !placing;
     $('fit-hint').textContent = placing && selected ? (offMap ? 'off the map' : fits ? 'fits here' : 'does not fit here') : '';
@@ -515,7 +521,7 @@ function play() {
         ? `${extraTile ? 'Dispatch 4, the extra tile: p' : 'P'}ick a highlighted square (N cycles), turn the tile (R), place it (Enter).`
         : selling
           ? 'Sell a wine: pick a sale (click, or N and Enter), or Pass (S) to keep your chips.'
-          : 'Click a circle to put a meeple there, a T for the tollhouse, or Pass (S).';
+          : 'Click a circle for a meeple (or a T for the tollhouse), then confirm it (Enter); or Pass (S).';
 
     // Meeple and tollhouse targets as buttons too, for keyboards and screen readers.
     const tl = $('targets');
@@ -544,13 +550,17 @@ function play() {
         const b = document.createElement('button');
         b.textContent = targetWords(t);
         b.dataset.targetButton = t;
-        b.onclick = () => send({ type: 'place_meeple', target: t });
+        b.className = focusTarget === t ? 'focus' : '';
+        b.onclick = () => pickTarget(t);
         tl.append(b);
       }
       for (const p of d.tollhouse_targets ?? []) {
         const b = document.createElement('button');
-        b.textContent = `tollhouse at ${p.x},${p.y}`;
-        b.onclick = () => send({ type: 'place_tollhouse', pos: p });
+        const key = `tollhouse@${p.x},${p.y}`;
+        b.textContent = 'the tollhouse on this crossroads';
+        b.dataset.tollButton = `${p.x},${p.y}`;
+        b.className = focusTarget === key ? 'focus' : '';
+        b.onclick = () => pickTarget(key);
         tl.append(b);
       }
     }
@@ -582,17 +592,14 @@ function play() {
       mine,
       placing: !!placing,
       picks: d?.type === 'dispatch' && d.action ? (d.meeples ?? []).map((m) => `${m.pos.x},${m.pos.y} ${m.target}`) : [],
+      lastTiles: [...logPanel.lastTiles].flatMap(([p, pos]) => {
+        const colour = v.players[p]?.colour;
+        return colour ? [{ pos, colour }] : [];
+      }),
     });
 
     renderMessages(v, colours);
 
-    const logEl = $('log');
-    logEl.replaceChildren(...log.slice(-200).map((l) => {
-      const li = document.createElement('li');
-      li.textContent = l;
-      return li;
-    }));
-    logEl.scrollTop = logEl.scrollHeight;
     document.body.dataset.finished = String(v.finished);
   }
 

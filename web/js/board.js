@@ -1,9 +1,10 @@
-// The board: placed tiles, meeples and tollhouses from the view, the legal squares of the open
-// decision, a preview of the drawn tile, and the meeple/tollhouse targets of the tile just placed.
+// The board: placed tiles, meeples and tollhouses from the view, each player's last tile outlined
+// in their colour, the legal squares of the open decision, a preview of the drawn tile, the
+// meeple/tollhouse targets of the tile just placed, and the points just scored, flashed briefly.
 // Pans with a drag, zooms with the wheel or the +/- buttons; fits itself until the user moves it.
 
 import { el, drawTile, segmentAnchor, segmentOf, rotate, titled } from './tiles.js';
-import { COLOURS, targetWords } from './words.js';
+import { COLOURS, targetWords, tileWords } from './words.js';
 import { drawMap } from './map.js';
 
 /**
@@ -21,6 +22,7 @@ import { drawMap } from './map.js';
  *   mine: boolean,
  *   placing: boolean,
  *   picks?: string[],
+ *   lastTiles?: {pos: Pos, colour: import('./proto').Colour}[],
  * }} Scene
  * @typedef {{
  *   square: (pos: Pos) => void,
@@ -32,6 +34,8 @@ import { drawMap } from './map.js';
  */
 
 const U = 100; // one square
+/** How long points just scored stay on the board. */
+export const FLASH_MS = 3000;
 
 /** @param {string} key @returns {Pos} */
 export function parseKey(key) {
@@ -60,6 +64,8 @@ export class Board {
     this.dragged = false;
     /** @type {{info: import('./proto').MapInfo, layer: SVGGElement}|null} the map, drawn once */
     this.map = null;
+    /** The points just scored: kept over the redraws until each fades. */
+    this.flashes = el('g', { class: 'flashes' });
     this.bindPanZoom();
   }
 
@@ -172,13 +178,26 @@ export class Board {
         class: 'placed',
       });
       if (d) g.appendChild(drawTile(d));
-      g.appendChild(titled(`${tv.tile} at ${key}, turned ${tv.rotation}°`));
+      g.appendChild(titled(tileWords(d)));
       w.appendChild(g);
+    }
+    // Each player's last tile, outlined in their colour, with their letter (not by colour alone).
+    for (const { pos, colour } of scene.lastTiles ?? []) {
+      const c = COLOURS[colour];
+      w.appendChild(el('g', { class: 'last-tile-mark', transform: `translate(${pos.x * U},${-pos.y * U})` }, [
+        el('rect', {
+          x: -47, y: -47, width: 94, height: 94, rx: 4,
+          class: 'last-tile', stroke: c.fill, 'data-last-tile': colour, 'data-at': `${pos.x},${pos.y}`,
+        }),
+        el('circle', { cx: -38, cy: -38, r: 10, fill: c.fill, class: 'last-tile-badge' }),
+        el('text', { x: -38, y: -34, fill: c.ink, class: 'last-tile-letter' }, [textNode(c.letter)]),
+        titled(`${colour}'s last tile`),
+      ]));
     }
     for (const c of view.map?.chips ?? []) {
       w.appendChild(el('g', { class: 'chip', 'data-chip': `${c.x},${c.y}`, transform: `translate(${c.x * U + 24},${-c.y * U - 24})` }, [
         el('circle', { r: 14 }), el('text', { y: 6 }, [textNode('?')]),
-        titled(`a chip lies face down at ${c.x},${c.y}`),
+        titled('a chip lies face down here'),
       ]));
     }
     if (scene.selected && !scene.legal.some((p) => p.pos.x === scene.selected?.pos.x && p.pos.y === scene.selected.pos.y)) {
@@ -193,7 +212,7 @@ export class Board {
         class: `legal${sel ? ' selected' : ''}${scene.mine ? '' : ' theirs'}`,
         'data-legal': key,
         tabindex: -1,
-      }, [titled(`legal square ${key}`)]);
+      }, [titled('the tile fits here')]);
       if (scene.mine) r.addEventListener('click', () => !this.dragged && this.on.square(pl.pos));
       w.appendChild(r);
     }
@@ -207,6 +226,13 @@ export class Board {
         'data-rotation': rotation,
       }, [titled(`the drawn tile, turned ${rotation}°: click to turn`)]);
       if (d) g.appendChild(drawTile(d));
+      // Where it does not fit, the preview is tinted and crossed (not by colour alone).
+      if (!scene.fits) {
+        g.appendChild(el('g', { class: 'misfit-tint' }, [
+          el('rect', { x: -50, y: -50, width: 100, height: 100 }),
+          el('path', { d: 'M-30,-30 L30,30 M30,-30 L-30,30' }),
+        ]));
+      }
       g.addEventListener('click', () => !this.dragged && this.on.preview());
       w.appendChild(g);
     }
@@ -263,13 +289,32 @@ export class Board {
           'data-toll-target': key,
           transform: `translate(${tp.x * U + 22},${-tp.y * U + 22})`,
         }, [el('rect', { x: -11, y: -11, width: 22, height: 22, rx: 3 }), el('text', { y: 6 }, [textNode('T')]),
-          titled(`put the tollhouse on the crossroads at ${key}`)]);
+          titled('put the tollhouse on this crossroads')]);
         if (scene.mine) g.addEventListener('click', () => !this.dragged && this.on.tollhouse(tp));
         w.appendChild(g);
       }
     }
+    w.appendChild(this.flashes);
     if (this.autoFit) this.fitTo(scene);
     else this.apply();
+  }
+
+  /**
+   * Flashes points just scored on a square for a few seconds: a ring and `+N` in the scorer's
+   * colour.
+   * @param {Pos} pos
+   * @param {string} label
+   * @param {import('./proto').Colour} colour
+   */
+  flash(pos, label, colour) {
+    const c = COLOURS[colour];
+    const g = el('g', { class: 'flash', 'data-flash': `${pos.x},${pos.y}`, 'data-colour': colour, transform: `translate(${pos.x * U},${-pos.y * U})` }, [
+      el('rect', { x: -50, y: -50, width: 100, height: 100, rx: 10, class: 'flash-ring', stroke: c.fill }),
+      el('rect', { x: -26, y: -18, width: 52, height: 30, rx: 6, fill: c.fill, class: 'flash-box' }),
+      el('text', { y: 5, class: 'flash-points', fill: c.ink }, [textNode(label)]),
+    ]);
+    this.flashes.appendChild(g);
+    setTimeout(() => g.remove(), FLASH_MS);
   }
 
   /**

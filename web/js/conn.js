@@ -12,10 +12,10 @@ import { applyPatch } from './patch.js';
  * @typedef {import('./proto').MatchView} View
  * @typedef {import('./proto').Event} Event
  * @typedef {import('./proto').ErrorBody} ErrorBody
- * @typedef {'connecting'|'live'|'reconnecting'|'signed_out'} Status
+ * @typedef {'connecting'|'live'|'reconnecting'|'signed_out'|'refused'} Status
  * @typedef {{
  *   state: () => void,
- *   events: (events: Event[], seq: number) => void,
+ *   events: (events: Event[], seq: number, byServer?: import('./proto').ServerMove|null) => void,
  *   refused: (error: ErrorBody, command: Command|null) => void,
  *   status: (status: Status) => void,
  *   chat?: (line: import('./proto').ChatLine) => void,
@@ -219,7 +219,7 @@ export class MatchClient {
           return;
         }
         this.seq = msg.seq;
-        this.listener.events(msg.events, msg.seq);
+        this.listener.events(msg.events, msg.seq, msg.by_server);
         this.listener.state();
         break;
       }
@@ -233,6 +233,8 @@ export class MatchClient {
         const p = msg.id ? this.pending.get(msg.id) : undefined;
         if (msg.id && p && msg.code === 'busy') return; // resent by the timer, same id
         if (msg.id) this.pending.delete(msg.id);
+        // The seat token was refused: nothing to follow (the page says why).
+        if (this.token && this.seat === null && !msg.id && msg.code === 'bad_token') this.setStatus('refused');
         if (this.takeSeat && this.seat === null && !msg.id) {
           // No seat for this session (logged out, or not a player here): watch instead.
           this.takeSeat = false;

@@ -135,8 +135,11 @@ export async function showLobbies() {
   main.hidden = false;
   /** @type {Account|null} */
   let me = null;
+  // Asked of `/api/whoami`, which answers "no one" without an error (no failed request logged).
   try {
-    me = await api('GET', '/api/me');
+    /** @type {import('./proto').Whoami} */
+    const who = await api('GET', '/api/whoami');
+    me = who.account ?? null;
   } catch {
     me = null;
   }

@@ -152,11 +152,17 @@ export function decisionControls(d, myTurn, send) {
       if (meeples.length === 0) {
         buttons.push(button('dispatch:action', `Carry it out: ${what}`, { type: 'dispatch_action' }));
       }
+      // Without squares: two meeples alike are told apart by a number (the board rings each).
+      /** @type {Map<string, number>} */
+      const seen = new Map();
       for (const m of meeples) {
         const k = `${m.pos.x},${m.pos.y} ${m.target}`;
-        const label = d.dispatch === 8
-          ? `Score and take back the meeple on ${targetWords(m.target)} at ${m.pos.x},${m.pos.y}`
-          : `Score ${targetWords(m.target)} at ${m.pos.x},${m.pos.y}`;
+        const base = d.dispatch === 8
+          ? `Score and take back the meeple on ${targetWords(m.target)}`
+          : `Score ${targetWords(m.target)}`;
+        const n = (seen.get(base) ?? 0) + 1;
+        seen.set(base, n);
+        const label = n > 1 ? `${base} (${n})` : base;
         buttons.push(button(`dispatch:${k}`, label, { type: 'dispatch_action', meeple: m }));
       }
     }

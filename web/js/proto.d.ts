@@ -154,6 +154,15 @@ export type CreateMatch = {
   players: Colour[];
 };
 
+/** The answers of a match's history for its players and spectators, and of `GET /api/whoami`, gathered in one schema file (`proto/history.schema.json`). */
+export type HistoryApi = ({
+  MatchLog: MatchLog;
+} | {
+  MatchChat: MatchChat;
+} | {
+  Whoami: Whoami;
+});
+
 /** The REST bodies of the lobby API, gathered in one schema file (`proto/lobbies.schema.json`). */
 export type LobbiesApi = ({
   CreateLobby: CreateLobby;
@@ -208,6 +217,8 @@ export type ServerMessage = ({
   view: MatchView;
 } | {
   type: "diff";
+  /** Present when the server made this move for a player (a default at a deadline, a clock that ran out, a player away). */
+  by_server?: (ServerMove | null);
   events: Event[];
   match_id: string;
   patch: PatchOp[];
@@ -714,6 +725,16 @@ export type LobbyState = {
 
 export type LobbyStatus = ("open" | "started");
 
+/** One step of a match's history: a move (seq 1 and on) or the opening (seq 0), with its public events. */
+export type LogEntry = {
+  /** Present when the server made the move for the seat. */
+  by_server?: (ServerMove | null);
+  events: Event[];
+  /** Whose move it was; absent for the opening. */
+  seat?: number | null;
+  seq: number;
+};
+
 /** The public description of a map, everything a client needs to draw it (P6: the map is public state). Static: a view should carry it once, not in every diff. */
 export type MapInfo = {
   /** The printed border sides; every other border side is neutral. */
@@ -749,6 +770,22 @@ export type MapView = {
   /** Per seat, the chips taken and not sold, face up (P8); empty without the France chips. */
   hands?: Chip[][];
   info: MapInfo;
+};
+
+/** `GET /api/matches/{id}/chat`: a page of the chat the asker may read (a player the table, a spectator both channels), oldest first. */
+export type MatchChat = {
+  /** Pass as `before` for the page before this one; absent on the first page of the chat. */
+  before?: number | null;
+  chat: ChatLine[];
+  match_id: string;
+};
+
+/** `GET /api/matches/{id}/log`: a page of the history, oldest first. */
+export type MatchLog = {
+  /** Pass as `before` for the page before this one; absent when this page reaches the opening. */
+  before?: number | null;
+  entries: LogEntry[];
+  match_id: string;
 };
 
 /** Where a match stands. */
@@ -990,6 +1027,9 @@ export type Secrets = {
   seed: number;
 };
 
+/** Why the server made a move for a player (its command id is `server:<why>:<seq>`). */
+export type ServerMove = ("deadline" | "clock" | "away");
+
 /** A new session: the account and its secret token (also set as the `session` cookie). The server keeps only the token's hash. */
 export type SessionCreated = {
   account: Account;
@@ -1153,6 +1193,11 @@ export type WatchableMatch = {
   name: string;
   /** Player names in seat order (`bot` for bots). */
   players: string[];
+};
+
+/** `GET /api/whoami`: the request's account, or none (no session, or one that ended): never an error, so that a page asks it without logging one. */
+export type Whoami = {
+  account?: (Account | null);
 };
 
 /** One sale the wine decision offers (P9), with the points it would score, so that a client shows them without a table of its own. */

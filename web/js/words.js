@@ -27,15 +27,99 @@ export const GRAPES = {
   orange: { fill: '#E69F00', letter: 'O', ink: '#000', name: 'orange' },
 };
 
-/** The map's refusals, in the player's words; the server's own message follows. */
+/** Every rule's refusal (`rule_code`), in the player's words. */
 /** @type {Record<string, string>} */
 export const REFUSALS = {
+  game_over: 'The game is over.',
+  unknown_player: 'There is no such player in this game.',
+  not_your_turn: 'It is not your turn.',
+  wrong_phase: 'That move does not fit now.',
+  occupied: 'That square already holds a tile.',
+  not_adjacent: 'A tile must touch a tile already on the board.',
+  edge_mismatch: 'A side of the tile does not match its neighbour there.',
+  no_meeple_left: 'You have no meeple left.',
+  no_such_feature: 'The tile just placed has no such place for a meeple.',
+  feature_occupied: 'Someone already has a meeple there.',
+  module_off: 'That expansion is not played in this game.',
+  not_a_crossroads: 'A tollhouse goes on a crossroads only.',
+  crossroads_taken: 'That crossroads already has a tollhouse.',
+  tollhouse_already_there: 'Your tollhouse already stands there.',
+  dispatch_choice: 'The dispatch cannot be carried out that way.',
+  unchanged: 'That is already your choice.',
   off_map: 'That square is not on the map.',
   print_mismatch: 'The tile must show what the map prints on that border.',
   not_a_wine: 'Those chips are no wine: one grape colour worth exactly 2.',
   sale_not_allowed: 'The tile just placed does not allow that sale.',
   no_sale: 'No wine sale is open to you now.',
 };
+
+/** The server's other refusals (`code`), in the player's words. */
+/** @type {Record<string, string>} */
+export const ERRORS = {
+  bad_token: 'This seat link is not valid: check that it was copied whole.',
+  unknown_match: 'There is no such game (the link may be mistyped).',
+  invite_required: 'This game is private: it is watched with its invite link.',
+  not_your_seat: 'This seat is not yours.',
+  spectator: 'Spectators cannot play.',
+  not_active: 'The game is not being played any more.',
+  aborted: 'The game was stopped.',
+  busy: 'The server is busy: the move is sent again.',
+  unavailable: 'The game cannot take moves now.',
+  rate_limited: 'Too many at once: wait a moment and try again.',
+  bad_chat: 'That message cannot be sent.',
+  not_in_chat: 'Only the players, and spectators who entered with a name, can chat here.',
+  internal: 'The server failed on that; nothing was changed.',
+};
+
+/**
+ * A refusal in words: the rule's (with its id, to look it up), or the server's code's; the
+ * server's own message only for a refusal the page has no words for.
+ * @param {import('./proto').ErrorBody} err
+ */
+export function refusalWords(err) {
+  const rule = err.rule ? ` (rule ${err.rule})` : '';
+  const words = (err.rule_code ? REFUSALS[err.rule_code] : undefined) ?? ERRORS[err.code];
+  return words ? `${words}${rule}` : `The server refused: ${err.message}${rule}`;
+}
+
+/** "a" or "an", by the word's sound (its first letter). @param {string} word */
+export const an = (word) => `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
+
+/**
+ * A tile in words, from its design: "a tile with a city and a road".
+ * @param {import('./tiles.js').TileDesign|undefined} d
+ */
+export function tileWords(d) {
+  if (!d) return 'a tile';
+  const n = (/** @type {string} */ kind) => d.segments.filter((x) => x.kind === kind).length;
+  const count = (/** @type {number} */ k, /** @type {string} */ one, /** @type {string} */ many) =>
+    k === 0 ? [] : [k === 1 ? `a ${one}` : `${['', '', 'two', 'three', 'four'][k] ?? k} ${many}`];
+  const coat = d.segments.some((x) => x.coat);
+  const parts = [
+    ...count(n('monastery'), 'monastery', 'monasteries'),
+    ...count(n('city'), coat ? 'city with a coat of arms' : 'city', 'cities'),
+    ...count(n('road'), 'road', 'roads'),
+  ];
+  if (parts.length === 0) return 'a tile of fields';
+  const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
+  return `a tile with ${list}`;
+}
+
+/**
+ * How the lines name places and tiles: the admin console names squares and tile ids (a
+ * dispute is settled by them); the play page names neither (`PLAYER`).
+ * @typedef {{at: (p: Pos) => string, tile: (id: string) => string}} Naming
+ */
+
+/** Squares as ` at x,y`, tiles by id. @type {Naming} */
+export const EXACT = { at: (p) => ` at ${p.x},${p.y}`, tile: (id) => id };
+
+/**
+ * No squares (the board marks where), tiles by what they show.
+ * @param {(id: string) => import('./tiles.js').TileDesign|undefined} design
+ * @returns {Naming}
+ */
+export const playerNaming = (design) => ({ at: () => '', tile: (id) => tileWords(design(id)) });
 
 /** The eight dispatches (M8–M15): what each one's action does. */
 export const DISPATCHES = [
@@ -107,9 +191,12 @@ export function targetWords(target) {
  * @param {Event} e
  * @param {Colour[]} colours seat → colour
  * @param {Event[]} [before] the events of the same diff before `e`
+ * @param {Naming} [naming] how squares and tiles are named (default: exactly)
  * @returns {string|null} null for events not worth a line
  */
-export function eventWords(e, colours, before = []) {
+export function eventWords(e, colours, before = [], naming = EXACT) {
+  const at = naming.at;
+  const tile = naming.tile;
   /** @param {number} p */
   const who = (p) => cap(colours[p] ?? `player ${p + 1}`);
   /** @param {{player: number, count: number}[]} m */
@@ -120,51 +207,57 @@ export function eventWords(e, colours, before = []) {
     case 'game_started':
       return `The game begins with ${e.pile} tiles in the pile.`;
     case 'start_tile_placed':
-      return `${e.tile} lies on the start square ${at(e.pos)}, turned ${e.rotation}°.`;
+      return naming === EXACT
+        ? `${e.tile} lies on the start square${at(e.pos)}, turned ${e.rotation}°.`
+        : `The start tile, ${tile(e.tile)}, lies on the board.`;
     case 'turn_started':
       return null;
     case 'tile_drawn':
-      return `${who(e.player)} draws ${e.tile}.`;
+      return `${who(e.player)} draws ${tile(e.tile)}.`;
     case 'tile_discarded':
-      return `${who(e.player)} discards ${e.tile}: it fits nowhere.`;
+      return `${who(e.player)} discards ${tile(e.tile)}: it fits nowhere.`;
     case 'tile_placed':
-      return `${who(e.player)} places ${e.tile} at ${at(e.pos)}, turned ${e.rotation}°.`;
+      return naming === EXACT
+        ? `${who(e.player)} places ${e.tile}${at(e.pos)}, turned ${e.rotation}°.`
+        : `${who(e.player)} places the tile.`;
     case 'meeple_placed':
-      return `${who(e.player)} puts a meeple on ${targetWords(e.target)} at ${at(e.pos)}.`;
+      return `${who(e.player)} puts a meeple on ${targetWords(e.target)}${at(e.pos)}.`;
     case 'passed':
       return `${who(e.player)} places no meeple.`;
     case 'feature_scored': {
       const what = `${e.complete ? 'completed' : 'unfinished'} ${e.feature}`;
-      if (e.winners.length === 0) return `The ${what} at ${at(e.pos)} scores for nobody.`;
-      return `${owners(e.meeples.filter((m) => e.winners.includes(m.player)))}'s ${what} at ${at(e.pos)} scores ${e.points}.`;
+      if (e.winners.length === 0) return `The ${what}${at(e.pos)} scores for nobody.`;
+      return `${owners(e.meeples.filter((m) => e.winners.includes(m.player)))}'s ${what}${at(e.pos)} scores ${e.points}.`;
     }
     case 'field_scored':
       if (e.winners.length === 0 || e.points === 0) return null;
-      return `${winners(e.winners)}'s field at ${at(e.pos)} scores ${e.points} for ${e.cities} cities.`;
+      return `${winners(e.winners)}'s field${at(e.pos)} scores ${e.points} for ${e.cities} cities.`;
     case 'meeple_returned':
-      return `${who(e.player)}'s meeple returns from ${targetWords(e.target)} at ${at(e.pos)}.`;
+      return `${who(e.player)}'s meeple returns from ${targetWords(e.target)}${at(e.pos)}.`;
     case 'tollhouse_placed':
-      return `${who(e.player)} builds a tollhouse at ${at(e.pos)} (toll ${e.value}).`;
+      return `${who(e.player)} builds a tollhouse${at(e.pos)} (toll ${e.value}).`;
     case 'tollhouse_moved':
-      return `${who(e.player)} moves the tollhouse from ${at(e.from)} to ${at(e.to)} (toll ${e.value}).`;
+      return naming === EXACT
+        ? `${who(e.player)} moves the tollhouse from ${e.from.x},${e.from.y} to ${e.to.x},${e.to.y} (toll ${e.value}).`
+        : `${who(e.player)} moves the tollhouse (toll ${e.value}).`;
     case 'toll_raised': {
       // The road's owners, when the same diff just scored that road: "Blue's road … paid".
       const road = before.findLast(
-        (x) => x.type === 'feature_scored' && x.feature === 'road' && at(x.pos) === at(e.road),
+        (x) => x.type === 'feature_scored' && x.feature === 'road' && x.pos.x === e.road.x && x.pos.y === e.road.y,
       );
       const owners = road && road.type === 'feature_scored' && road.winners.length
         ? `${winners(road.winners)}'s road`
         : 'The road';
-      return `${owners} at ${at(e.road)} paid ${who(e.player)}'s tollhouse ${e.points}${e.final ? ' at the end' : ''}.`;
+      return `${owners}${at(e.road)} paid ${who(e.player)}'s tollhouse ${e.points}${e.final ? ' at the end' : ''}.`;
     }
     case 'tollhouse_turned':
-      return `${who(e.player)}'s tollhouse at ${at(e.pos)} turns from ${e.from} to ${e.to}.`;
+      return `${who(e.player)}'s tollhouse${at(e.pos)} turns from ${e.from} to ${e.to}.`;
     case 'chip_taken':
-      return `${who(e.player)} takes a ${GRAPES[e.chip.grape].name} chip worth ${e.chip.value} at ${at(e.pos)}: +${e.points}.`;
+      return `${who(e.player)} takes ${an(GRAPES[e.chip.grape].name)} chip worth ${e.chip.value}${at(e.pos)}: +${e.points}.`;
     case 'wine_sold': {
       const grape = e.chips[0] ? GRAPES[e.chips[0].grape].name : '';
       const where = e.sale === 'abroad' ? 'abroad' : `to ${e.town ?? 'the town'}`;
-      return `${who(e.player)} sells a ${grape} wine (${e.chips.map(chipWords).join(' + ')}) ${where} at ${at(e.pos)}: +${e.points}.`;
+      return `${who(e.player)} sells ${an(grape)} wine (${e.chips.map(chipWords).join(' + ')}) ${where}${at(e.pos)}: +${e.points}.`;
     }
     case 'pawn_moved': {
       const pawn = e.pawn === 'scoring' ? 'scoring pawn' : 'messenger';
@@ -179,7 +272,7 @@ export function eventWords(e, colours, before = []) {
       return `${who(e.player)} draws dispatch ${e.dispatch}: ${DISPATCHES[e.dispatch] ?? ''}.`;
     case 'dispatch_resolved': {
       if (!e.action) return `${who(e.player)} takes 2 points instead of dispatch ${e.dispatch}.`;
-      const where = e.pos ? ` at ${at(e.pos)}` : '';
+      const where = e.pos ? at(e.pos) : '';
       return `${who(e.player)} carries out dispatch ${e.dispatch} (${DISPATCHES[e.dispatch] ?? ''})${where}: +${e.points}.`;
     }
     case 'pawns_summed':

@@ -431,6 +431,7 @@ mod tests {
         ServerMessage::Diff {
             match_id,
             seq,
+            by_server: None,
             events: Vec::new(),
             patch,
         }

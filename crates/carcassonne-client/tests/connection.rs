@@ -72,6 +72,7 @@ async fn command_waits_for_its_ack_and_keeps_earlier_messages() -> Result<(), Cl
         let diff = ServerMessage::Diff {
             match_id,
             seq: 3,
+            by_server: None,
             events: Vec::new(),
             patch: Vec::new(),
         };
@@ -404,6 +405,7 @@ async fn a_follower_mirrors_in_order_and_reports_a_gap()
             let diff = ServerMessage::Diff {
                 match_id,
                 seq,
+                by_server: None,
                 events: Vec::new(),
                 patch: Vec::new(),
             };

@@ -82,6 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let frame = serde_json::to_string(&ServerMessage::Diff {
                 match_id: Uuid::nil(),
                 seq: moves,
+                by_server: None,
                 events,
                 patch,
             })?;

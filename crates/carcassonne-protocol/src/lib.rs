@@ -13,7 +13,8 @@
 //! - [`chat`]: chat channels and lines, and the check of a chat text ([`check_chat_text`]).
 //! - [`close`]: the WebSocket close codes of the server's own.
 //! - REST bodies: [`create_match`] (`POST /api/matches`), [`account`] (accounts and sessions),
-//!   [`lobby`] (lobbies), [`admin`] (the admin API's answers).
+//!   [`lobby`] (lobbies), [`admin`] (the admin API's answers), [`history`] (a match's log and
+//!   chat for its players and spectators, who made a move: [`ServerMove`]).
 //! - [`diff`]: the JSON Patch from one view to the next, over the typed view (with the private
 //!   `json` writer, which writes a value's JSON without building a `serde_json::Value`).
 //! - [`schema`]: the JSON Schemas in `proto/` ([`json_schemas`], [`schema_file_text`]).
@@ -28,6 +29,7 @@ pub mod create_match;
 pub mod decode;
 pub mod diff;
 pub mod error;
+pub mod history;
 mod json;
 pub mod lobby;
 pub mod schema;
@@ -41,6 +43,7 @@ pub use clock::{ClockSettings, ClockView};
 pub use create_match::{CreateMatch, MatchCreated, SeatToken};
 pub use decode::{Malformed, decode_client_message};
 pub use error::{ErrorBody, ErrorCode};
+pub use history::{LogEntry, MatchChat, MatchLog, ServerMove, Whoami};
 pub use lobby::{
     BotChoice, BotLevel, CreateLobby, JoinLobby, LobbyList, LobbyModules, LobbySeat, LobbyStarted,
     LobbyState, LobbyStatus, Occupant, PickColour, SeatChoice, SetReady, WatchableMatch,

@@ -83,6 +83,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
             schemars::schema_for!(rules::scenario::Scenario),
         ),
         ("accounts.schema.json", schemars::schema_for!(AccountsApi)),
+        ("history.schema.json", schemars::schema_for!(HistoryApi)),
         ("lobbies.schema.json", schemars::schema_for!(LobbiesApi)),
     ]
 }
@@ -96,6 +97,16 @@ enum AccountsApi {
     SessionCreated(SessionCreated),
     SessionInfo(Vec<SessionInfo>),
     Account(Account),
+}
+
+/// The answers of a match's history for its players and spectators, and of `GET /api/whoami`,
+/// gathered in one schema file (`proto/history.schema.json`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum HistoryApi {
+    MatchLog(crate::MatchLog),
+    MatchChat(crate::MatchChat),
+    Whoami(crate::Whoami),
 }
 
 /// The REST bodies of the lobby API, gathered in one schema file (`proto/lobbies.schema.json`).

@@ -33,6 +33,10 @@ pub enum ServerMessage {
     Diff {
         match_id: Uuid,
         seq: Seq,
+        /// Present when the server made this move for a player (a default at a deadline, a
+        /// clock that ran out, a player away).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by_server: Option<crate::ServerMove>,
         events: Vec<Event>,
         patch: Vec<PatchOp>,
     },

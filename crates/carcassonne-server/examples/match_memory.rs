@@ -105,6 +105,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let frame = server::wire::Frame::from(serde_json::to_string(&ServerMessage::Diff {
                 match_id: Uuid::nil(),
                 seq,
+                by_server: None,
                 events,
                 patch,
             })?);

@@ -3,7 +3,7 @@
 //!
 //! - [`server`]: [`run`] opens the store, recovers unfinished matches, serves, shuts down;
 //!   [`retention`]: the background task that deletes what the retention settings let go.
-//! - [`http`]: the routes (matches, accounts and sessions, lobbies, the admin API, metrics, the
+//! - [`http`]: the routes (matches and their history, accounts and sessions, lobbies, the admin API, metrics, the
 //!   OpenAPI document, the `/ws` upgrade, checked by [`origin`]); [`web`] serves the browser
 //!   client and the admin console, with the pages' security headers ([`web_encoding`]: each
 //!   file's ETag and compressed bodies).

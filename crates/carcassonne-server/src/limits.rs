@@ -1,5 +1,5 @@
 //! Abuse limits: token-bucket rate limits (the `governor` crate) per connection
-//! and per client address on commands, chat, lobby actions and account creation. A refusal is
+//! and per client address on commands, chat, lobby actions, account creation and history reads. A refusal is
 //! `rate_limited` with the time until the next one passes (`retry_after_ms`); the bucket refills
 //! by itself and the connection stays open.
 //!
@@ -24,6 +24,8 @@ pub enum Kind {
     Lobby,
     Account,
     Match,
+    /// Reads of a match's history (`GET /api/matches/{id}/log`, `/chat`).
+    History,
 }
 
 impl Kind {
@@ -34,6 +36,7 @@ impl Kind {
             Kind::Lobby => "lobby actions",
             Kind::Account => "new accounts",
             Kind::Match => "new matches",
+            Kind::History => "history reads",
         }
     }
 }
@@ -92,6 +95,7 @@ pub struct AddrLimits {
     lobby: DefaultKeyedRateLimiter<IpAddr>,
     account: DefaultKeyedRateLimiter<IpAddr>,
     matches: DefaultKeyedRateLimiter<IpAddr>,
+    history: DefaultKeyedRateLimiter<IpAddr>,
     /// The clock every connection's limiters share: making one reads the CPU's features
     /// (`cpuid`, a trap to the hypervisor in a VM), which cost every new connection 4 of them.
     clock: DefaultClock,
@@ -106,6 +110,7 @@ impl AddrLimits {
             lobby: RateLimiter::keyed(quota(c.lobby_rate_addr)),
             account: RateLimiter::keyed(quota(c.account_rate_addr)),
             matches: RateLimiter::keyed(quota(c.match_rate_addr)),
+            history: RateLimiter::keyed(quota(c.history_rate_addr)),
         }
     }
 
@@ -116,6 +121,7 @@ impl AddrLimits {
             Kind::Lobby => &self.lobby,
             Kind::Account => &self.account,
             Kind::Match => &self.matches,
+            Kind::History => &self.history,
         };
         check_keyed(l, &addr, kind, &self.clock)
     }
@@ -128,7 +134,9 @@ impl AddrLimits {
             loop {
                 tick.tick().await;
                 let Some(l) = weak.upgrade() else { return };
-                for k in [&l.command, &l.chat, &l.lobby, &l.account, &l.matches] {
+                for k in [
+                    &l.command, &l.chat, &l.lobby, &l.account, &l.matches, &l.history,
+                ] {
                     k.retain_recent();
                     k.shrink_to_fit();
                 }
@@ -166,7 +174,7 @@ impl ConnLimits {
         let own = match kind {
             Kind::Command => &self.command,
             Kind::Chat => &self.chat,
-            Kind::Lobby | Kind::Account | Kind::Match => &self.lobby,
+            Kind::Lobby | Kind::Account | Kind::Match | Kind::History => &self.lobby,
         };
         own.check().map_err(|n| Limited {
             kind,

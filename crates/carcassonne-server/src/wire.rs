@@ -1,7 +1,7 @@
 //! Encoding server messages into frames, once for any number of receivers.
 
 use bytes::Bytes;
-use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage};
+use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage, ServerMove};
 use std::fmt::Write as _;
 use tracing::error;
 use uuid::Uuid;
@@ -77,8 +77,16 @@ pub fn error_frame(code: ErrorCode, id: Option<String>, message: impl Into<Strin
 /// The `diff` frame from its parts already serialized for the record (`events`, `patch`: JSON
 /// arrays): the bytes of `frame(&ServerMessage::Diff { .. })` without serializing the events and
 /// the patch a second time.
-pub fn diff_frame(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> Frame {
-    Frame(Bytes::from(diff_text(match_id, seq, events, patch)))
+pub fn diff_frame(
+    match_id: Uuid,
+    seq: Seq,
+    by_server: Option<ServerMove>,
+    events: &str,
+    patch: &str,
+) -> Frame {
+    Frame(Bytes::from(diff_text(
+        match_id, seq, by_server, events, patch,
+    )))
 }
 
 const DIFF_HEAD: &str = r#"{"type":"diff","match_id":""#;
@@ -89,15 +97,24 @@ const UUID_LEN: usize = 36;
 
 /// The diff frame's text, in a string of exactly its length: the shared bytes take a full
 /// string's buffer as it is, where one with spare room costs them an allocation of their own.
-fn diff_text(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> String {
+fn diff_text(
+    match_id: Uuid,
+    seq: Seq,
+    by_server: Option<ServerMove>,
+    events: &str,
+    patch: &str,
+) -> String {
+    const BY_SERVER: &str = r#","by_server":""#;
     const EVENTS: &str = r#","events":"#;
     const PATCH: &str = r#","patch":"#;
     let mut digits = itoa::Buffer::new();
     let seq = digits.format(seq);
+    let by = by_server.map(ServerMove::as_str);
     let len = DIFF_HEAD.len()
         + UUID_LEN
         + SEQ.len()
         + seq.len()
+        + by.map_or(0, |b| BY_SERVER.len() + b.len() + 1)
         + EVENTS.len()
         + events.len()
         + PATCH.len()
@@ -108,6 +125,11 @@ fn diff_text(match_id: Uuid, seq: Seq, events: &str, patch: &str) -> String {
     push_uuid(&mut out, match_id);
     out.push_str(SEQ);
     out.push_str(seq);
+    if let Some(b) = by {
+        out.push_str(BY_SERVER);
+        out.push_str(b);
+        out.push('"');
+    }
     out.push_str(EVENTS);
     out.push_str(events);
     out.push_str(PATCH);
@@ -239,16 +261,26 @@ mod tests {
                 let events_json = serde_json::to_string(&events)?;
                 let patch_json =
                     protocol::diff::match_view_patch_json_touched(&before, &after, &placed)?;
-                let direct = diff_frame(match_id, seq, &events_json, &patch_json);
+                // Every other move as the server's own, each reason in turn.
+                let by_server = [
+                    None,
+                    Some(ServerMove::Deadline),
+                    None,
+                    Some(ServerMove::Clock),
+                    None,
+                    Some(ServerMove::Away),
+                ][seq as usize % 6];
+                let direct = diff_frame(match_id, seq, by_server, &events_json, &patch_json);
                 let serde = frame(&ServerMessage::Diff {
                     match_id,
                     seq,
+                    by_server,
                     events,
                     patch,
                 });
                 assert_eq!(direct.as_str(), serde.as_str());
                 // Exactly sized: the frame's bytes take the string's buffer as it is.
-                let text = diff_text(match_id, seq, &events_json, &patch_json);
+                let text = diff_text(match_id, seq, by_server, &events_json, &patch_json);
                 assert_eq!(text.capacity(), text.len());
                 before = after;
             }

@@ -130,6 +130,7 @@ fn frames(match_id: Uuid, modules: Modules, seed: u64, diffs: u64) -> Vec<String
         frames.push(ServerMessage::Diff {
             match_id,
             seq,
+            by_server: None,
             events,
             patch,
         });

@@ -10,7 +10,7 @@ use crate::outbox::ConnHandle;
 use crate::store::{Append, CommandRow, MatchStatus};
 use crate::wire::{Frame, ack_frame, diff_frame, error_frame, frame};
 use chrono::Utc;
-use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage};
+use protocol::{ErrorBody, ErrorCode, Seq, ServerMessage, ServerMove};
 use rules::{Command, Event};
 use serde::ser::Error as _;
 use tokio::time::Instant;
@@ -33,6 +33,7 @@ impl Encoded {
     fn new(
         match_id: Uuid,
         seq: Seq,
+        by_server: Option<ServerMove>,
         patch: Result<String, serde_json::Error>,
         events: Vec<Event>,
     ) -> Result<Encoded, serde_json::Error> {
@@ -43,7 +44,7 @@ impl Encoded {
         serde_json::to_writer(&mut text, &events)?;
         let events = String::from_utf8(text).map_err(serde_json::Error::custom)?;
         // Serialized once: the frame is written around the record's text.
-        let diff = diff_frame(match_id, seq, &events, &patch);
+        let diff = diff_frame(match_id, seq, by_server, &events, &patch);
         Ok(Encoded {
             events,
             patch,
@@ -243,7 +244,9 @@ impl Actor {
                 let placed: Vec<_> = loaded.game.placed_since(before.view.board.len()).collect();
                 let patch = PATCH_WRITER
                     .with_borrow_mut(|w| w.match_view_patch_json_touched(&before, &view, &placed));
-                let encoded = match Encoded::new(self.id, seq, patch, events) {
+                // A client's id never starts with `server:` (refused at the gate).
+                let by_server = ServerMove::of(&key.1);
+                let encoded = match Encoded::new(self.id, seq, by_server, patch, events) {
                     Ok(e) => e,
                     Err(e) => {
                         // Nothing can be stored for it, and the game in memory has moved on:
@@ -400,6 +403,7 @@ mod tests {
         let failed = Encoded::new(
             Uuid::nil(),
             2,
+            None,
             Err(serde_json::Error::custom("cannot")),
             Vec::new(),
         );
@@ -408,7 +412,7 @@ mod tests {
             path: "/turn".to_owned(),
             value: serde_json::json!(2),
         }]);
-        let ok = Encoded::new(Uuid::nil(), 2, patch, Vec::new());
+        let ok = Encoded::new(Uuid::nil(), 2, None, patch, Vec::new());
         let ok = ok.map_err(|e| e.to_string());
         assert!(
             matches!(&ok, Ok(e) if e.patch == r#"[{"op":"replace","path":"/turn","value":2}]"#

@@ -168,6 +168,7 @@ impl CatchUp {
                 Ok(frame(&ServerMessage::Diff {
                     match_id,
                     seq: row.seq,
+                    by_server: protocol::ServerMove::of(&row.command_id),
                     events,
                     patch,
                 }))

@@ -375,6 +375,10 @@ pub struct LimitsConfig {
     #[arg(long, env = "MATCH_RATE_ADDR", default_value = "30/10m", value_parser = rate)]
     pub match_rate_addr: Rate,
 
+    /// Reads of a match's history (`GET /api/matches/{id}/log` and `/chat`) per client address.
+    #[arg(long, env = "HISTORY_RATE_ADDR", default_value = "240/1m", value_parser = rate)]
+    pub history_rate_addr: Rate,
+
     /// Open lobbies one account may host at once (`too_many_lobbies`).
     #[arg(long, env = "MAX_OPEN_LOBBIES", default_value = "3",
           value_parser = RangedU64ValueParser::<usize>::new().range(1..=1_000))]
@@ -402,6 +406,7 @@ impl LimitsConfig {
         self.lobby_rate_addr = wide;
         self.account_rate_addr = wide;
         self.match_rate_addr = wide;
+        self.history_rate_addr = wide;
         self.max_open_lobbies = 1_000;
         self.max_sessions = 1_000;
     }

@@ -1,5 +1,6 @@
 //! The accounts API: guest and registered accounts, log in and out, sessions (list, revoke),
-//! `GET /api/me`; and the [`Session`] extractor that every account route takes.
+//! `GET /api/me`, `GET /api/whoami` (the same, or no one: never an error); and the [`Session`]
+//! extractor that every account route takes.
 //!
 //! A session token travels as the `session` cookie (HttpOnly, SameSite=Strict, and Secure as
 //! `--secure-cookie` says: the browser) or as `Authorization: Bearer <token>` (native clients).
@@ -9,7 +10,7 @@ use super::error::ApiError;
 use super::extract::ApiJson;
 use super::openapi::{
     AccountDoc, CredentialsDoc, ErrorBodyDoc, NewGuestDoc, Routes, SessionCreatedDoc,
-    SessionInfoDoc,
+    SessionInfoDoc, WhoamiDoc,
 };
 use super::refusals::SessionRefusals;
 use crate::accounts::{self, AccountError, Issued};
@@ -18,7 +19,7 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use protocol::{Account, Credentials, ErrorCode, NewGuest, SessionCreated, SessionInfo};
+use protocol::{Account, Credentials, ErrorCode, NewGuest, SessionCreated, SessionInfo, Whoami};
 use std::sync::Arc;
 use tracing::{error, info};
 use utoipa_axum::routes;
@@ -32,6 +33,7 @@ pub fn router() -> Routes {
         .routes(routes!(login, list_sessions, revoke_all))
         .routes(routes!(revoke_one))
         .routes(routes!(me))
+        .routes(routes!(whoami))
 }
 
 pub(crate) const COOKIE: &str = "session";
@@ -210,6 +212,33 @@ async fn login(
 )]
 async fn me(session: Session) -> axum::Json<Account> {
     axum::Json(session.account)
+}
+
+/// A page asks who it is before it knows whether anyone logged in (its cookie is HttpOnly): no
+/// session, or one that ended, is an answer here and not an error, so the page logs no failed
+/// request. A session that ended is treated as the WebSocket upgrade treats a stale cookie.
+#[utoipa::path(
+    get, path = "/api/whoami", tag = "accounts",
+    description = "The session's account, or `account: null` when the request carries no session or one that is unknown or revoked (`GET /api/me` refuses those with 401).",
+    security((), ("session_bearer" = []), ("session_cookie" = [])),
+    responses(
+        (status = 200, description = "The account, or none", body = WhoamiDoc),
+        (status = 500, description = "`internal`: the store failed", body = ErrorBodyDoc),
+    ),
+)]
+async fn whoami(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+) -> Result<axum::Json<Whoami>, ApiError> {
+    let account = match token_of(&headers) {
+        Some((token, _)) => match accounts::resolve(&shared.store, &token).await {
+            Ok((_, a)) => Some(a),
+            Err(e) if e.code() == ErrorCode::UnknownSession => None,
+            Err(e) => return Err(refusal(e)),
+        },
+        None => None,
+    };
+    Ok(axum::Json(Whoami { account }))
 }
 
 #[utoipa::path(

@@ -1,5 +1,5 @@
-//! HTTP routes: match creation ([`matches`]), accounts ([`accounts`]), lobbies ([`lobbies`]),
-//! health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
+//! HTTP routes: match creation ([`matches`]), a match's history for its players and spectators
+//! ([`history`]), accounts ([`accounts`]), lobbies ([`lobbies`]), health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
 //! Every refusal is an [`ApiError`] with the JSON error body; the extractors every handler shares
 //! (a JSON body, a match or lobby id) are in [`extract`], the refusals several routes document
 //! alike in [`refusals`], and the document itself in [`openapi`].
@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod admin;
 pub mod error;
 pub mod extract;
+pub mod history;
 pub mod lobbies;
 pub mod matches;
 pub mod metrics;
@@ -70,14 +71,24 @@ pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::K
         }
         (&Method::POST, p) if p.starts_with("/api/lobbies") => Some(Kind::Lobby),
         (&Method::POST, "/api/matches") => Some(Kind::Match),
+        (&Method::GET, p) if is_history(p) => Some(Kind::History),
         _ => None,
     }
+}
+
+/// A match's history (`/api/matches/{id}/log` or `/chat`): reads of the store that anyone may
+/// make, so limited like the routes that create something.
+fn is_history(path: &str) -> bool {
+    path.strip_prefix("/api/matches/")
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(id, tail)| !id.contains('/') && (tail == "log" || tail == "chat"))
 }
 
 /// Every request's client address ([`client_addr`]: the peer, or behind a trusted proxy the
 /// address it forwards), put on the request as [`Client`] and on its log lines as `client`;
 /// then the per-address rate limits of the REST side: account creation and log-in, match
-/// creation, and every lobby action (a `POST` under `/api/lobbies`). Reads cost nothing.
+/// creation, every lobby action (a `POST` under `/api/lobbies`) and a match's history. Other
+/// reads cost nothing.
 async fn http_limits(
     State(shared): State<Arc<Shared>>,
     mut req: axum::extract::Request,
@@ -111,6 +122,8 @@ pub fn api_routes() -> Routes {
         .routes(routes!(openapi::openapi_json))
         .routes(routes!(crate::web::tiles))
         .routes(routes!(matches::create_match))
+        .routes(routes!(history::log))
+        .routes(routes!(history::chat))
         .nest("/api/admin", admin::router())
         .merge(accounts::router())
         .merge(lobbies::router())
@@ -281,8 +294,9 @@ fn check_origin(shared: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
 mod tests {
     use axum::http::Method;
 
-    /// Every route that creates something (a `POST` or `PUT`) counts against a per-address rate
-    /// limit, but the admin API's: only the admin token or an admin account's session reaches
+    /// Every route that creates something (a `POST` or `PUT`), and every read of a match's
+    /// history (a store read anyone may make), counts against a per-address rate limit, but the
+    /// admin API's: only the admin token or an admin account's session reaches
     /// it, and it writes every action to the audit trail (docs/deploy.md lists them all).
     #[test]
     fn every_route_that_creates_something_is_limited() {
@@ -295,7 +309,7 @@ mod tests {
                     continue;
                 };
                 let creates = m == Method::POST || m == Method::PUT;
-                if creates
+                if (creates || super::is_history(path))
                     && !path.starts_with("/api/admin/")
                     && super::limit_kind(&m, path).is_none()
                 {
@@ -304,5 +318,11 @@ mod tests {
             }
         }
         assert!(unlimited.is_empty(), "no rate limit: {unlimited:?}");
+        for path in ["/api/matches/{id}/log", "/api/matches/{id}/chat"] {
+            assert!(doc["paths"].get(path).is_some(), "{path} is documented");
+            assert!(super::limit_kind(&Method::GET, path).is_some(), "{path}");
+        }
+        assert!(!super::is_history("/api/matches/a/b/log"));
+        assert!(!super::is_history("/api/matches"));
     }
 }

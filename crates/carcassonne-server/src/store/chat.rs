@@ -1,7 +1,8 @@
-//! Chat messages, both dialects: one insert before a message is delivered, and
-//! the admin's read of a match's chat.
+//! Chat messages, both dialects, and the store's methods for them: one insert before a message
+//! is delivered, the admin's read of a match's chat, and the table's history for its players and
+//! spectators (newest first).
 
-use super::{PgStore, SqliteStore, StoreError, seat_from_db};
+use super::{PgStore, SqliteStore, Store, StoreError, seat_from_db};
 use chrono::{DateTime, Utc};
 use protocol::{ChatChannel, ChatFrom, ChatLine};
 use sqlx::Row;
@@ -106,6 +107,28 @@ impl SqliteStore {
         .map(|r| Ok((r.try_get("id")?, sqlite_line(r)?)))
         .collect()
     }
+    pub(super) async fn match_chat_before(
+        &self,
+        match_id: Uuid,
+        before: i64,
+        spectators: bool,
+        limit: u32,
+    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
+        sqlx::query(
+            "SELECT id, match_id, lobby_id, channel, seat, account_id, name, text, at FROM chat \
+             WHERE match_id = ?1 AND id < ?2 AND (channel = 'table' OR ?3) \
+             ORDER BY id DESC LIMIT ?4",
+        )
+        .bind(match_id.to_string())
+        .bind(before)
+        .bind(spectators)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get("id")?, sqlite_line(r)?)))
+        .collect()
+    }
 }
 
 impl PgStore {
@@ -149,5 +172,75 @@ impl PgStore {
         .iter()
         .map(|r| Ok((r.try_get("id")?, pg_line(r)?)))
         .collect()
+    }
+
+    pub(super) async fn match_chat_before(
+        &self,
+        match_id: Uuid,
+        before: i64,
+        spectators: bool,
+        limit: u32,
+    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
+        sqlx::query(
+            "SELECT id, match_id, lobby_id, channel, seat, account_id, name, text, at FROM chat \
+             WHERE match_id = $1 AND id < $2 AND (channel = 'table' OR $3) \
+             ORDER BY id DESC LIMIT $4",
+        )
+        .bind(match_id)
+        .bind(before)
+        .bind(spectators)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get("id")?, pg_line(r)?)))
+        .collect()
+    }
+}
+
+// The store's chat, by dialect.
+
+impl Store {
+    /// Stores a chat message (its `at` is the time given, in milliseconds on the wire).
+    pub async fn insert_chat(&self, c: &ChatLine, at: DateTime<Utc>) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(s) => s.insert_chat(c, at).await,
+            Store::Postgres(p) => p.insert_chat(c, at).await,
+        }
+    }
+
+    /// A match's chat (both channels) in the order it was said, after the line `after`, with
+    /// each line's id (the cursor for the next page).
+    pub async fn match_chat(
+        &self,
+        match_id: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.match_chat(match_id, after, limit).await,
+            Store::Postgres(p) => p.match_chat(match_id, after, limit).await,
+        }
+    }
+
+    /// A match's chat before the line `before`, newest first, `limit` lines: the table's, and
+    /// the spectators' too with `spectators`; each with its id (the cursor of the page before).
+    pub async fn match_chat_before(
+        &self,
+        match_id: Uuid,
+        before: i64,
+        spectators: bool,
+        limit: u32,
+    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
+        match self {
+            Store::Sqlite(s) => {
+                s.match_chat_before(match_id, before, spectators, limit)
+                    .await
+            }
+            Store::Postgres(p) => {
+                p.match_chat_before(match_id, before, spectators, limit)
+                    .await
+            }
+        }
     }
 }

@@ -35,7 +35,6 @@ pub use sqlite::SqliteStore;
 
 use admin::{AdminActionRow, MatchListRow, MatchQuery, SeatInfo};
 use chrono::{DateTime, Utc};
-use protocol::ChatLine;
 use std::path::Path;
 use std::time::Duration;
 use uuid::Uuid;
@@ -759,32 +758,6 @@ impl Store {
         match self {
             Store::Sqlite(s) => s.actions(match_id, before, limit).await,
             Store::Postgres(p) => p.actions(match_id, before, limit).await,
-        }
-    }
-}
-
-// Chat.
-
-impl Store {
-    /// Stores a chat message (its `at` is the time given, in milliseconds on the wire).
-    pub async fn insert_chat(&self, c: &ChatLine, at: DateTime<Utc>) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(s) => s.insert_chat(c, at).await,
-            Store::Postgres(p) => p.insert_chat(c, at).await,
-        }
-    }
-
-    /// A match's chat (both channels) in the order it was said, after the line `after`, with
-    /// each line's id (the cursor for the next page).
-    pub async fn match_chat(
-        &self,
-        match_id: Uuid,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<(i64, ChatLine)>, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.match_chat(match_id, after, limit).await,
-            Store::Postgres(p) => p.match_chat(match_id, after, limit).await,
         }
     }
 }

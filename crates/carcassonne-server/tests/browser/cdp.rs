@@ -21,6 +21,8 @@ use tokio_tungstenite::tungstenite::Message;
 pub const WAIT: Duration = Duration::from_secs(20);
 
 type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+/// The events Chromium sent (messages without an id), in order: a test reads its page's.
+type Events = Arc<Mutex<Vec<Value>>>;
 
 /// One headless Chromium, killed on drop.
 pub struct Browser {
@@ -29,6 +31,7 @@ pub struct Browser {
     tx: mpsc::UnboundedSender<Message>,
     next: Arc<AtomicU64>,
     waiters: Waiters,
+    events: Events,
 }
 
 fn ci() -> bool {
@@ -107,17 +110,22 @@ impl Browser {
             }
         });
         let waiters: Waiters = Arc::default();
+        let events: Events = Arc::default();
         let w = Arc::clone(&waiters);
+        let ev = Arc::clone(&events);
         tokio::spawn(async move {
             while let Some(Ok(msg)) = stream.next().await {
                 let Message::Text(text) = msg else { continue };
                 let Ok(v) = serde_json::from_str::<Value>(&text) else {
                     continue;
                 };
-                if let Some(id) = v.get("id").and_then(Value::as_u64)
-                    && let Some(tx) = w.lock().await.remove(&id)
-                {
-                    let _ = tx.send(v);
+                match v.get("id").and_then(Value::as_u64) {
+                    Some(id) => {
+                        if let Some(tx) = w.lock().await.remove(&id) {
+                            let _ = tx.send(v);
+                        }
+                    }
+                    None => ev.lock().await.push(v),
                 }
             }
         });
@@ -127,6 +135,7 @@ impl Browser {
             tx,
             next: Arc::new(AtomicU64::new(1)),
             waiters,
+            events,
         })
     }
 
@@ -135,6 +144,7 @@ impl Browser {
             tx: self.tx.clone(),
             next: Arc::clone(&self.next),
             waiters: Arc::clone(&self.waiters),
+            events: Arc::clone(&self.events),
         }
     }
 
@@ -183,6 +193,7 @@ struct Cdp {
     tx: mpsc::UnboundedSender<Message>,
     next: Arc<AtomicU64>,
     waiters: Waiters,
+    events: Events,
 }
 
 impl Cdp {
@@ -241,6 +252,19 @@ impl Page {
 
     pub async fn goto(&self, url: &str) {
         self.call("Page.navigate", json!({ "url": url })).await;
+    }
+
+    /// The parameters of every event `method` this page was sent so far (after the domain was
+    /// enabled, e.g. `Log.enable` for `Log.entryAdded`).
+    pub async fn events(&self, method: &str) -> Vec<Value> {
+        self.cdp
+            .events
+            .lock()
+            .await
+            .iter()
+            .filter(|e| e["sessionId"] == self.session.as_str() && e["method"] == method)
+            .map(|e| e["params"].clone())
+            .collect()
     }
 
     pub async fn reload(&self) {

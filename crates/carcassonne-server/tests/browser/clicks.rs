@@ -7,7 +7,8 @@ use rules::scenario::Scenario;
 use serde_json::json;
 
 /// Plays one command on the page by clicking, as a player would: a legal square, the tile on
-/// the board until it shows the rotation, Place; a meeple circle; a tollhouse square; Pass.
+/// the board until it shows the rotation, Place; a meeple circle or a tollhouse square, then the
+/// confirmation; Pass.
 pub(crate) async fn click_command(p: &Page, command: &Command) {
     let cmd = serde_json::to_value(command).expect("command json");
     match cmd["type"].as_str() {
@@ -34,13 +35,28 @@ pub(crate) async fn click_command(p: &Page, command: &Command) {
             }
             p.click("#confirm").await;
         }
+        // A click picks the target; the meeple (or tollhouse) is put once confirmed.
         Some("place_meeple") => {
             let t = cmd["target"].as_str().expect("target");
-            p.click(&format!("[data-target=\"{t}\"]")).await;
+            let sel = format!("[data-target=\"{t}\"]");
+            p.click(&sel).await;
+            p.wait(
+                &format!("document.querySelector('{sel}.focus')"),
+                "the pick",
+            )
+            .await;
+            p.click("#confirm").await;
         }
         Some("place_tollhouse") => {
             let key = format!("{},{}", cmd["pos"]["x"], cmd["pos"]["y"]);
-            p.click(&format!("[data-toll-target=\"{key}\"]")).await;
+            let sel = format!("[data-toll-target=\"{key}\"]");
+            p.click(&sel).await;
+            p.wait(
+                &format!("document.querySelector('{sel}.focus')"),
+                "the pick",
+            )
+            .await;
+            p.click("#confirm").await;
         }
         // A chain of dispatches (M6) is declined with its own button.
         Some("pass") => {

@@ -2,6 +2,7 @@
 //! its coloured swatches, the gallery and the admin console load with no violation, no uncaught
 //! error and no `console.error`; and a violation does show up, so a clean record means a clean
 //! page (an inline script and a `style` attribute added to the page are refused and recorded).
+//! The lobby page, logged out, logs no error at all: not even a failed request in the console.
 
 use crate::cdp::Page;
 use crate::harness::*;
@@ -126,4 +127,50 @@ async fn pages_run_clean_under_the_content_security_policy() {
         "a style attribute was applied"
     );
     seat.screenshot("csp").await;
+}
+
+/// Logged out, the lobby asks who it is without a failed request: Chromium's own log (where a
+/// 401 or a missing favicon shows as a network error) and the page's console stay clean.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lobby_logged_out_logs_no_console_error() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    let p = recording_page(&b).await;
+    p.call("Log.enable", json!({})).await;
+    p.call("Runtime.enable", json!({})).await;
+    p.goto(&format!("{}/", server.http())).await;
+    p.wait(
+        "!document.getElementById('entry').hidden",
+        "the lobby's entry form (logged out)",
+    )
+    .await;
+    // Let the page's start-up (fetches, the favicon) finish.
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    let errors: Vec<Value> = p
+        .events("Log.entryAdded")
+        .await
+        .into_iter()
+        .filter(|e| e["entry"]["level"] == "error")
+        .collect();
+    assert_eq!(errors, Vec::<Value>::new(), "Chromium's log");
+    let console: Vec<Value> = p
+        .events("Runtime.consoleAPICalled")
+        .await
+        .into_iter()
+        .filter(|e| e["type"] == "error")
+        .collect();
+    assert_eq!(console, Vec::<Value>::new(), "console.error");
+    assert_eq!(problems(&p).await, json!([]), "the page's own record");
+    // The check can fail: a request the server refuses is in Chromium's log.
+    p.eval("fetch('/api/me').then(r => r.status)").await;
+    p.wait("true", "the refused request").await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let refused = p
+        .events("Log.entryAdded")
+        .await
+        .into_iter()
+        .filter(|e| e["entry"]["level"] == "error")
+        .count();
+    assert_eq!(refused, 1, "a 401 is logged as an error");
 }

@@ -180,7 +180,7 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
     assert_eq!(hand, "B2 light blue wine");
     let log = text_of(&blue, "document.getElementById('log').textContent").await;
     assert!(
-        log.contains("Red takes a light blue chip worth 2 at 15,11: +2."),
+        log.contains("Red takes a light blue chip worth 2: +2."),
         "log: {log}"
     );
     assert_eq!(page_scores(&blue).await, vec![2, 0]);
@@ -213,7 +213,7 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
         created.match_id,
         &pages,
         seq + 3,
-        "Red sells a light blue wine (light blue 2) to Colmar at 15,10: +9.",
+        "Red sells a light blue wine (light blue 2) to Colmar: +9.",
         11, // 2 for the chip, 9 for the wine
     )
     .await;
@@ -226,8 +226,9 @@ async fn france_map_chip_taken_and_wine_sold_by_clicking() {
     red.screenshot("france-wine-sold").await;
 }
 
-/// Squares off the map or against a border print may be tried on the France map; the server
-/// refuses and the page says why in words (P1, P4), and nothing changes.
+/// Squares off the map or against a border print may be tried on the France map: the page says
+/// it does not fit there and offers no *Place*; sent anyway, the server refuses and the page says
+/// why in words (P1, P4), and nothing changes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn france_map_refused_placements_show_the_reason_in_words() {
     let Some((b, _data, server)) = browser_and_server().await else {
@@ -248,7 +249,18 @@ async fn france_map_refused_placements_show_the_reason_in_words() {
         text_of(&red, "document.getElementById('fit-hint').textContent").await,
         "off the map"
     );
-    red.click("#confirm").await;
+    // Place is off there; sent anyway (as another client could), the server says why.
+    assert_eq!(
+        red.eval("document.getElementById('confirm').disabled")
+            .await,
+        serde_json::json!(true)
+    );
+    red.eval(
+        "(() => { const s = document.querySelector('[data-preview]');
+           const [x, y] = s.dataset.preview.split(',').map(Number);
+           window.carcassonne.command({type: 'place_tile', pos: {x, y}, rotation: Number(s.dataset.rotation)}); })()",
+    )
+    .await;
     red.wait("!document.getElementById('error').hidden", "the error")
         .await;
     let text = text_of(&red, "document.getElementById('error').textContent").await;
@@ -277,7 +289,17 @@ async fn france_map_refused_placements_show_the_reason_in_words() {
         text_of(&blue, "document.getElementById('fit-hint').textContent").await,
         "does not fit here"
     );
-    blue.click("#confirm").await;
+    assert_eq!(
+        blue.eval("document.getElementById('confirm').disabled")
+            .await,
+        serde_json::json!(true)
+    );
+    blue.eval(
+        "(() => { const s = document.querySelector('[data-preview]');
+           const [x, y] = s.dataset.preview.split(',').map(Number);
+           window.carcassonne.command({type: 'place_tile', pos: {x, y}, rotation: Number(s.dataset.rotation)}); })()",
+    )
+    .await;
     blue.wait("!document.getElementById('error').hidden", "the error")
         .await;
     let text = text_of(&blue, "document.getElementById('error').textContent").await;
@@ -338,7 +360,7 @@ async fn france_map_wine_sold_abroad_by_clicking() {
         created.match_id,
         &pages,
         seq + 3,
-        "Red sells a light blue wine (light blue 2) abroad at 16,11: +5.",
+        "Red sells a light blue wine (light blue 2) abroad: +5.",
         7, // 2 for the chip, 5 for the wine abroad
     )
     .await;

@@ -1,6 +1,7 @@
 //! Deadlines over the wire: a pawn choice of a player who is not the active one
 //! has a deadline in the view; when nobody answers, the server applies the default as a command
-//! of its own (stored, logged as the server's, replayed); an answer in time cancels it; a restart
+//! of its own (stored, logged as the server's, named so on its diff and in the match's history,
+//! replayed); an answer in time cancels it; a restart
 //! keeps the original time. Also: an unchanged pawn preference is refused (nothing stored), and
 //! client command ids may not take the server's prefix. On SQLite and on Postgres.
 
@@ -214,6 +215,27 @@ async fn unanswered_choice_gets_the_default_at_the_deadline(db: &TestDb) {
     assert!(
         (at..at + 5_000).contains(&applied),
         "applied at {applied}, the deadline was {at}"
+    );
+    // Its diff says the server made the move (a resume's copy too), and so does the history.
+    let mut late = client::Connection::connect(&server.ws())
+        .await
+        .expect("connect");
+    late.subscribe(id, Some(seq)).await.expect("subscribe");
+    let diff = late
+        .wait_for(|m| matches!(m, protocol::ServerMessage::Diff { .. }))
+        .await
+        .expect("the diff");
+    assert!(
+        matches!(diff, protocol::ServerMessage::Diff { seq: s, by_server: Some(protocol::ServerMove::Deadline), .. } if s == seq + 1),
+        "{diff:?}"
+    );
+    let (status, body) = http(&server, "GET", &format!("/api/matches/{id}/log"), &[], "").await;
+    assert_eq!(status, 200, "{body}");
+    let history: protocol::MatchLog = serde_json::from_str(&body).expect("a match log");
+    let last = history.entries.last().expect("an entry");
+    assert_eq!(
+        (last.seq, last.seat, last.by_server),
+        (seq + 1, Some(1), Some(protocol::ServerMove::Deadline))
     );
     // The match goes on: blue's turn, and the server's snapshot agrees with the mirrors.
     let (s, view) = server_view(&server, id).await;

@@ -20,6 +20,7 @@ mod deadlines;
 mod defences;
 mod deploy_doc;
 mod france;
+mod history;
 mod hostile;
 mod leases;
 mod limits;

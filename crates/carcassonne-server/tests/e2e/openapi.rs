@@ -376,6 +376,22 @@ async fn answers_validate_against_the_documented_schemas(db: &TestDb) {
         let template = path.replace(&match_id, "{id}");
         conforms(&doc, &template, "get", &answer);
     }
+    // A match's history and who the request is, as a player's page reads them.
+    for (path, template) in [
+        (
+            format!("/api/matches/{match_id}/log"),
+            "/api/matches/{id}/log",
+        ),
+        (
+            format!("/api/matches/{match_id}/chat"),
+            "/api/matches/{id}/chat",
+        ),
+        ("/api/whoami".to_string(), "/api/whoami"),
+    ] {
+        let answer = call(&server, "GET", &path, session, None).await;
+        assert_eq!(answer.0, 200, "{path}: {}", answer.1);
+        conforms(&doc, template, "get", &answer);
+    }
     let tiles = call(&server, "GET", "/api/tiles", None, None).await;
     assert_eq!(tiles.0, 200);
     conforms(&doc, "/api/tiles", "get", &tiles);

@@ -130,12 +130,16 @@ fn unknown_match() -> ApiError {
     )
 }
 
-fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+pub(in crate::http) fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     q.map(|Query(t)| t)
         .map_err(|r| ApiError::malformed(format!("bad query: {}", r.body_text())))
 }
 
-fn page_limit(limit: Option<u32>, default: u32, max: u32) -> Result<u32, ApiError> {
+pub(in crate::http) fn page_limit(
+    limit: Option<u32>,
+    default: u32,
+    max: u32,
+) -> Result<u32, ApiError> {
     match limit.unwrap_or(default) {
         n @ 1.. if n <= max => Ok(n),
         n => Err(ApiError::malformed(format!(
@@ -165,7 +169,7 @@ fn code_name(code: ErrorCode) -> String {
         .unwrap_or_else(|| format!("{code:?}"))
 }
 
-fn parse_setup(setup: &str) -> Result<Setup, ApiError> {
+pub(in crate::http) fn parse_setup(setup: &str) -> Result<Setup, ApiError> {
     serde_json::from_str(setup).map_err(|e| {
         error!(error = %e, "admin: a stored setup does not parse");
         ApiError::internal("a stored setup does not parse")
