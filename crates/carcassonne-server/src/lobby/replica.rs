@@ -1,8 +1,8 @@
-//! Lobbies in a cluster: each node keeps a copy of every lobby, written through the store with
-//! the state's version as a compare-and-swap (`store::StoreError::StaleLobby`), and tells the
-//! other nodes each change it stored, which replace their copies and push the new state to
-//! their own followers. A node that is behind (a change's news not arrived, or dropped) finds
-//! out at its next write of that lobby, reads it again and tries once more.
+//! Lobbies in a cluster: each node keeps a copy of every lobby, reads a lobby from the store
+//! before it decides anything on it, writes it through the store with the state's version as a
+//! compare-and-swap (`store::StoreError::StaleLobby`: two nodes deciding at once, the second
+//! reads again and tries once more), and tells the other nodes each change it stored, which
+//! replace their copies and push the new state to their own followers.
 
 use super::{Actor, LobbyError, frame, store_failed};
 use protocol::{LobbyState, LobbyStatus, ServerMessage};
@@ -18,23 +18,19 @@ pub enum Replica {
 }
 
 impl Actor {
-    /// In a cluster, a lobby this node does not know may have been opened on another a moment
-    /// ago (its news not here yet): it is read from the store.
+    /// In a cluster, this node's copy of a lobby may be behind another node's change (its news
+    /// not here yet), or missing (opened elsewhere a moment ago): before it decides anything
+    /// on a lobby, it reads the lobby from the store.
     pub(super) async fn find(&mut self, id: Uuid) {
-        let known = self.open.contains_key(&id) || self.started.contains_key(&id);
-        if !known && self.registry.cluster().is_some() {
+        if self.registry.cluster().is_some() {
             let _ = self.refresh(id).await;
         }
     }
 
-    /// Reads a lobby again from the store (another node changed it).
+    /// Reads a lobby again from the store.
     pub(super) async fn refresh(&mut self, id: Uuid) -> Result<(), LobbyError> {
-        let rows = self.store.live_lobbies().await.map_err(store_failed)?;
-        let found = rows
-            .iter()
-            .find(|r| r.id == id)
-            .and_then(|r| serde_json::from_str::<LobbyState>(&r.state).ok());
-        match found {
+        let row = self.store.lobby(id).await.map_err(store_failed)?;
+        match row.and_then(|r| serde_json::from_str::<LobbyState>(&r.state).ok()) {
             Some(l) => self.replicated(Replica::State(Box::new(l))),
             None => self.replicated(Replica::Closed(id)),
         }

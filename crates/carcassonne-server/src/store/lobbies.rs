@@ -104,6 +104,18 @@ impl SqliteStore {
         .collect()
     }
 
+    pub async fn lobby(&self, id: Uuid) -> Result<Option<LobbyRow>, StoreError> {
+        sqlx::query(
+            "SELECT id, status, public, invite_code, match_id, state FROM lobbies WHERE id = ?1",
+        )
+        .bind(id.to_string())
+        .fetch_optional(&self.read)
+        .await?
+        .as_ref()
+        .map(sqlite_lobby_row)
+        .transpose()
+    }
+
     pub async fn match_lobby_state(&self, match_id: Uuid) -> Result<Option<String>, StoreError> {
         Ok(
             sqlx::query_scalar("SELECT state FROM lobbies WHERE match_id = ?1")
@@ -229,6 +241,19 @@ impl PgStore {
         .iter()
         .map(pg_lobby_row)
         .collect()
+    }
+
+    pub async fn lobby(&self, id: Uuid) -> Result<Option<LobbyRow>, StoreError> {
+        sqlx::query(
+            "SELECT id, status, public, invite_code, match_id, state::text AS state \
+             FROM lobbies WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(pg_lobby_row)
+        .transpose()
     }
 
     pub async fn match_lobby_state(&self, match_id: Uuid) -> Result<Option<String>, StoreError> {

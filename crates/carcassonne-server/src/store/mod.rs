@@ -649,6 +649,11 @@ impl Store {
         dispatch!(self.live_lobbies())
     }
 
+    /// One lobby's row, whatever its status.
+    pub async fn lobby(&self, id: Uuid) -> Result<Option<LobbyRow>, StoreError> {
+        dispatch!(self.lobby(id))
+    }
+
     /// The names of a match's seats, in seat order, from the lobby that started it (as they
     /// were when it started); empty for a match that no lobby started.
     pub async fn match_names(&self, match_id: Uuid) -> Result<Vec<protocol::SeatName>, StoreError> {

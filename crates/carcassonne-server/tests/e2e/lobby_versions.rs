@@ -43,6 +43,8 @@ async fn a_lobby_is_written_only_over_the_version_before(db: &TestDb) {
     let live = store.live_lobbies().await.expect("lobbies");
     let kept = live.iter().find(|r| r.id == id).expect("the lobby");
     assert_eq!(kept.version, 3);
+    let one = store.lobby(id).await.expect("one lobby");
+    assert_eq!(one.map(|r| r.version), Some(3));
     store
         .delete_lobby(id, 3)
         .await
