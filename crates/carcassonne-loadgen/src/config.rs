@@ -13,6 +13,12 @@ pub(crate) struct Args {
     /// The server's base URL; the WebSocket is `<url>/ws`.
     #[arg(long, default_value = "http://127.0.0.1:8080")]
     pub(crate) url: String,
+    /// Cluster mode: the nodes the seats connect to, in turn (comma-separated base URLs). Each
+    /// match is first touched by a spectator on `--url`, whose node then owns it, so that
+    /// seats on other nodes go through a hop: `--url A --play-url B,C` measures the hop's cost
+    /// against `--url A` alone.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) play_url: Vec<String>,
     /// Matches played at once (each replaced by a new one when it ends).
     #[arg(long, default_value_t = 20)]
     pub(crate) matches: usize,
@@ -114,6 +120,8 @@ pub(crate) enum ModuleName {
 pub(crate) struct Ctx {
     pub(crate) http: String,
     pub(crate) ws: String,
+    /// The WebSockets the seats use in turn (`--play-url`); empty: `ws`.
+    pub(crate) play_ws: Vec<String>,
     pub(crate) request: CreateMatch,
     pub(crate) seeds: AtomicU64,
 }
@@ -128,16 +136,32 @@ pub(crate) fn modules(names: &[ModuleName]) -> Modules {
     }
 }
 
+/// The WebSocket URL of a server's base URL.
+fn ws_of(base: &str) -> String {
+    format!(
+        "{}/ws",
+        base.trim_end_matches('/')
+            .replacen("https://", "wss://", 1)
+            .replacen("http://", "ws://", 1)
+    )
+}
+
+impl Ctx {
+    /// The WebSocket seat `i` connects to.
+    pub(crate) fn seat_ws(&self, i: usize) -> &str {
+        match self.play_ws.len() {
+            0 => &self.ws,
+            n => &self.play_ws[i % n],
+        }
+    }
+}
+
 pub(crate) fn context(args: &Args) -> Arc<Ctx> {
     let http = args.url.trim_end_matches('/').to_owned();
-    let ws = format!(
-        "{}/ws",
-        http.replacen("https://", "wss://", 1)
-            .replacen("http://", "ws://", 1)
-    );
     Arc::new(Ctx {
+        ws: ws_of(&http),
         http,
-        ws,
+        play_ws: args.play_url.iter().map(|u| ws_of(u)).collect(),
         request: CreateMatch {
             players: Colour::ALL[..args.players].to_vec(),
             modules: modules(&args.modules),

@@ -24,9 +24,18 @@ pub(crate) type SeatConn = (Connection, ServerMessage);
 /// waits for every seat's snapshot: so they are all of seq 0, before any seat plays.
 pub(crate) async fn open_match(ctx: &Ctx) -> Result<(MatchCreated, Vec<SeatConn>), LoadError> {
     let created = client::create_match(&ctx.http, &ctx.request).await?;
+    if !ctx.play_ws.is_empty() {
+        // A spectator on `--url` touches the match first: that node takes its lease.
+        let mut first = Connection::connect(&ctx.ws).await?;
+        first.set_read_timeout(Some(READ_LIMIT));
+        first.subscribe(created.match_id, None).await?;
+        first
+            .wait_for(|m| matches!(m, ServerMessage::Snapshot { .. }))
+            .await?;
+    }
     let mut conns = Vec::with_capacity(created.seats.len());
-    for s in &created.seats {
-        let mut conn = Connection::connect(&ctx.ws).await?;
+    for (i, s) in created.seats.iter().enumerate() {
+        let mut conn = Connection::connect(ctx.seat_ws(i)).await?;
         conn.set_read_timeout(Some(READ_LIMIT));
         conn.auth(&s.token).await?;
         conn.subscribe(created.match_id, None).await?;

@@ -53,9 +53,71 @@ fn nats_url() -> Option<String> {
     }
 }
 
+/// A NATS server of the test's own on a free port (`nats-server` on the PATH), stopped and
+/// started again at will; `None` (with a notice, or failing with `CI=true`) without one.
+struct OwnNats {
+    port: u16,
+    child: Option<std::process::Child>,
+}
+
+impl OwnNats {
+    fn start() -> Option<OwnNats> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let mut nats = OwnNats { port, child: None };
+        if let Err(e) = nats.up() {
+            let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+            assert!(!ci, "CI=true but nats-server cannot be started: {e}");
+            eprintln!("NOTICE: nats-server cannot be started ({e}); skipping");
+            return None;
+        }
+        Some(nats)
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    fn up(&mut self) -> std::io::Result<()> {
+        let child = Command::new("nats-server")
+            .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        self.child = Some(child);
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            if started.elapsed() > Duration::from_secs(10) {
+                return Err(std::io::Error::other("nats-server did not listen"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
+    fn down(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for OwnNats {
+    fn drop(&mut self) {
+        self.down();
+    }
+}
+
 impl Cluster {
     async fn start(n: usize) -> Option<Cluster> {
         let nats = nats_url()?;
+        Cluster::start_on(n, nats).await
+    }
+
+    async fn start_on(n: usize, nats: String) -> Option<Cluster> {
         let db = TestDb::postgres().await?;
         let TestDb::Postgres { url, .. } = &db else {
             unreachable!("a Postgres test database")
@@ -800,4 +862,55 @@ async fn a_lobby_opened_on_one_node_is_joined_and_played_from_the_others() {
         seats[0].view().expect("view").finished,
         "after {moves} moves"
     );
+}
+
+/// The NATS server is stopped mid-game and started again: while it is down, a command
+/// forwarded to the owner gets a typed `unavailable`; then play resumes, and nothing
+/// acknowledged is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nats_down_mid_game_costs_errors_not_moves() {
+    let Some(mut nats) = OwnNats::start() else {
+        return;
+    };
+    let Some(mut cluster) = Cluster::start_on(3, nats.url()).await else {
+        return;
+    };
+    let created = create(&cluster, 2).await;
+    let id = created.match_id;
+    // Node 0 owns the match (its spectator touches it first); the seats are on nodes 1 and 2.
+    let mut watcher = Player::join(&cluster, id, 0, None).await;
+    watcher.follower.sync_first().await.expect("first view");
+    let mut players = Vec::new();
+    for (i, s) in created.seats.iter().enumerate() {
+        players.push(Player::join(&cluster, id, 1 + i, Some(s.token.clone())).await);
+    }
+    for p in &mut players {
+        p.follower.sync_first().await.expect("first view");
+    }
+    assert_eq!(cluster.owner(id).await, Some(0));
+    let mut refused = None;
+    let moves = play_through(
+        &mut cluster,
+        id,
+        &mut players,
+        async |c: &mut Cluster, n| {
+            if n == 20 {
+                nats.down();
+                // A seat on node 1 commands while NATS is down: refused with a typed error.
+                let mut conn = connect(c, 1).await.expect("connect");
+                conn.auth(&created.seats[0].token).await.expect("auth");
+                let answer = conn.command("nats-down-1", rules::Command::Pass).await;
+                refused = Some(answer);
+                nats.up().expect("NATS again");
+            }
+        },
+    )
+    .await;
+    let refused = refused.expect("the outage happened");
+    assert!(
+        matches!(&refused, Ok(client::CommandOutcome::Rejected(b)) if b.code == protocol::ErrorCode::Unavailable),
+        "a command forwarded while NATS was down: {refused:?}"
+    );
+    check_nothing_lost(&cluster, id, &players).await;
+    eprintln!("{moves} moves across a NATS outage; the forwarded command got {refused:?}");
 }
