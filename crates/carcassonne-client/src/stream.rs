@@ -29,9 +29,10 @@ pub enum MatchEvent {
     Snapshot { seq: Seq },
     /// The view moved to `seq` (always the previous seq + 1) through `events`.
     Diff { seq: Seq, events: Vec<rules::Event> },
-    /// This seat has open decisions in the view just applied (oldest first): answer one with
-    /// [`MatchStream::send`]. Comes after the snapshot or diff that opened them, and again after
-    /// one of this seat's commands was refused while they stay open.
+    /// This seat has open decisions (oldest first) and no command waiting for an answer: answer
+    /// one with [`MatchStream::send`]. Comes once per seq of the view (after the snapshot or
+    /// diff, or after the answer to this seat's last command), and again after a refusal while
+    /// they stay open.
     YourTurn { decisions: Vec<Decision> },
     /// The command sent as `id` was stored as `seq`.
     Ack { id: String, seq: Seq },
@@ -135,6 +136,8 @@ pub struct MatchStream {
     id_prefix: String,
     next_id: u64,
     finished: bool,
+    /// The seq at which the last [`MatchEvent::YourTurn`] came.
+    turn_at: Option<Seq>,
     jitter: Rng,
 }
 
@@ -155,6 +158,7 @@ impl MatchStream {
             id_prefix: format!("k{:08x}", random as u32),
             next_id: 0,
             finished: false,
+            turn_at: None,
             jitter: Rng::new((random >> 64) as u64),
         };
         let (conn, seat) = stream.target.open().await?;
@@ -368,15 +372,15 @@ impl MatchStream {
             ServerMessage::Ack { id, seq, .. } => {
                 self.unanswered.retain(|(i, _)| *i != id);
                 self.out.push_back(MatchEvent::Ack { id, seq });
+                self.offer_turn(false);
             }
             ServerMessage::Error(error) => {
                 let mine = error.id.is_some();
                 self.unanswered
                     .retain(|(i, _)| Some(i.as_str()) != error.id.as_deref());
                 self.out.push_back(MatchEvent::Refused(error));
-                let decisions = self.my_decisions();
-                if mine && !decisions.is_empty() {
-                    self.out.push_back(MatchEvent::YourTurn { decisions });
+                if mine {
+                    self.offer_turn(true);
                 }
             }
             ServerMessage::Chat(line) if line.match_id == Some(match_id) => {
@@ -391,15 +395,26 @@ impl MatchStream {
     fn viewed(&mut self) -> Result<(), ClientError> {
         self.view = self.mirror.view_typed()?;
         let finished = self.view.as_ref().is_some_and(|v| v.finished);
-        let decisions = self.my_decisions();
-        if !decisions.is_empty() && !finished {
-            self.out.push_back(MatchEvent::YourTurn { decisions });
-        }
         if finished && !self.finished {
             self.finished = true;
             self.out.push_back(MatchEvent::Finished);
         }
+        self.offer_turn(false);
         Ok(())
+    }
+
+    /// Hands out [`MatchEvent::YourTurn`] when this seat has open decisions and no command in
+    /// flight, once per seq (`again`: after a refusal, for the same seq too).
+    fn offer_turn(&mut self, again: bool) {
+        let seq = self.mirror.seq();
+        if self.finished || !self.unanswered.is_empty() || (!again && self.turn_at == seq) {
+            return;
+        }
+        let decisions = self.my_decisions();
+        if !decisions.is_empty() {
+            self.turn_at = seq;
+            self.out.push_back(MatchEvent::YourTurn { decisions });
+        }
     }
 
     /// Closes the connection (1000), waiting for the server's close.

@@ -1,0 +1,130 @@
+//! A real server (the server crate's `run`) on a 127.0.0.1 ephemeral port, in a thread and
+//! runtime of its own, on a SQLite store in a temporary directory; and a random player for the
+//! seats a test plays itself.
+
+#![allow(dead_code)] // each test binary uses its own part
+
+use carcassonne_client::bot::Rng;
+use carcassonne_client::{ClientError, MatchEvent, MatchStream};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// A server running until dropped.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut config = server::Config::default();
+        config.store.data_dir = dir.path().join("data");
+        config.limits.relax();
+        config.conn.heartbeat_interval = Duration::from_secs(1);
+        config.shutdown_grace = Duration::from_secs(2);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                tokio::select! {
+                    res = server::run(listener, config, std::future::pending()) => {
+                        if let Err(e) = res {
+                            panic!("server failed: {e}");
+                        }
+                    }
+                    _ = stopped => {}
+                }
+            });
+            rt.shutdown_timeout(Duration::ZERO);
+        });
+        TestServer {
+            addr,
+            stop: Some(stop),
+            thread: Some(thread),
+            _dir: dir,
+        }
+    }
+
+    pub fn http(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// What one seat saw of a match it played to the end.
+#[derive(Debug, Default)]
+pub struct Played {
+    /// The seqs of the snapshots and diffs, in the order handed out.
+    pub snapshots: Vec<u64>,
+    pub diffs: Vec<u64>,
+    pub acks: usize,
+    pub refusals: Vec<protocol::ErrorBody>,
+    /// `Connected` events after the first: (attempts, close code).
+    pub reconnects: Vec<(u32, Option<u16>)>,
+    pub finished: bool,
+}
+
+/// Plays `game`'s seat with random legal moves until the match ends; `on_diff` runs after each
+/// diff (a test cuts the network there).
+pub async fn play_random(
+    game: &mut MatchStream,
+    seed: u64,
+    mut on_diff: impl FnMut(u64),
+) -> Result<Played, ClientError> {
+    let mut rng = Rng::new(seed);
+    let mut played = Played::default();
+    while let Some(event) = game.next().await? {
+        match event {
+            MatchEvent::Connected {
+                attempts, after, ..
+            } if attempts > 0 || !played.snapshots.is_empty() => {
+                played.reconnects.push((attempts, after.map(|c| c.code)));
+            }
+            MatchEvent::Snapshot { seq } => played.snapshots.push(seq),
+            MatchEvent::Diff { seq, .. } => {
+                played.diffs.push(seq);
+                on_diff(seq);
+            }
+            MatchEvent::YourTurn { decisions } => {
+                let command = rules::bot::random_command(&decisions[0], || rng.next_u64())
+                    .expect("an open decision has an answer");
+                game.send(command).await?;
+            }
+            MatchEvent::Ack { .. } => played.acks += 1,
+            MatchEvent::Refused(error) => played.refusals.push(error),
+            MatchEvent::Finished => {
+                played.finished = true;
+                break;
+            }
+            _ => {}
+        }
+    }
+    Ok(played)
+}
+
+/// Whether `seqs` run from `first` up by one each.
+pub fn consecutive(seqs: &[u64], first: u64) -> bool {
+    seqs.iter().enumerate().all(|(i, s)| *s == first + i as u64)
+}
