@@ -218,9 +218,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn me(&self) -> Result<Account, ClientError> {
-        self.call()
-            .json(Method::GET, "/api/me", None::<&()>)
-            .await
+        self.call().json(Method::GET, "/api/me", None::<&()>).await
     }
 
     /// The open public lobbies with at least `free_seats` free seats (`0`: all), and the running
@@ -293,7 +291,11 @@ impl Client {
     /// let lobby = client.join_lobby(id, &Default::default()).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn join_lobby(&self, id: Uuid, request: &JoinLobby) -> Result<LobbyState, ClientError> {
+    pub async fn join_lobby(
+        &self,
+        id: Uuid,
+        request: &JoinLobby,
+    ) -> Result<LobbyState, ClientError> {
         self.lobby_action(id, "join", request).await
     }
 
@@ -411,8 +413,7 @@ impl Client {
         loop {
             match conn.next_message().await? {
                 Some(ServerMessage::Lobby { lobby }) if lobby.id == id => {
-                    if let (LobbyStatus::Started, Some(match_id)) = (lobby.status, lobby.match_id)
-                    {
+                    if let (LobbyStatus::Started, Some(match_id)) = (lobby.status, lobby.match_id) {
                         let _ = conn.close().await;
                         return Ok(match_id);
                     }

@@ -126,8 +126,13 @@ async fn exchange(
         .authority()
         .ok_or_else(|| bad_url(url, "no host"))?
         .clone();
-    let host = authority.host().trim_start_matches('[').trim_end_matches(']');
-    let port = authority.port_u16().unwrap_or(if secure { 443 } else { 80 });
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = authority
+        .port_u16()
+        .unwrap_or(if secure { 443 } else { 80 });
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
     let mut req = Request::builder()
         .method(method)

@@ -88,6 +88,7 @@ pub use mirror::{Mirror, MirrorError};
 pub use protocol;
 pub use reconnect::{Reconnect, reconnects_after};
 pub use rules;
-pub(crate) use stream::{SeatClaim, Target};
 pub use stream::{MatchEvent, MatchStream};
+pub(crate) use stream::{SeatClaim, Target};
 pub use tls::Tls;
+pub use uuid;

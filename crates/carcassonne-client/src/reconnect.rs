@@ -77,7 +77,11 @@ pub fn reconnects_after(code: Option<u16>) -> bool {
         None => true,
         Some(c) => matches!(
             c,
-            1001 | 1006 | 1011 | 1012 | 1013 | protocol::close::HEARTBEAT_TIMEOUT
+            1001 | 1006
+                | 1011
+                | 1012
+                | 1013
+                | protocol::close::HEARTBEAT_TIMEOUT
                 | protocol::close::TOO_SLOW
         ),
     }

@@ -201,6 +201,16 @@ impl MatchStream {
         &self.mirror
     }
 
+    /// Whether the match is over (the view says so).
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// How many commands sent by this stream wait for their answer.
+    pub fn waiting(&self) -> usize {
+        self.unanswered.len()
+    }
+
     /// The open decisions of this seat in the current view, oldest first.
     pub fn my_decisions(&self) -> Vec<Decision> {
         match (&self.view, self.seat) {
@@ -342,7 +352,9 @@ impl MatchStream {
     async fn absorb(&mut self, message: ServerMessage) -> Result<(), ClientError> {
         let match_id = self.target.match_id;
         match message {
-            ServerMessage::Snapshot { match_id: m, seq, .. } if m == match_id => {
+            ServerMessage::Snapshot {
+                match_id: m, seq, ..
+            } if m == match_id => {
                 self.mirror.apply(&message)?;
                 self.out.push_back(MatchEvent::Snapshot { seq });
                 self.viewed()?;

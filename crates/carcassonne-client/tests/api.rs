@@ -24,7 +24,10 @@ async fn accounts_sign_up_log_in_and_out_with_typed_refusals() -> Result<(), Cli
     let server = TestServer::start();
     let mut ann = Client::new(&server.http())?;
     let err = ann.me().await.err();
-    assert_eq!(err.as_ref().and_then(ClientError::code), Some(ErrorCode::Unauthenticated));
+    assert_eq!(
+        err.as_ref().and_then(ClientError::code),
+        Some(ErrorCode::Unauthenticated)
+    );
     assert_eq!(err.as_ref().and_then(ClientError::http_status), Some(401));
 
     let registered = ann.register("ann", "a long password").await?;
@@ -33,21 +36,38 @@ async fn accounts_sign_up_log_in_and_out_with_typed_refusals() -> Result<(), Cli
 
     let mut other = Client::new(&server.http())?;
     let taken = other.register("ANN", "another password").await.err();
-    assert_eq!(taken.as_ref().and_then(ClientError::code), Some(ErrorCode::NameTaken), "{taken:?}");
+    assert_eq!(
+        taken.as_ref().and_then(ClientError::code),
+        Some(ErrorCode::NameTaken),
+        "{taken:?}"
+    );
     let wrong = other.login("ann", "not the password").await.err();
-    assert_eq!(wrong.as_ref().and_then(ClientError::code), Some(ErrorCode::BadCredentials));
+    assert_eq!(
+        wrong.as_ref().and_then(ClientError::code),
+        Some(ErrorCode::BadCredentials)
+    );
     assert_eq!(other.login("ann", "a long password").await?, registered);
     assert_ne!(other.session(), ann.session(), "a session per log-in");
 
     let stale = ann.session().map(str::to_owned).expect("logged in");
     ann.logout().await?;
     assert_eq!(ann.session(), None);
-    let revoked = Client::new(&server.http())?.with_session(stale).me().await.err();
-    assert_eq!(revoked.as_ref().and_then(ClientError::code), Some(ErrorCode::UnknownSession));
+    let revoked = Client::new(&server.http())?
+        .with_session(stale)
+        .me()
+        .await
+        .err();
+    assert_eq!(
+        revoked.as_ref().and_then(ClientError::code),
+        Some(ErrorCode::UnknownSession)
+    );
     assert_eq!(other.me().await?, registered, "the other session lives on");
 
     let guest = Client::new(&server.http())?.guest("").await.err();
-    assert_eq!(guest.as_ref().and_then(ClientError::code), Some(ErrorCode::BadName));
+    assert_eq!(
+        guest.as_ref().and_then(ClientError::code),
+        Some(ErrorCode::BadName)
+    );
     Ok(())
 }
 
@@ -62,22 +82,35 @@ async fn a_lobby_goes_from_creation_to_a_match_played_to_its_end() -> Result<(),
     let created = host.create_lobby(&lobby("kit test", 3)).await?;
     assert_eq!(created.host, Some(host_account.id));
     let listed = guest.lobbies(1).await?;
-    assert!(listed.lobbies.iter().any(|l| l.id == created.id), "{listed:?}");
+    assert!(
+        listed.lobbies.iter().any(|l| l.id == created.id),
+        "{listed:?}"
+    );
     let with_bot = host.add_bot(created.id, 2, BotLevel::Random).await?;
     assert!(matches!(
         with_bot.seats[2].occupant,
-        Some(Occupant::Bot { level: BotLevel::Random })
+        Some(Occupant::Bot {
+            level: BotLevel::Random
+        })
     ));
     let not_host = guest.kick(created.id, 2).await.err();
-    assert_eq!(not_host.as_ref().and_then(ClientError::code), Some(ErrorCode::NotHost));
+    assert_eq!(
+        not_host.as_ref().and_then(ClientError::code),
+        Some(ErrorCode::NotHost)
+    );
     host.kick(created.id, 2).await?;
     let joined = guest.join_lobby(created.id, &JoinLobby::default()).await?;
-    assert!(matches!(&joined.seats[1].occupant, Some(Occupant::Player { name, .. }) if name == "guest"));
+    assert!(
+        matches!(&joined.seats[1].occupant, Some(Occupant::Player { name, .. }) if name == "guest")
+    );
     host.add_bot(created.id, 2, BotLevel::Random).await?;
     host.pick_colour(created.id, rules::Colour::Pink).await?;
     host.set_ready(created.id, true).await?;
     let early = host.start(created.id).await.err();
-    assert_eq!(early.as_ref().and_then(ClientError::code), Some(ErrorCode::NotReady));
+    assert_eq!(
+        early.as_ref().and_then(ClientError::code),
+        Some(ErrorCode::NotReady)
+    );
 
     let waiting = {
         let guest = guest.clone();
@@ -87,7 +120,10 @@ async fn a_lobby_goes_from_creation_to_a_match_played_to_its_end() -> Result<(),
     let started = host.start(created.id).await?;
     assert_eq!(waiting.await.expect("the waiting task")?, started.match_id);
     let read = guest.lobby(created.id, None).await?;
-    assert_eq!((read.status, read.match_id), (LobbyStatus::Started, Some(started.match_id)));
+    assert_eq!(
+        (read.status, read.match_id),
+        (LobbyStatus::Started, Some(started.match_id))
+    );
 
     let mut host_game = host.play(started.match_id).await?;
     let mut guest_game = guest.play(started.match_id).await?;
@@ -109,6 +145,9 @@ async fn a_lobby_goes_from_creation_to_a_match_played_to_its_end() -> Result<(),
     assert_eq!(view.players[0].colour, rules::Colour::Pink);
 
     let done = host.leave_lobby(created.id).await.err();
-    assert_eq!(done.as_ref().and_then(ClientError::code), Some(ErrorCode::LobbyStarted));
+    assert_eq!(
+        done.as_ref().and_then(ClientError::code),
+        Some(ErrorCode::LobbyStarted)
+    );
     Ok(())
 }

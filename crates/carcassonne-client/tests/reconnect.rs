@@ -116,7 +116,11 @@ async fn a_cut_connection_resumes_with_since_without_a_gap_or_a_repeat() -> Resu
 
     for (seat, played) in [("red", &red_played), ("blue", &blue_played)] {
         assert!(played.finished, "{seat} saw the end: {played:?}");
-        assert_eq!(played.snapshots, vec![0], "{seat}: one snapshot, then diffs only");
+        assert_eq!(
+            played.snapshots,
+            vec![0],
+            "{seat}: one snapshot, then diffs only"
+        );
         assert!(consecutive(&played.diffs, 1), "{seat}: {:?}", played.diffs);
         assert!(played.refusals.is_empty(), "{seat}: {:?}", played.refusals);
     }
@@ -124,7 +128,10 @@ async fn a_cut_connection_resumes_with_since_without_a_gap_or_a_repeat() -> Resu
     assert!(red_played.diffs.len() > 41, "the match went past both cuts");
     assert_eq!(red_played.reconnects.len(), cuts.len(), "{red_played:?}");
     for (attempts, close) in &red_played.reconnects {
-        assert!(*attempts >= 3, "two refused attempts, then one through: {attempts}");
+        assert!(
+            *attempts >= 3,
+            "two refused attempts, then one through: {attempts}"
+        );
         assert_eq!(*close, None, "a cut sends no close frame");
     }
     assert!(blue_played.reconnects.is_empty());

@@ -41,7 +41,10 @@ fn authority_and_server_config() -> (String, rustls::ServerConfig) {
 
 /// Terminates TLS on an ephemeral port and forwards the plain bytes to `target`; counts the
 /// completed handshakes.
-async fn tls_terminator(target: SocketAddr, config: rustls::ServerConfig) -> (u16, Arc<AtomicUsize>) {
+async fn tls_terminator(
+    target: SocketAddr,
+    config: rustls::ServerConfig,
+) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
@@ -89,7 +92,10 @@ async fn a_client_trusting_the_authority_plays_over_https_and_wss() -> Result<()
         .play_with_token(created.match_id, &created.seats[0].token)
         .await?;
     assert!(
-        matches!(red.next().await?, Some(MatchEvent::Connected { seat: Some(0), .. })),
+        matches!(
+            red.next().await?,
+            Some(MatchEvent::Connected { seat: Some(0), .. })
+        ),
         "the seat is taken over wss"
     );
     assert_eq!(red.next().await?, Some(MatchEvent::Snapshot { seq: 0 }));
@@ -126,13 +132,19 @@ async fn a_client_that_does_not_trust_the_authority_is_refused() -> Result<(), C
         matches!(&err, Some(ClientError::Connect(e)) if e.to_string().contains("certificate")),
         "{err:?}"
     );
-    let ws = carcassonne_client::Connection::connect(&client.ws_url()).await.err();
+    let ws = carcassonne_client::Connection::connect(&client.ws_url())
+        .await
+        .err();
     assert!(
-        ws.as_ref().is_some_and(|e| e.to_string().contains("certificate")),
+        ws.as_ref()
+            .is_some_and(|e| e.to_string().contains("certificate")),
         "{ws:?}"
     );
     assert_eq!(handshakes.load(Ordering::SeqCst), 0);
     let bad_pem = Tls::with_ca_pem(b"no certificate here");
-    assert!(matches!(bad_pem, Err(ClientError::TlsSetup(_))), "{bad_pem:?}");
+    assert!(
+        matches!(bad_pem, Err(ClientError::TlsSetup(_))),
+        "{bad_pem:?}"
+    );
     Ok(())
 }
