@@ -15,9 +15,9 @@ pub enum ClientError {
     #[error("HTTP status {status}: {body}")]
     HttpStatus { status: u16, body: String },
     /// The server refused a REST call with its typed error (`error.code`, for example
-    /// `name_taken` or `not_ready`).
+    /// `name_taken` or `not_ready`). Boxed, like the other large and rare errors.
     #[error("HTTP status {status}: {} ({})", .error.message, .error.code.as_str())]
-    Api { status: u16, error: ErrorBody },
+    Api { status: u16, error: Box<ErrorBody> },
     /// A TLS setting that cannot be used: a CA that does not parse, a host that is no DNS name.
     #[error("TLS: {0}")]
     TlsSetup(String),
@@ -79,7 +79,8 @@ impl ClientError {
     /// ```
     pub fn code(&self) -> Option<protocol::ErrorCode> {
         match self {
-            ClientError::Api { error, .. } | ClientError::Refused(error) => Some(error.code),
+            ClientError::Api { error, .. } => Some(error.code),
+            ClientError::Refused(error) => Some(error.code),
             ClientError::ReconnectFailed { last, .. } => last.code(),
             _ => None,
         }

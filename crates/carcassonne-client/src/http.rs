@@ -98,7 +98,10 @@ impl Call<'_> {
             return Ok(bytes);
         }
         Err(match serde_json::from_slice::<ErrorBody>(&bytes) {
-            Ok(error) => ClientError::Api { status, error },
+            Ok(error) => ClientError::Api {
+                status,
+                error: Box::new(error),
+            },
             Err(_) => ClientError::HttpStatus {
                 status,
                 body: String::from_utf8_lossy(&bytes).into_owned(),

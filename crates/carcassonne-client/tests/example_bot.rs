@@ -34,7 +34,10 @@ async fn the_example_bot_plays_whole_games_in_lobbies_it_opens() -> Result<(), C
         let example::Played(played_id, seat, accepted, refused, scores) =
             example::play(&client, match_id, game).await?;
         assert_eq!((played_id, seat), (match_id, Some(0)));
-        assert!(accepted > 20 && refused == 0, "{accepted} accepted, {refused} refused");
+        assert!(
+            accepted > 20 && refused == 0,
+            "{accepted} accepted, {refused} refused"
+        );
         assert_eq!(scores.len(), 2);
         assert!(finished(&server, match_id).await?, "game {game} is over");
         matches.push(match_id);
@@ -80,7 +83,10 @@ async fn the_example_bot_joins_an_open_lobby_and_plays_its_seat() -> Result<(), 
     let example::Played(match_id, seat, accepted, refused, _) =
         bot_plays.await.expect("the bot's task")?;
     assert_eq!((match_id, seat), (started.match_id, Some(1)));
-    assert!(accepted > 20 && refused == 0, "{accepted} accepted, {refused} refused");
+    assert!(
+        accepted > 20 && refused == 0,
+        "{accepted} accepted, {refused} refused"
+    );
     assert!(host_played.finished && host_played.refusals.is_empty());
     Ok(())
 }
