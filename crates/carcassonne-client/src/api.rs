@@ -27,12 +27,23 @@ use uuid::Uuid;
 /// println!("playing as {} ({})", me.name, me.id);
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Client {
     base: String,
     tls: Tls,
     session: Option<String>,
     reconnect: Reconnect,
+}
+
+/// Shows whether there is a session, never the token.
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("logged_in", &self.session.is_some())
+            .field("reconnect", &self.reconnect)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Client {

@@ -46,7 +46,7 @@ pub enum MatchEvent {
 }
 
 /// How a stream claims its place in the match on every connection.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) enum SeatClaim {
     /// `auth` with a seat token.
     Token(String),
@@ -54,6 +54,18 @@ pub(crate) enum SeatClaim {
     Account(String),
     /// No seat; an account session if any (for the spectators' chat).
     Watch(Option<String>),
+}
+
+/// Names the kind of claim, never its secret.
+impl std::fmt::Debug for SeatClaim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SeatClaim::Token(_) => "Token(..)",
+            SeatClaim::Account(_) => "Account(..)",
+            SeatClaim::Watch(Some(_)) => "Watch(session)",
+            SeatClaim::Watch(None) => "Watch",
+        })
+    }
 }
 
 /// Where a stream connects, and as whom.

@@ -99,6 +99,10 @@ async fn a_client_trusting_the_authority_plays_over_https_and_wss() -> Result<()
         "the seat is taken over wss"
     );
     assert_eq!(red.next().await?, Some(MatchEvent::Snapshot { seq: 0 }));
+    assert!(
+        !format!("{red:?}").contains(&created.seats[0].token),
+        "Debug shows no secret"
+    );
     let Some(MatchEvent::YourTurn { decisions }) = red.next().await? else {
         panic!("red opens the match");
     };
