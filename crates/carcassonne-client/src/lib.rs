@@ -92,3 +92,8 @@ pub use stream::{MatchEvent, MatchStream};
 pub(crate) use stream::{SeatClaim, Target};
 pub use tls::Tls;
 pub use uuid;
+
+/// The README's example, compiled with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
