@@ -114,6 +114,15 @@ impl Client {
     }
 
     /// The session token, once logged in (a secret: keep it like a password).
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), carcassonne_client::ClientError> {
+    /// let mut client = carcassonne_client::Client::new("http://127.0.0.1:8080")?;
+    /// client.login("robot-7", "a long password").await?;
+    /// let token = client.session().unwrap_or_default().to_owned();
+    /// // Next time: Client::new(…)?.with_session(token)
+    /// # Ok(()) }
+    /// ```
     pub fn session(&self) -> Option<&str> {
         self.session.as_deref()
     }

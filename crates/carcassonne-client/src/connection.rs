@@ -65,6 +65,28 @@ pub enum CommandOutcome {
 /// Calls that wait for one answer ([`Connection::auth`], [`Connection::command`]) keep the other
 /// messages that arrive meanwhile; [`Connection::next_message`] returns those first, in arrival
 /// order.
+///
+/// The protocol's lowest layer: a bot plays more simply through [`crate::MatchStream`], which
+/// keeps the view and reconnects.
+///
+/// ```no_run
+/// # async fn f(match_id: uuid::Uuid, token: &str) -> Result<(), carcassonne_client::ClientError> {
+/// use carcassonne_client::{CommandOutcome, Connection, protocol::ServerMessage, rules::Command};
+/// let mut conn = Connection::connect("ws://127.0.0.1:8080/ws").await?;
+/// let seat = conn.auth(token).await?;
+/// conn.subscribe(match_id, None).await?;
+/// while let Some(message) = conn.next_message().await? {
+///     if let ServerMessage::Snapshot { seq, .. } = message {
+///         println!("seat {} sees seq {seq}", seat.seat);
+///         break;
+///     }
+/// }
+/// match conn.command("c1", Command::Pass {}).await? {
+///     CommandOutcome::Accepted { seq, .. } => println!("stored as {seq}"),
+///     CommandOutcome::Rejected(error) => println!("refused: {}", error.message),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Connection {
     ws: Ws,

@@ -11,6 +11,21 @@ use tracing::{debug, info_span, warn};
 use uuid::Uuid;
 
 /// What a [`MatchStream`] hands out, in order.
+///
+/// ```no_run
+/// # async fn f(mut game: carcassonne_client::MatchStream) -> Result<(), carcassonne_client::ClientError> {
+/// use carcassonne_client::MatchEvent;
+/// while let Some(event) = game.next().await? {
+///     match event {
+///         MatchEvent::Connected { attempts, .. } if attempts > 0 => println!("back after {attempts} attempts"),
+///         MatchEvent::Diff { seq, events } => println!("seq {seq}: {} events", events.len()),
+///         MatchEvent::Refused(error) => println!("refused: {}", error.message),
+///         MatchEvent::Finished => break,
+///         _ => {}
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum MatchEvent {
@@ -179,6 +194,12 @@ impl MatchStream {
     }
 
     /// The match followed.
+    ///
+    /// ```no_run
+    /// # fn f(game: &carcassonne_client::MatchStream) {
+    /// println!("playing seat {:?} of {} at seq {:?}", game.seat(), game.match_id(), game.seq());
+    /// # }
+    /// ```
     pub fn match_id(&self) -> Uuid {
         self.target.match_id
     }
@@ -214,6 +235,17 @@ impl MatchStream {
     }
 
     /// Whether the match is over (the view says so).
+    ///
+    /// ```no_run
+    /// # async fn f(mut game: carcassonne_client::MatchStream) -> Result<(), carcassonne_client::ClientError> {
+    /// // Read on until the end and every answer to this seat's commands.
+    /// while !(game.finished() && game.waiting() == 0) {
+    ///     if game.next().await?.is_none() {
+    ///         break;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn finished(&self) -> bool {
         self.finished
     }
@@ -224,6 +256,17 @@ impl MatchStream {
     }
 
     /// The open decisions of this seat in the current view, oldest first.
+    ///
+    /// ```no_run
+    /// # fn f(game: &carcassonne_client::MatchStream) {
+    /// use carcassonne_client::rules::Decision;
+    /// for decision in game.my_decisions() {
+    ///     if let Decision::PlaceTile { tile, placements, .. } = decision {
+    ///         println!("{tile} fits on {} squares", placements.len());
+    ///     }
+    /// }
+    /// # }
+    /// ```
     pub fn my_decisions(&self) -> Vec<Decision> {
         match (&self.view, self.seat) {
             (Some(view), Some(seat)) => view
@@ -259,7 +302,14 @@ impl MatchStream {
         Ok(id)
     }
 
-    /// Says `text` at the table (players) or to the other spectators.
+    /// Says `text` at the table (players) or to the other spectators; it comes back to every
+    /// reader, this one too, as [`MatchEvent::Chat`].
+    ///
+    /// ```no_run
+    /// # async fn f(game: &mut carcassonne_client::MatchStream) -> Result<(), carcassonne_client::ClientError> {
+    /// game.chat("good luck").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn chat(&mut self, text: &str) -> Result<(), ClientError> {
         let message = ClientMessage::Chat {
             match_id: Some(self.target.match_id),
@@ -275,6 +325,14 @@ impl MatchStream {
     /// The next event. Reconnects first when the connection is down. `Ok(None)` once the
     /// server closed the connection normally (1000); an end that is no reason to reconnect (a
     /// revoked session, 4002) or too many failed attempts is an error.
+    ///
+    /// ```no_run
+    /// # async fn f(mut game: carcassonne_client::MatchStream) -> Result<(), carcassonne_client::ClientError> {
+    /// while let Some(event) = game.next().await? {
+    ///     println!("{event:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn next(&mut self) -> Result<Option<MatchEvent>, ClientError> {
         loop {
             if let Some(event) = self.out.pop_front() {
@@ -442,6 +500,12 @@ impl MatchStream {
     }
 
     /// Closes the connection (1000), waiting for the server's close.
+    ///
+    /// ```no_run
+    /// # async fn f(game: carcassonne_client::MatchStream) -> Result<(), carcassonne_client::ClientError> {
+    /// game.close().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn close(mut self) -> Result<(), ClientError> {
         match self.conn.take() {
             Some(mut conn) => conn.close().await,
