@@ -5,9 +5,9 @@ use crate::http::{Call, bad_url};
 use crate::{ClientError, Connection, MatchStream, Reconnect, Tls};
 use hyper::Method;
 use protocol::{
-    Account, BotChoice, BotLevel, CreateLobby, CreateMatch, Credentials, JoinLobby, LobbyList,
-    LobbyStarted, LobbyState, LobbyStatus, MatchCreated, NewGuest, PickColour, SeatChoice,
-    ServerMessage, SessionCreated, SetReady,
+    Account, BotChoice, BotLevel, CreateLobby, CreateMatch, Credentials, ErrorCode, JoinLobby,
+    LobbyList, LobbyStarted, LobbyState, LobbyStatus, MatchCreated, NewGuest, PickColour,
+    SeatChoice, ServerMessage, SessionCreated, SetReady,
 };
 use rules::Colour;
 use uuid::Uuid;
@@ -417,8 +417,8 @@ impl Client {
     }
 
     /// Waits until lobby `id` starts (the host starts it) and returns its match id: follows the
-    /// lobby over a WebSocket of this session. A lobby that closes first is
-    /// [`ClientError::Unexpected`].
+    /// lobby over a WebSocket of this session (a lobby that started already is read once). A
+    /// lobby that closes first is [`ClientError::Unexpected`].
     ///
     /// ```no_run
     /// # async fn f(client: carcassonne_client::Client, id: uuid::Uuid) -> Result<(), carcassonne_client::ClientError> {
@@ -443,6 +443,18 @@ impl Client {
                         expected: "the lobby's start",
                         got: "lobby_closed".into(),
                     });
+                }
+                // Started before the subscription: the lobby says which match.
+                Some(ServerMessage::Error(error)) if error.code == ErrorCode::LobbyStarted => {
+                    let _ = conn.close().await;
+                    return self
+                        .lobby(id, None)
+                        .await?
+                        .match_id
+                        .ok_or(ClientError::Unexpected {
+                            expected: "the started lobby's match",
+                            got: "none".into(),
+                        });
                 }
                 Some(ServerMessage::Error(error)) => return Err(ClientError::Refused(error)),
                 Some(_) => {}

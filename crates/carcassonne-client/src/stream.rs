@@ -4,11 +4,17 @@
 use crate::bot::Rng;
 use crate::reconnect::transient;
 use crate::{ClientError, Close, Connection, Mirror, Reconnect, Tls, Welcome, reconnects_after};
-use protocol::{ChatLine, ClientMessage, ErrorBody, Seq, ServerMessage};
+use protocol::{ChatLine, ClientMessage, ErrorBody, ErrorCode, Seq, ServerMessage};
 use rules::{Command, Decision, View};
 use std::collections::VecDeque;
+use std::time::Duration;
+use tokio::time::Instant;
 use tracing::{debug, info_span, warn};
 use uuid::Uuid;
+
+/// How long a command turned away as `busy` (a full match inbox; no `retry_after_ms`) waits
+/// before it goes again.
+const BUSY_RETRY_MS: u64 = 50;
 
 /// What a [`MatchStream`] hands out, in order.
 ///
@@ -52,7 +58,9 @@ pub enum MatchEvent {
     /// The command sent as `id` was stored as `seq`.
     Ack { id: String, seq: Seq },
     /// The server refused something this stream sent: a command (`error.id` is its id; the
-    /// match goes on), or a subscription.
+    /// match goes on), or a subscription. A command turned away for a while (`rate_limited`,
+    /// `busy`: nothing was done) is not refused: the stream sends it again under the same id
+    /// when the server says, and its answer comes later.
     Refused(ErrorBody),
     /// A chat message in this match.
     Chat(ChatLine),
@@ -125,6 +133,10 @@ impl Target {
 /// answers a repeated id with its first answer and applies nothing twice). So the diffs it
 /// hands out follow each other without a gap or a repeat across reconnections.
 ///
+/// A command the server turns away for a while (its rate limit, `rate_limited`; a full match
+/// inbox, `busy`) goes again by itself under the same id once the wait the server names is
+/// over: a bot that answers at once is paced by the server's limits without seeing refusals.
+///
 /// A stream sees what the server sends to its connection: the public view and its own answers.
 /// Secrets (the pile's order, the seed, other seats' tokens) are never sent to anyone.
 ///
@@ -160,6 +172,9 @@ pub struct MatchStream {
     out: VecDeque<MatchEvent>,
     /// Commands sent and not answered yet, in order: sent again after a reconnection.
     unanswered: Vec<(String, Command)>,
+    /// Commands the server turned away for a while (`rate_limited`, `busy`: nothing was done),
+    /// to send again under the same id at the time given.
+    resend: Vec<(Instant, String)>,
     id_prefix: String,
     next_id: u64,
     finished: bool,
@@ -182,6 +197,7 @@ impl MatchStream {
             seat: None,
             out: VecDeque::new(),
             unanswered: Vec::new(),
+            resend: Vec::new(),
             id_prefix: format!("k{:08x}", random as u32),
             next_id: 0,
             finished: false,
@@ -342,7 +358,18 @@ impl MatchStream {
                 self.reconnect().await?;
                 continue;
             };
-            match conn.next_message().await {
+            let read = match self.resend.iter().map(|(at, _)| *at).min() {
+                // `next_message` is cancel-safe: a frame is never half-read at the deadline.
+                Some(at) => match tokio::time::timeout_at(at, conn.next_message()).await {
+                    Ok(read) => read,
+                    Err(_) => {
+                        self.send_again().await;
+                        continue;
+                    }
+                },
+                None => conn.next_message().await,
+            };
+            match read {
                 Ok(Some(message)) => self.absorb(message).await?,
                 Ok(None) => {
                     let close = conn.close_frame().cloned();
@@ -362,6 +389,24 @@ impl MatchStream {
                     self.ended = None;
                 }
                 Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Sends again, under their first ids, the commands whose wait is over.
+    async fn send_again(&mut self) {
+        let now = Instant::now();
+        let (due, later): (Vec<_>, Vec<_>) = self.resend.drain(..).partition(|(at, _)| *at <= now);
+        self.resend = later;
+        for (_, id) in due {
+            let Some((_, command)) = self.unanswered.iter().find(|(i, _)| *i == id) else {
+                continue;
+            };
+            if let Some(conn) = &mut self.conn
+                && let Err(e) = conn.send_command(&id, command.clone()).await
+            {
+                debug!(error = %e, "a command could not be sent; it goes again after reconnecting");
+                self.conn = None;
             }
         }
     }
@@ -407,6 +452,7 @@ impl MatchStream {
         for (id, command) in &self.unanswered {
             conn.send_command(id, command.clone()).await?;
         }
+        self.resend.clear();
         self.out.push_back(MatchEvent::Connected {
             welcome: conn.welcome().clone(),
             seat,
@@ -456,6 +502,14 @@ impl MatchStream {
                 self.out.push_back(MatchEvent::Ack { id, seq });
                 self.offer_turn(false);
             }
+            ServerMessage::Error(error) if self.turned_away(&error) => {
+                // Nothing was done: the same id goes again once the server takes it.
+                let wait = Duration::from_millis(error.retry_after_ms.unwrap_or(BUSY_RETRY_MS));
+                debug!(id = ?error.id, ?wait, code = error.code.as_str(), "a command goes again");
+                if let Some(id) = error.id {
+                    self.resend.push((Instant::now() + wait, id));
+                }
+            }
             ServerMessage::Error(error) => {
                 let mine = error.id.is_some();
                 self.unanswered
@@ -471,6 +525,15 @@ impl MatchStream {
             _ => {}
         }
         Ok(())
+    }
+
+    /// Whether `error` turns one of this stream's unanswered commands away for a while.
+    fn turned_away(&self, error: &ErrorBody) -> bool {
+        matches!(error.code, ErrorCode::RateLimited | ErrorCode::Busy)
+            && error
+                .id
+                .as_ref()
+                .is_some_and(|id| self.unanswered.iter().any(|(i, _)| i == id))
     }
 
     /// After a snapshot or diff: the typed view, and the events it opens.

@@ -132,14 +132,12 @@ async fn a_lobby_goes_from_creation_to_a_match_played_to_its_end() -> Result<(),
 
     let mut host_game = host.play(started.match_id).await?;
     let mut guest_game = guest.play(started.match_id).await?;
-    let guest_plays = tokio::spawn(async move {
-        let played = play_random(&mut guest_game, 5, |_| {}).await;
-        (played, guest_game.seat())
-    });
-    let host_played = play_random(&mut host_game, 4, |_| {}).await?;
-    let (guest_played, guest_seat) = guest_plays.await.expect("the guest's task");
-    let guest_played = guest_played?;
-    assert_eq!((host_game.seat(), guest_seat), (Some(0), Some(1)));
+    // Together: the first to fail ends the test (the other would wait for its moves).
+    let (host_played, guest_played) = tokio::try_join!(
+        play_random(&mut host_game, 4, |_| {}),
+        play_random(&mut guest_game, 5, |_| {}),
+    )?;
+    assert_eq!((host_game.seat(), guest_game.seat()), (Some(0), Some(1)));
     for played in [&host_played, &guest_played] {
         assert!(played.finished, "{played:?}");
         // A seat may subscribe after the first moves: its diffs follow its one snapshot.

@@ -1,5 +1,6 @@
 //! `examples/bot.rs`, compiled into this test as a module, against a real server: it opens
-//! lobbies with a server bot and plays whole games to their end with every move accepted; and it
+//! lobbies with a server bot and plays whole games to their end with every move accepted, under
+//! the server's default rate limits; and it
 //! joins a lobby someone else opened and plays the seat it got.
 
 mod common;
@@ -25,7 +26,8 @@ async fn finished(server: &TestServer, match_id: Uuid) -> Result<bool, ClientErr
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_example_bot_plays_whole_games_in_lobbies_it_opens() -> Result<(), ClientError> {
-    let server = TestServer::start();
+    // The default limits: a bot that answers at once is paced by them, never refused.
+    let server = TestServer::with_default_limits();
     let mut client = Client::new(&server.http())?;
     example::sign_in(&mut client).await?;
     let mut matches = Vec::new();
@@ -64,24 +66,28 @@ async fn the_example_bot_joins_an_open_lobby_and_plays_its_seat() -> Result<(), 
     host.set_ready(lobby.id, true).await?;
     let mut bot = Client::new(&server.http())?;
     example::sign_in(&mut bot).await?;
-    let bot_plays = tokio::spawn(async move {
+    let bot_plays = async {
         let match_id = example::find_match(&bot).await?;
         example::play(&bot, match_id, 9).await
-    });
-    let mut ready = false;
-    for _ in 0..1000 {
-        ready = host.lobby(lobby.id, None).await?.seats[1].ready;
-        if ready {
-            break;
+    };
+    let host_plays = async {
+        let mut ready = false;
+        for _ in 0..1000 {
+            ready = host.lobby(lobby.id, None).await?.seats[1].ready;
+            if ready {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(ready, "the bot took the free seat and is ready");
-    let started = host.start(lobby.id).await?;
-    let mut host_game = host.play(started.match_id).await?;
-    let host_played = play_random(&mut host_game, 3, |_| {}).await?;
-    let example::Played(match_id, seat, accepted, refused, _) =
-        bot_plays.await.expect("the bot's task")?;
+        assert!(ready, "the bot took the free seat and is ready");
+        let started = host.start(lobby.id).await?;
+        let mut host_game = host.play(started.match_id).await?;
+        let played = play_random(&mut host_game, 3, |_| {}).await?;
+        Ok::<_, ClientError>((started, played))
+    };
+    // Together: the first to fail ends the test (the other would wait for its moves).
+    let (bot_played, (started, host_played)) = tokio::try_join!(bot_plays, host_plays)?;
+    let example::Played(match_id, seat, accepted, refused, _) = bot_played;
     assert_eq!((match_id, seat), (started.match_id, Some(1)));
     assert!(
         accepted > 20 && refused == 0,

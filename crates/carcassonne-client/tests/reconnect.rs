@@ -101,18 +101,16 @@ async fn a_cut_connection_resumes_with_since_without_a_gap_or_a_repeat() -> Resu
     let mut blue = direct
         .play_with_token(created.match_id, &created.seats[1].token)
         .await?;
-    let blue_plays = tokio::spawn(async move { play_random(&mut blue, 2, |_| {}).await });
-
-    // Two cuts, each lasting until two attempts to reconnect were refused.
+    // Two cuts, each lasting until two attempts to reconnect were refused. Both seats play
+    // together: the first to fail ends the test.
     let cuts = [10, 41];
-    let red_played = play_random(&mut red, 1, |seq| {
+    let red_plays = play_random(&mut red, 1, |seq| {
         if let Some(i) = cuts.iter().position(|&c| c == seq) {
             proxy.cut();
             proxy.restore_after_refusing(2 * (i + 1));
         }
-    })
-    .await?;
-    let blue_played = blue_plays.await.expect("blue's task")?;
+    });
+    let (red_played, blue_played) = tokio::try_join!(red_plays, play_random(&mut blue, 2, |_| {}))?;
 
     // Red (seat 0, who moves first) subscribed at seq 0; blue may have subscribed later.
     assert_eq!(

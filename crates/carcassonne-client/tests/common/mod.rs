@@ -10,6 +10,17 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
+/// With `TEST_LOG` set (a filter such as `carcassonne_client=debug,server=info`), the logs of
+/// the client and the server go to the test's captured output.
+fn test_log() {
+    if let Some(filter) = std::env::var("TEST_LOG").ok().filter(|v| !v.is_empty()) {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    }
+}
+
 /// A server running until dropped.
 pub struct TestServer {
     pub addr: SocketAddr,
@@ -19,11 +30,24 @@ pub struct TestServer {
 }
 
 impl TestServer {
+    /// A server with every rate limit as wide as it goes.
     pub fn start() -> TestServer {
+        TestServer::start_with(true)
+    }
+
+    /// A server with the default rate limits, as a bot meets them in production.
+    pub fn with_default_limits() -> TestServer {
+        TestServer::start_with(false)
+    }
+
+    fn start_with(relaxed: bool) -> TestServer {
+        test_log();
         let dir = tempfile::tempdir().expect("temp dir");
         let mut config = server::Config::default();
         config.store.data_dir = dir.path().join("data");
-        config.limits.relax();
+        if relaxed {
+            config.limits.relax();
+        }
         config.conn.heartbeat_interval = Duration::from_secs(1);
         config.shutdown_grace = Duration::from_secs(2);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
