@@ -178,6 +178,8 @@ pub struct MatchStream {
     id_prefix: String,
     next_id: u64,
     finished: bool,
+    /// The server closed the connection normally (1000): no more events.
+    closed: bool,
     /// The seq at which the last [`MatchEvent::YourTurn`] came.
     turn_at: Option<Seq>,
     jitter: Rng,
@@ -201,6 +203,7 @@ impl MatchStream {
             id_prefix: format!("k{:08x}", random as u32),
             next_id: 0,
             finished: false,
+            closed: false,
             turn_at: None,
             jitter: Rng::new((random >> 64) as u64),
         };
@@ -230,7 +233,8 @@ impl MatchStream {
         self.mirror.seq()
     }
 
-    /// The current view: every snapshot and diff handed out so far, applied.
+    /// The current view: the snapshot and every diff received since, applied (after a read
+    /// that queued several events, it is already the view after the last of them).
     ///
     /// ```no_run
     /// # fn f(game: &carcassonne_client::MatchStream) {
@@ -354,6 +358,9 @@ impl MatchStream {
             if let Some(event) = self.out.pop_front() {
                 return Ok(Some(event));
             }
+            if self.closed {
+                return Ok(None);
+            }
             let Some(conn) = &mut self.conn else {
                 self.reconnect().await?;
                 continue;
@@ -376,6 +383,7 @@ impl MatchStream {
                     self.conn = None;
                     let code = close.as_ref().map(|c| c.code);
                     if code == Some(1000) {
+                        self.closed = true;
                         return Ok(None);
                     }
                     if !reconnects_after(code) || self.target.reconnect.max_attempts == 0 {
