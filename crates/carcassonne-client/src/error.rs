@@ -3,6 +3,21 @@ use std::time::Duration;
 use tokio_tungstenite::tungstenite;
 
 /// Everything a client call can fail with.
+///
+/// A refusal by the server carries its stable code ([`ClientError::code`]); the network's
+/// failures are [`ClientError::Connect`] and [`ClientError::WebSocket`].
+///
+/// ```no_run
+/// # async fn f(client: carcassonne_client::Client, id: uuid::Uuid) {
+/// use carcassonne_client::{ClientError, protocol::ErrorCode};
+/// match client.start(id).await {
+///     Ok(started) => println!("match {}", started.match_id),
+///     Err(e) if e.code() == Some(ErrorCode::NotReady) => println!("waiting for the players"),
+///     Err(ClientError::Connect(e)) => println!("no server: {e}"),
+///     Err(e) => println!("{e}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("bad URL `{url}`: {reason}")]

@@ -52,6 +52,15 @@ impl Tls {
     }
 
     /// A rustls configuration built elsewhere (client certificates, other roots).
+    ///
+    /// ```
+    /// use carcassonne_client::Tls;
+    /// // The default configuration, with ALPN set, say.
+    /// let mut config = (*Tls::default().config()).clone();
+    /// config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    /// let tls = Tls::from_config(std::sync::Arc::new(config));
+    /// assert_eq!(tls.config().alpn_protocols.len(), 1);
+    /// ```
     pub fn from_config(config: Arc<rustls::ClientConfig>) -> Tls {
         Tls { config }
     }
