@@ -12,9 +12,10 @@ use tokio::time::Instant;
 use tracing::{debug, info_span, warn};
 use uuid::Uuid;
 
-/// How long a command turned away as `busy` (a full match inbox; no `retry_after_ms`) waits
-/// before it goes again.
-const BUSY_RETRY_MS: u64 = 50;
+/// How long a command turned away without a `retry_after_ms` (`busy`: a full match inbox;
+/// `unavailable`: the server shutting down; `internal`: a store failure) waits before it goes
+/// again (a reconnection sends it at once).
+const RETRY_MS: u64 = 100;
 
 /// What a [`MatchStream`] hands out, in order.
 ///
@@ -59,8 +60,8 @@ pub enum MatchEvent {
     Ack { id: String, seq: Seq },
     /// The server refused something this stream sent: a command (`error.id` is its id; the
     /// match goes on), or a subscription. A command turned away for a while (`rate_limited`,
-    /// `busy`: nothing was done) is not refused: the stream sends it again under the same id
-    /// when the server says, and its answer comes later.
+    /// `busy`, `unavailable` before the end, `internal`: nothing was done) is not refused: the
+    /// stream sends it again under the same id, and its answer comes later.
     Refused(ErrorBody),
     /// A chat message in this match.
     Chat(ChatLine),
@@ -134,8 +135,10 @@ impl Target {
 /// hands out follow each other without a gap or a repeat across reconnections.
 ///
 /// A command the server turns away for a while (its rate limit, `rate_limited`; a full match
-/// inbox, `busy`) goes again by itself under the same id once the wait the server names is
-/// over: a bot that answers at once is paced by the server's limits without seeing refusals.
+/// inbox, `busy`; a shutdown, `unavailable`; a store failure, `internal`: the answers it does not
+/// remember, nothing was done) goes again by itself under the same id once the wait the server
+/// names is over, or on the next connection: a bot that answers at once is paced by the
+/// server's limits, and rides out a restart, without seeing refusals.
 ///
 /// A stream sees what the server sends to its connection: the public view and its own answers.
 /// Secrets (the pile's order, the seed, other seats' tokens) are never sent to anyone.
@@ -512,7 +515,7 @@ impl MatchStream {
             }
             ServerMessage::Error(error) if self.turned_away(&error) => {
                 // Nothing was done: the same id goes again once the server takes it.
-                let wait = Duration::from_millis(error.retry_after_ms.unwrap_or(BUSY_RETRY_MS));
+                let wait = Duration::from_millis(error.retry_after_ms.unwrap_or(RETRY_MS));
                 debug!(id = ?error.id, ?wait, code = error.code.as_str(), "a command goes again");
                 if let Some(id) = error.id {
                     self.resend.push((Instant::now() + wait, id));
@@ -535,9 +538,16 @@ impl MatchStream {
         Ok(())
     }
 
-    /// Whether `error` turns one of this stream's unanswered commands away for a while.
+    /// Whether `error` turns one of this stream's unanswered commands away for a while: the
+    /// codes the server does not remember, to send again under the same id (`unavailable` only
+    /// while the match is not over: over, it is final).
     fn turned_away(&self, error: &ErrorBody) -> bool {
-        matches!(error.code, ErrorCode::RateLimited | ErrorCode::Busy)
+        let again = match error.code {
+            ErrorCode::RateLimited | ErrorCode::Busy | ErrorCode::Internal => true,
+            ErrorCode::Unavailable => !self.finished,
+            _ => false,
+        };
+        again
             && error
                 .id
                 .as_ref()

@@ -6,7 +6,7 @@
 mod common;
 
 use carcassonne_client::{Client, ClientError, Reconnect};
-use common::{TestServer, consecutive, play_random};
+use common::{TestServer, consecutive, no_gap_no_repeat, play_random};
 use protocol::CreateMatch;
 use rules::Colour;
 use std::net::SocketAddr;
@@ -167,5 +167,67 @@ async fn without_reconnection_a_cut_is_an_error() -> Result<(), ClientError> {
     proxy.cut();
     let end = watcher.next().await;
     assert!(end.is_err(), "{end:?}");
+    Ok(())
+}
+
+/// A graceful restart of the server mid-match (it closes every connection with 1001, "going
+/// away") is a reconnection for both seats: the match, recovered from the store, is played to
+/// its end, each seat's views following on without a gap or a repeat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restart_mid_match_is_a_reconnection() -> Result<(), ClientError> {
+    let server = TestServer::start();
+    let patient = Reconnect {
+        first_delay: Duration::from_millis(20),
+        max_delay: Duration::from_millis(200),
+        max_attempts: 1000,
+    };
+    let client = Client::new(&server.http())?.with_reconnect(patient);
+    let created = client
+        .create_match(&CreateMatch {
+            players: vec![Colour::Red, Colour::Blue],
+            modules: Default::default(),
+            meeples: None,
+            draw_order: None,
+            clock: None,
+        })
+        .await?;
+    let mut red = client
+        .play_with_token(created.match_id, &created.seats[0].token)
+        .await?;
+    let mut blue = client
+        .play_with_token(created.match_id, &created.seats[1].token)
+        .await?;
+    let (at_20, restart_now) = tokio::sync::oneshot::channel::<()>();
+    let mut at_20 = Some(at_20);
+    let red_plays = play_random(&mut red, 1, |seq| {
+        if seq == 20
+            && let Some(tx) = at_20.take()
+        {
+            let _ = tx.send(());
+        }
+    });
+    let restarts = async {
+        let _ = restart_now.await;
+        Ok::<_, ClientError>(server.restart().await)
+    };
+    let (red_played, blue_played, _server) =
+        tokio::try_join!(red_plays, play_random(&mut blue, 2, |_| {}), restarts)?;
+
+    for (seat, played) in [("red", &red_played), ("blue", &blue_played)] {
+        assert!(played.finished, "{seat} saw the end: {played:?}");
+        assert!(no_gap_no_repeat(played), "{seat}: {:?}", played.views);
+        assert!(played.refusals.is_empty(), "{seat}: {:?}", played.refusals);
+        assert_eq!(
+            played.reconnects.len(),
+            1,
+            "{seat}: {:?}",
+            played.reconnects
+        );
+        assert_eq!(
+            played.reconnects[0].1,
+            Some(1001),
+            "{seat}: the server went away"
+        );
+    }
     Ok(())
 }

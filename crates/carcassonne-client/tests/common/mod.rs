@@ -21,28 +21,46 @@ fn test_log() {
     }
 }
 
-/// A server running until dropped.
+/// A server running until dropped (abruptly) or restarted (gracefully).
 pub struct TestServer {
     pub addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
+    /// Ends the server like SIGTERM: in-flight commands finish, connections close with 1001.
+    graceful: Option<oneshot::Sender<()>>,
+    /// Ends it at once, like a crash.
+    kill: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
-    _dir: tempfile::TempDir,
+    relaxed: bool,
+    dir: Option<tempfile::TempDir>,
 }
 
 impl TestServer {
     /// A server with every rate limit as wide as it goes.
     pub fn start() -> TestServer {
-        TestServer::start_with(true)
+        TestServer::launch(true, tempfile::tempdir().expect("temp dir"), None)
     }
 
     /// A server with the default rate limits, as a bot meets them in production.
     pub fn with_default_limits() -> TestServer {
-        TestServer::start_with(false)
+        TestServer::launch(false, tempfile::tempdir().expect("temp dir"), None)
     }
 
-    fn start_with(relaxed: bool) -> TestServer {
+    /// Stops the server gracefully and starts it again on the same address and store.
+    pub async fn restart(mut self) -> TestServer {
+        if let Some(tx) = self.graceful.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            tokio::task::spawn_blocking(move || t.join())
+                .await
+                .expect("join task")
+                .expect("the server thread");
+        }
+        let dir = self.dir.take().expect("the store's directory");
+        TestServer::launch(self.relaxed, dir, Some(self.addr))
+    }
+
+    fn launch(relaxed: bool, dir: tempfile::TempDir, addr: Option<SocketAddr>) -> TestServer {
         test_log();
-        let dir = tempfile::tempdir().expect("temp dir");
         let mut config = server::Config::default();
         config.store.data_dir = dir.path().join("data");
         if relaxed {
@@ -50,10 +68,10 @@ impl TestServer {
         }
         config.conn.heartbeat_interval = Duration::from_secs(1);
         config.shutdown_grace = Duration::from_secs(2);
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
+        let listener = listen(addr.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0))));
         let addr = listener.local_addr().expect("addr");
-        let (stop, stopped) = oneshot::channel::<()>();
+        let (graceful, graceful_rx) = oneshot::channel::<()>();
+        let (kill, kill_rx) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
@@ -62,22 +80,27 @@ impl TestServer {
                 .expect("runtime");
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                let shutdown = async move {
+                    let _ = graceful_rx.await;
+                };
                 tokio::select! {
-                    res = server::run(listener, config, std::future::pending()) => {
+                    res = server::run(listener, config, shutdown) => {
                         if let Err(e) = res {
                             panic!("server failed: {e}");
                         }
                     }
-                    _ = stopped => {}
+                    _ = kill_rx => {}
                 }
             });
             rt.shutdown_timeout(Duration::ZERO);
         });
         TestServer {
             addr,
-            stop: Some(stop),
+            graceful: Some(graceful),
+            kill: Some(kill),
             thread: Some(thread),
-            _dir: dir,
+            relaxed,
+            dir: Some(dir),
         }
     }
 
@@ -86,9 +109,19 @@ impl TestServer {
     }
 }
 
+/// A listening socket on `addr` that may take the port of a server just stopped (its
+/// connections still in TIME_WAIT).
+fn listen(addr: SocketAddr) -> std::net::TcpListener {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_reuseaddr(true).expect("SO_REUSEADDR");
+    socket.bind(addr).expect("bind");
+    let listener = socket.listen(1024).expect("listen");
+    listener.into_std().expect("a std listener")
+}
+
 impl Drop for TestServer {
     fn drop(&mut self) {
-        if let Some(tx) = self.stop.take() {
+        if let Some(tx) = self.kill.take() {
             let _ = tx.send(());
         }
         if let Some(t) = self.thread.take() {
@@ -103,6 +136,8 @@ pub struct Played {
     /// The seqs of the snapshots and diffs, in the order handed out.
     pub snapshots: Vec<u64>,
     pub diffs: Vec<u64>,
+    /// Both, in the order handed out: (`true` for a snapshot, seq).
+    pub views: Vec<(bool, u64)>,
     pub acks: usize,
     pub refusals: Vec<protocol::ErrorBody>,
     /// `Connected` events after the first: (attempts, close code).
@@ -126,9 +161,13 @@ pub async fn play_random(
             } if attempts > 0 || !played.snapshots.is_empty() => {
                 played.reconnects.push((attempts, after.map(|c| c.code)));
             }
-            MatchEvent::Snapshot { seq } => played.snapshots.push(seq),
+            MatchEvent::Snapshot { seq } => {
+                played.snapshots.push(seq);
+                played.views.push((true, seq));
+            }
             MatchEvent::Diff { seq, .. } => {
                 played.diffs.push(seq);
+                played.views.push((false, seq));
                 on_diff(seq);
             }
             MatchEvent::YourTurn { decisions } => {
@@ -146,6 +185,21 @@ pub async fn play_random(
         }
     }
     Ok(played)
+}
+
+/// Whether the views handed out never go back and skip nothing: each diff is the seq after
+/// the view before it; a snapshot is not behind it.
+pub fn no_gap_no_repeat(played: &Played) -> bool {
+    let mut at: Option<u64> = None;
+    played.views.iter().all(|&(snapshot, seq)| {
+        let ok = if snapshot {
+            at.is_none_or(|a| seq >= a)
+        } else {
+            at.is_some_and(|a| seq == a + 1)
+        };
+        at = Some(seq);
+        ok
+    })
 }
 
 /// Whether `seqs` run from `first` up by one each.
