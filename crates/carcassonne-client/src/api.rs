@@ -275,7 +275,7 @@ impl Client {
         invite_code: Option<&str>,
     ) -> Result<LobbyState, ClientError> {
         let path = match invite_code {
-            Some(code) => format!("/api/lobbies/{id}?invite_code={code}"),
+            Some(code) => format!("/api/lobbies/{id}?invite_code={}", query_value(code)),
             None => format!("/api/lobbies/{id}"),
         };
         self.call().json(Method::GET, &path, None::<&()>).await
@@ -566,5 +566,27 @@ impl Client {
             claim,
             reconnect: self.reconnect.clone(),
         }
+    }
+}
+
+/// `value` percent-encoded for a query string (every byte but the unreserved ones).
+fn query_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_query_value_is_percent_encoded() {
+        assert_eq!(super::query_value("Ab-1_.~"), "Ab-1_.~");
+        assert_eq!(super::query_value("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
     }
 }
