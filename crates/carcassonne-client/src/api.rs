@@ -551,9 +551,29 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn watch(&self, match_id: Uuid) -> Result<MatchStream, ClientError> {
-        let claim = match &self.session {
-            Some(s) => crate::SeatClaim::Watch(Some(s.clone())),
-            None => crate::SeatClaim::Watch(None),
+        let claim = crate::SeatClaim::Watch {
+            session: self.session.clone(),
+            invite_code: None,
+        };
+        MatchStream::open(self.target(match_id, claim)).await
+    }
+
+    /// Like [`Client::watch`], for the match of a private lobby: with its invite code (a plain
+    /// watch is refused with `invite_required`).
+    ///
+    /// ```no_run
+    /// # async fn f(client: carcassonne_client::Client, match_id: uuid::Uuid) -> Result<(), carcassonne_client::ClientError> {
+    /// let mut rail = client.watch_private(match_id, "the lobby's invite code").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn watch_private(
+        &self,
+        match_id: Uuid,
+        invite_code: &str,
+    ) -> Result<MatchStream, ClientError> {
+        let claim = crate::SeatClaim::Watch {
+            session: self.session.clone(),
+            invite_code: Some(invite_code.to_owned()),
         };
         MatchStream::open(self.target(match_id, claim)).await
     }

@@ -76,8 +76,12 @@ pub(crate) enum SeatClaim {
     Token(String),
     /// `take_seat` with an account session (sent as a bearer on the upgrade).
     Account(String),
-    /// No seat; an account session if any (for the spectators' chat).
-    Watch(Option<String>),
+    /// No seat: an account session if any (for the spectators' chat), and a private lobby
+    /// match's invite code if any.
+    Watch {
+        session: Option<String>,
+        invite_code: Option<String>,
+    },
 }
 
 /// Names the kind of claim, never its secret.
@@ -86,8 +90,7 @@ impl std::fmt::Debug for SeatClaim {
         f.write_str(match self {
             SeatClaim::Token(_) => "Token(..)",
             SeatClaim::Account(_) => "Account(..)",
-            SeatClaim::Watch(Some(_)) => "Watch(session)",
-            SeatClaim::Watch(None) => "Watch",
+            SeatClaim::Watch { .. } => "Watch(..)",
         })
     }
 }
@@ -106,8 +109,11 @@ impl Target {
     /// Opens a connection and claims the seat: the connection and the seat it holds.
     async fn open(&self) -> Result<(Connection, Option<u8>), ClientError> {
         let session = match &self.claim {
-            SeatClaim::Account(s) | SeatClaim::Watch(Some(s)) => Some(format!("Bearer {s}")),
-            SeatClaim::Token(_) | SeatClaim::Watch(None) => None,
+            SeatClaim::Account(s)
+            | SeatClaim::Watch {
+                session: Some(s), ..
+            } => Some(format!("Bearer {s}")),
+            SeatClaim::Token(_) | SeatClaim::Watch { session: None, .. } => None,
         };
         let headers: Vec<(&str, &str)> = session
             .as_deref()
@@ -118,9 +124,21 @@ impl Target {
         let seat = match &self.claim {
             SeatClaim::Token(t) => Some(conn.auth(t).await?.seat),
             SeatClaim::Account(_) => Some(conn.take_seat(self.match_id).await?.seat),
-            SeatClaim::Watch(_) => None,
+            SeatClaim::Watch { .. } => None,
         };
         Ok((conn, seat))
+    }
+
+    /// Follows the match on `conn` from `since`: `watch` with the invite code if there is one,
+    /// else `subscribe`.
+    async fn follow(&self, conn: &mut Connection, since: Option<Seq>) -> Result<(), ClientError> {
+        match &self.claim {
+            SeatClaim::Watch {
+                invite_code: Some(code),
+                ..
+            } => conn.watch(self.match_id, code, since).await,
+            _ => conn.subscribe(self.match_id, since).await,
+        }
     }
 }
 
@@ -458,8 +476,7 @@ impl MatchStream {
         seat: Option<u8>,
         attempts: u32,
     ) -> Result<(), ClientError> {
-        conn.subscribe(self.target.match_id, self.mirror.seq())
-            .await?;
+        self.target.follow(&mut conn, self.mirror.seq()).await?;
         for (id, command) in &self.unanswered {
             conn.send_command(id, command.clone()).await?;
         }
@@ -498,7 +515,7 @@ impl MatchStream {
                     // A hole: ask again from what is held.
                     warn!(?have, seq, "a diff out of order; subscribing again");
                     if let Some(conn) = &mut self.conn {
-                        conn.subscribe(match_id, have).await?;
+                        self.target.follow(conn, have).await?;
                     }
                     return Ok(());
                 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use carcassonne_client::{Client, ClientError};
+use carcassonne_client::{Client, ClientError, MatchEvent};
 use common::{TestServer, consecutive, play_random};
 use protocol::{AccountKind, BotLevel, CreateLobby, ErrorCode, JoinLobby, LobbyStatus, Occupant};
 
@@ -156,5 +156,48 @@ async fn a_lobby_goes_from_creation_to_a_match_played_to_its_end() -> Result<(),
         done.as_ref().and_then(ClientError::code),
         Some(ErrorCode::LobbyStarted)
     );
+    Ok(())
+}
+
+/// A private lobby's match is watched with its invite code, and refused without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_lobby_match_is_watched_with_its_invite_code() -> Result<(), ClientError> {
+    let server = TestServer::start();
+    let mut host = Client::new(&server.http())?;
+    host.guest("host").await?;
+    let private = CreateLobby {
+        public: false,
+        ..lobby("private", 2)
+    };
+    let created = host.create_lobby(&private).await?;
+    let code = created.invite_code.clone().expect("a private lobby's code");
+    host.add_bot(created.id, 1, BotLevel::Random).await?;
+    host.set_ready(created.id, true).await?;
+    let started = host.start(created.id).await?;
+
+    let rail = Client::new(&server.http())?;
+    let mut plain = rail.watch(started.match_id).await?;
+    let mut refused = None;
+    while refused.is_none() {
+        match plain.next().await? {
+            Some(MatchEvent::Refused(error)) => refused = Some(error.code),
+            Some(MatchEvent::Snapshot { .. }) => panic!("a snapshot without the code"),
+            Some(_) => {}
+            None => panic!("closed"),
+        }
+    }
+    assert_eq!(refused, Some(ErrorCode::InviteRequired));
+
+    let mut watcher = rail.watch_private(started.match_id, &code).await?;
+    loop {
+        match watcher.next().await? {
+            Some(MatchEvent::Snapshot { .. }) => break,
+            Some(MatchEvent::Refused(error)) => panic!("refused: {error:?}"),
+            Some(_) => {}
+            None => panic!("closed"),
+        }
+    }
+    assert_eq!(watcher.seat(), None);
+    assert_eq!(watcher.view().map(|v| v.players.len()), Some(2));
     Ok(())
 }
