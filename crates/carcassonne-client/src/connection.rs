@@ -1,6 +1,6 @@
 //! One WebSocket connection to the server.
 
-use crate::ClientError;
+use crate::{ClientError, Tls};
 use futures_util::{SinkExt, StreamExt};
 use protocol::{ClientMessage, ErrorBody, Seq, ServerMessage};
 use rules::Command;
@@ -65,6 +65,28 @@ pub enum CommandOutcome {
 /// Calls that wait for one answer ([`Connection::auth`], [`Connection::command`]) keep the other
 /// messages that arrive meanwhile; [`Connection::next_message`] returns those first, in arrival
 /// order.
+///
+/// The protocol's lowest layer: a bot plays more simply through [`crate::MatchStream`], which
+/// keeps the view and reconnects.
+///
+/// ```no_run
+/// # async fn f(match_id: uuid::Uuid, token: &str) -> Result<(), carcassonne_client::ClientError> {
+/// use carcassonne_client::{CommandOutcome, Connection, protocol::ServerMessage, rules::Command};
+/// let mut conn = Connection::connect("ws://127.0.0.1:8080/ws").await?;
+/// let seat = conn.auth(token).await?;
+/// conn.subscribe(match_id, None).await?;
+/// while let Some(message) = conn.next_message().await? {
+///     if let ServerMessage::Snapshot { seq, .. } = message {
+///         println!("seat {} sees seq {seq}", seat.seat);
+///         break;
+///     }
+/// }
+/// match conn.command("c1", Command::Pass {}).await? {
+///     CommandOutcome::Accepted { seq, .. } => println!("stored as {seq}"),
+///     CommandOutcome::Rejected(error) => println!("refused: {}", error.message),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Connection {
     ws: Ws,
@@ -80,7 +102,7 @@ pub struct Connection {
 impl Connection {
     /// Connects to `ws_url` (for example `ws://127.0.0.1:8080/ws`) and reads the `welcome`.
     pub async fn connect(ws_url: &str) -> Result<Connection, ClientError> {
-        Connection::open(ws_url, false).await
+        Connection::open(ws_url, false, None).await
     }
 
     /// Like [`Connection::connect`], from the local address `local` (port chosen by the system):
@@ -129,7 +151,7 @@ impl Connection {
     /// Like [`Connection::connect`], and keeps every text frame received from the first (the
     /// `welcome`) on, as sent; [`Connection::take_frames`] hands them over.
     pub async fn connect_recording(ws_url: &str) -> Result<Connection, ClientError> {
-        Connection::open(ws_url, true).await
+        Connection::open(ws_url, true, None).await
     }
 
     /// The text frames recorded since the last call (empty when not recording).
@@ -142,6 +164,25 @@ impl Connection {
     /// a valid session the server sends `identified` right after the `welcome`.
     pub async fn connect_with_headers(
         ws_url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<Connection, ClientError> {
+        Connection::connect_tls(ws_url, Tls::shared_default(), headers).await
+    }
+
+    /// Like [`Connection::connect_with_headers`], trusting the servers `tls` trusts for a
+    /// `wss://` URL (a plain `ws://` one ignores it).
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), carcassonne_client::ClientError> {
+    /// use carcassonne_client::{Connection, Tls};
+    /// let ca = std::fs::read("ca.pem").unwrap_or_default();
+    /// let tls = Tls::with_ca_pem(&ca)?;
+    /// let conn = Connection::connect_tls("wss://127.0.0.1:8443/ws", &tls, &[]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect_tls(
+        ws_url: &str,
+        tls: &Tls,
         headers: &[(&str, &str)],
     ) -> Result<Connection, ClientError> {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -158,16 +199,23 @@ impl Connection {
             })?;
             request.headers_mut().insert(name, value);
         }
-        Connection::open(request, false).await
+        Connection::open(request, false, Some(tls)).await
     }
 
     async fn open(
         request: impl tokio_tungstenite::tungstenite::client::IntoClientRequest + Unpin,
         record: bool,
+        tls: Option<&Tls>,
     ) -> Result<Connection, ClientError> {
+        let connector = tls.unwrap_or(Tls::shared_default()).connector();
         // Nagle off, like the server: every command is a small write that the sender waits on.
-        let (ws, _response) =
-            tokio_tungstenite::connect_async_with_config(request, Some(config()), true).await?;
+        let (ws, _response) = tokio_tungstenite::connect_async_tls_with_config(
+            request,
+            Some(config()),
+            true,
+            Some(connector),
+        )
+        .await?;
         Connection::welcomed(ws, record).await
     }
 

@@ -29,6 +29,23 @@ pub enum MirrorError {
 ///
 /// Diffs must come strictly in order (`seq` = current + 1); anything else is a [`MirrorError::Gap`]
 /// and leaves the mirror as it was, so a client can resubscribe with `since` and carry on.
+/// ([`crate::MatchStream`] does that by itself.)
+///
+/// ```
+/// use carcassonne_client::protocol::ServerMessage;
+/// use carcassonne_client::rules::{Colour, Game, Setup};
+/// use carcassonne_client::{Mirror, MirrorError, uuid::Uuid};
+/// let (game, _) = Game::start(Setup::new(vec![Colour::Red, Colour::Blue], 1))?;
+/// let match_id = Uuid::new_v4();
+/// let mut mirror = Mirror::new(match_id);
+/// let view = Box::new(game.view().into());
+/// assert!(mirror.apply(&ServerMessage::Snapshot { match_id, seq: 0, view })?);
+/// assert_eq!(mirror.view_typed()?.map(|v| v.players.len()), Some(2));
+/// let skipped = ServerMessage::Diff { match_id, seq: 2, events: vec![], patch: vec![] };
+/// assert!(matches!(mirror.apply(&skipped), Err(MirrorError::Gap { have: 0, got: 2 })));
+/// assert_eq!(mirror.seq(), Some(0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mirror {
     match_id: Uuid,
