@@ -63,7 +63,8 @@ impl Reconnect {
 
 /// Whether a connection that ended with close `code` (`None`: dropped without a close frame)
 /// should be opened again: a drop, the server going away (1001), an internal error (1011), a
-/// restart (1012, 1013), a heartbeat timeout (4000) and "too slow" (4001) are; a normal closure,
+/// restart (1012, 1013), a heartbeat timeout (4000), "too slow" (4001) and "moved" (4003) are;
+/// a normal closure,
 /// a protocol error and a revoked session (4002) are not.
 ///
 /// ```
@@ -83,6 +84,7 @@ pub fn reconnects_after(code: Option<u16>) -> bool {
                 | 1013
                 | protocol::close::HEARTBEAT_TIMEOUT
                 | protocol::close::TOO_SLOW
+                | protocol::close::MOVED
         ),
     }
 }

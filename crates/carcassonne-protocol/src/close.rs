@@ -8,3 +8,7 @@ pub const TOO_SLOW: u16 = 4001;
 /// The account session the connection was opened with was revoked (log out, "log out
 /// everywhere", or revoked from another device): log in again and reconnect.
 pub const SESSION_REVOKED: u16 = 4002;
+/// The match moved to another node of a cluster (the one serving this connection lost it, or
+/// cannot reach its owner): what was queued is written first; reconnect and subscribe with
+/// `since`.
+pub const MOVED: u16 = 4003;

@@ -67,7 +67,7 @@ const RESUME_KINDS: [(ResumeKind, &str); 4] = [
 
 /// The close codes the server sends, and `none` for a connection that ended without one (the
 /// client closed, or the socket failed).
-const CLOSE_CODES: [(Option<u16>, &str); 8] = [
+const CLOSE_CODES: [(Option<u16>, &str); 9] = [
     (None, "none"),
     (Some(1001), "1001"),
     (Some(1002), "1002"),
@@ -76,6 +76,7 @@ const CLOSE_CODES: [(Option<u16>, &str); 8] = [
     (Some(close::HEARTBEAT_TIMEOUT), "4000"),
     (Some(close::TOO_SLOW), "4001"),
     (Some(close::SESSION_REVOKED), "4002"),
+    (Some(close::MOVED), "4003"),
 ];
 
 /// The server's metrics: the recorder's handle (to render) and one handle per series.

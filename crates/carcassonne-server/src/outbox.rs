@@ -36,6 +36,8 @@ struct Inner {
 #[derive(Debug, Default)]
 pub struct TooSlow {
     raised: AtomicBool,
+    /// Raised because the match moved to another node, not because the client was slow.
+    moved: AtomicBool,
     notify: Notify,
 }
 
@@ -49,6 +51,10 @@ impl TooSlow {
     }
     pub fn is_raised(&self) -> bool {
         self.raised.load(Ordering::Acquire)
+    }
+    /// Raised by [`ConnHandle::close_moved`].
+    pub fn is_moved(&self) -> bool {
+        self.moved.load(Ordering::Acquire)
     }
 }
 
@@ -82,6 +88,13 @@ impl ConnHandle {
     /// Whether nothing queued here will be read any more: told to close, or its reader gone.
     pub fn is_gone(&self) -> bool {
         self.inner.too_slow.is_raised() || self.inner.tx.is_closed()
+    }
+
+    /// Tells the connection to close because its match moved to another node (4003): what is
+    /// queued is written first, nothing more is queued.
+    pub fn close_moved(&self) {
+        self.inner.too_slow.moved.store(true, Ordering::Release);
+        self.inner.too_slow.raise();
     }
 
     /// Tells the connection to close as too slow.

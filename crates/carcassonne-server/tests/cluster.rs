@@ -656,6 +656,19 @@ async fn chat_and_revocations_reach_every_node() {
         text: "bonjour from node 1".into(),
     };
     seats[0].send(&said).await.expect("chat");
+    // The sender hears its own line (stored and delivered on node 1) before node 2 can.
+    let echo = seats[0]
+        .wait_for(|m| {
+            matches!(
+                m,
+                protocol::ServerMessage::Chat(_) | protocol::ServerMessage::Error(_)
+            )
+        })
+        .await;
+    assert!(
+        matches!(&echo, Ok(protocol::ServerMessage::Chat(_))),
+        "node 1 answered the chat with {echo:?}"
+    );
     let heard = seats[1]
         .wait_for(
             |m| matches!(m, protocol::ServerMessage::Chat(l) if l.text == "bonjour from node 1"),
@@ -899,7 +912,7 @@ async fn nats_down_mid_game_costs_errors_not_moves() {
                 // A seat on node 1 commands while NATS is down: refused with a typed error.
                 let mut conn = connect(c, 1).await.expect("connect");
                 conn.auth(&created.seats[0].token).await.expect("auth");
-                let answer = conn.command("nats-down-1", rules::Command::Pass).await;
+                let answer = conn.command("nats-down-1", rules::Command::Pass {}).await;
                 refused = Some(answer);
                 nats.up().expect("NATS again");
             }

@@ -271,8 +271,14 @@ impl Actor {
                 // A reload after a failed write failed too: leave, so that the next lookup
                 // tries the store afresh. Subscribers are told to resync (close 4001), since no
                 // diff will reach them from here.
+                let moved =
+                    matches!(&self.state, ActorState::Failed { message, .. } if message == MOVED);
                 for sub in self.subscribers.drain(..) {
-                    sub.conn.close_too_slow();
+                    if moved {
+                        sub.conn.close_moved();
+                    } else {
+                        sub.conn.close_too_slow();
+                    }
                 }
                 self.registry.forget(self.id, self.generation);
                 rx.close();

@@ -16,8 +16,8 @@
 //! resumes and its secrets are the same for a local or a relayed connection.
 //!
 //! When an owner goes away (killed, cut off, drained), its proxies see it (no heartbeat, no
-//! responder, a relay's end) and close their clients' sockets with 4001 (reconnect with
-//! `since`); a client that reconnects reaches a node that loads the match from Postgres once
+//! responder, a relay's end) and close their clients' sockets with 4003 (reconnect with
+//! `since`, after what was queued); a client that reconnects reaches a node that loads the match from Postgres once
 //! the lease is free, and resumes after the last seq it saw.
 
 mod broadcast;
@@ -205,7 +205,7 @@ impl Cluster {
     pub async fn stop(&self) {
         let stand_ins: Vec<ConnHandle> = lock(&self.remotes).drain().map(|(_, c)| c).collect();
         for conn in &stand_ins {
-            conn.close_too_slow();
+            conn.close_moved();
         }
         // The relays publish their ends before the connection to NATS is flushed.
         tokio::time::sleep(Duration::from_millis(50)).await;

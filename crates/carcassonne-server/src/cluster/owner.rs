@@ -133,7 +133,8 @@ async fn relay_out(
             biased;
             frame = rx.recv() => match frame {
                 Some(f) => {
-                    if too_slow.is_raised() {
+                    // Too slow: what is queued is dropped. Moved: it is written first.
+                    if too_slow.is_raised() && !too_slow.is_moved() {
                         break;
                     }
                     if let Err(e) = nats.publish(subject.clone(), f.into_bytes()).await {

@@ -1,7 +1,7 @@
 //! The edge's side: a match owned by another node gets a proxy here, in the registry where its
 //! actor would be. The proxy forwards what this node's connections send to the owner and routes
-//! the frames relayed back to them; when the owner is gone, it closes their sockets (4001:
-//! reconnect with `since`) and leaves, so that the next touch finds the match's new owner.
+//! the frames relayed back to them; when the owner is gone, it closes their sockets (4003:
+//! reconnect with `since`, after what was queued) and leaves, so that the next touch finds the match's new owner.
 
 use super::forward::{Forward, Op, Reply};
 use super::meters::Forwarded;
@@ -156,7 +156,7 @@ pub(crate) async fn run(
     registry.forget(id, generation);
     for (conn_id, conn) in proxy.conns.drain() {
         lock(&cluster.routes).remove(&(id, conn_id));
-        conn.close_too_slow();
+        conn.close_moved();
     }
     rx.close();
     while let Ok(msg) = rx.try_recv() {
@@ -296,7 +296,7 @@ pub(super) async fn relay_in(cluster: Arc<Cluster>, mut relays: async_nats::Subs
         };
         if msg.payload.is_empty() {
             if let Some(conn) = lock(&cluster.routes).remove(&key) {
-                conn.close_too_slow();
+                conn.close_moved();
             }
             continue;
         }

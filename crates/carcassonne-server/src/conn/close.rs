@@ -25,6 +25,8 @@ pub enum Close {
     TooSlow,
     /// The account session of the upgrade was revoked (4002).
     SessionRevoked,
+    /// The match moved to another node of the cluster: what is queued is flushed first (4003).
+    Moved,
 }
 
 impl Close {
@@ -37,6 +39,7 @@ impl Close {
             Close::HeartbeatTimeout => app::HEARTBEAT_TIMEOUT,
             Close::TooSlow => app::TOO_SLOW,
             Close::SessionRevoked => app::SESSION_REVOKED,
+            Close::Moved => app::MOVED,
         }
     }
 
@@ -50,13 +53,15 @@ impl Close {
             Close::HeartbeatTimeout => "no pong within the heartbeat timeout",
             Close::TooSlow => "too slow: reconnect and subscribe with since",
             Close::SessionRevoked => "the session was revoked: log in again",
+            Close::Moved => "the match moved to another node: reconnect and subscribe with since",
         }
     }
 
-    /// Whether what is still queued for the client is written before the close frame: only on
-    /// shutdown, where the client did nothing wrong and the frames are its latest moves.
+    /// Whether what is still queued for the client is written before the close frame: on
+    /// shutdown and when a match moved, where the client did nothing wrong and the frames are
+    /// its latest answers.
     pub fn flushes(self) -> bool {
-        self == Close::GoingAway
+        matches!(self, Close::GoingAway | Close::Moved)
     }
 
     /// The close for a read error that is the client's fault: 1009 for a message above the
@@ -88,14 +93,15 @@ mod tests {
             Close::HeartbeatTimeout,
             Close::TooSlow,
             Close::SessionRevoked,
+            Close::Moved,
         ];
         let codes: std::collections::HashSet<u16> = all.iter().map(|c| c.code()).collect();
         assert_eq!(codes.len(), all.len());
         assert!(all.iter().all(|c| !c.reason().is_empty()));
         assert_eq!(
             all.iter().filter(|c| c.flushes()).count(),
-            1,
-            "only a shutdown flushes"
+            2,
+            "only a shutdown and a move flush"
         );
     }
 }

@@ -273,7 +273,11 @@ where
                 Event::WriteFailed => break None,
             }
             if too_slow.is_raised() {
-                break Some(Close::TooSlow);
+                break Some(if too_slow.is_moved() {
+                    Close::Moved
+                } else {
+                    Close::TooSlow
+                });
             }
         };
 
