@@ -321,6 +321,102 @@ async fn lobby_bot_at_a_chosen_level_plays_its_seat() {
     ann.screenshot("lobby-bot-medium").await;
 }
 
+/// Every level at once: the host seats a `random`, an `easy`, a `medium` and a `hard` bot in a
+/// five-seat lobby; the match names each, and each plays its whole turn after the host's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_bot_level_plays_its_seat() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    let ann = guest_page(&b, &server, "Ann", 1280, 720).await;
+    ann.eval("document.getElementById('new-name').value = 'Four machines'")
+        .await;
+    ann.eval("document.getElementById('new-seats').value = '5'")
+        .await;
+    ann.click("#create-lobby").await;
+    ann.wait(
+        "document.querySelectorAll('#seats tr').length === 5",
+        "the five-seat room",
+    )
+    .await;
+    let levels = ["random", "easy", "medium", "hard"];
+    for (i, level) in levels.iter().enumerate() {
+        let seat = i + 1;
+        ann.eval(&format!(
+            "document.getElementById('bot-level-{seat}').value = '{level}'"
+        ))
+        .await;
+        ann.click(&format!("#bot-{seat}")).await;
+        ann.wait(
+            &format!(
+                "document.querySelector('#seats tr[data-seat=\"{seat}\"]').textContent.includes('Bot ({level}')"
+            ),
+            "the bot seated",
+        )
+        .await;
+    }
+    ann.click("#ready").await;
+    ann.wait("!document.getElementById('start').disabled", "all ready")
+        .await;
+    ann.click("#start").await;
+    ann.wait(
+        "window.carcassonne && window.carcassonne.view && window.carcassonne.seat === 0",
+        "the match, seated",
+    )
+    .await;
+    let names = ann
+        .eval("window.carcassonne.view.names.map((n) => n.name)")
+        .await;
+    assert_eq!(
+        names,
+        json!([
+            "Ann",
+            "Bot (random)",
+            "Bot (easy)",
+            "Bot (medium)",
+            "Bot (hard)"
+        ])
+    );
+    // Ann's turn by clicking (the bots answer at once after it, so the page's seq is only
+    // ever waited for as a floor).
+    let d = ann
+        .eval("window.carcassonne.view.decisions.find(d => d.type === 'place_tile')")
+        .await;
+    let placement = &d["placements"][0];
+    let place: Command = serde_json::from_value(json!({
+        "type": "place_tile",
+        "pos": placement["pos"],
+        "rotation": placement["rotations"][0],
+    }))
+    .expect("a place_tile command");
+    click_command(&ann, &place).await;
+    ann.wait(
+        "window.carcassonne.view.decisions.some(d => d.type === 'place_follower') || window.carcassonne.view.turn > 1",
+        "the follower decision",
+    )
+    .await;
+    if ann
+        .eval("window.carcassonne.view.decisions.some(d => d.type === 'place_follower')")
+        .await
+        == json!(true)
+    {
+        click_command(&ann, &Command::Pass {}).await;
+    }
+    // Four bots' turns (the hard one thinks about a second a decision), then Ann's again.
+    ann.wait(
+        "window.carcassonne.view.active === 0 && window.carcassonne.view.turn >= 6",
+        "every bot's turn played",
+    )
+    .await;
+    let (_, view) = server_view(
+        &server,
+        serde_json::from_value(ann.eval("window.carcassonne.matchId").await).expect("match id"),
+    )
+    .await;
+    let tiles = view["board"].as_object().expect("board").len();
+    assert!(tiles >= 6, "the start tile, Ann's and four bots': {view}");
+}
+
 /// A session revoked while its lobby room is open (logged out in another tab): the server closes
 /// the room's connection (4002) and the page starts again at the entry form, signed out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
