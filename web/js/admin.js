@@ -274,6 +274,7 @@ function matchRow(m) {
     h('td', {}, [m.modules.join(', ') || 'base']),
     h('td', { class: 'seq' }, [String(m.seq)]),
     h('td', {}, [m.scores ? m.scores.join(' : ') : '–']),
+    h('td', { class: 'owner' }, [m.owner ?? '–']),
   );
   return tr;
 }

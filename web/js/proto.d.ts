@@ -78,6 +78,8 @@ export type AdminMatchSummary = {
   map_id?: string | null;
   match_id: string;
   modules: ModuleName[];
+  /** Cluster mode: the node that runs the match now (holds its lease); absent when no node does, and on a single server. */
+  owner?: string | null;
   players: AdminSeat[];
   /** The replay version the match is stored with. */
   rules_version: string;

@@ -68,6 +68,10 @@ pub struct AdminMatchSummary {
     /// The final scores in seat order, for a finished match (read from its last events).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scores: Option<Vec<u32>>,
+    /// Cluster mode: the node that runs the match now (holds its lease); absent when no node
+    /// does, and on a single server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// `GET /api/admin/matches`: one page, newest first.

@@ -170,7 +170,8 @@ impl Cluster {
             RENEW,
             "--metrics-access",
             "open",
-        ]);
+        ])
+        .args(["--admin-token", common::ADMIN_TOKEN]);
         ServerProcess::spawn(cmd)
     }
 
@@ -446,6 +447,25 @@ async fn clients_on_three_nodes_play_a_whole_game() {
         p.follower.sync_first().await.expect("first view");
     }
     let owner = cluster.owner(id).await.expect("an owner");
+    // Any node's admin list names the node that runs the match.
+    for i in 0..3 {
+        let (status, text) = call(
+            cluster.addrs[i],
+            "GET",
+            "/api/admin/matches",
+            Some(common::ADMIN_TOKEN),
+            "",
+        )
+        .await;
+        assert_eq!(status, 200, "{text}");
+        let list: protocol::admin::AdminMatchList = serde_json::from_str(&text).expect("a match list");
+        let listed = list
+            .matches
+            .iter()
+            .find(|m| m.match_id == id)
+            .expect("listed");
+        assert_eq!(listed.owner, Some(cluster.node_id(owner)), "on node {i}");
+    }
     let moves = play_through(&mut cluster, id, &mut players, async |_, _| {}).await;
     assert!(moves > 50, "{moves} moves");
     let last = cluster.stored(id).await.last().map(|r| r.0 as u64);

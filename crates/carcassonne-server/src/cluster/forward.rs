@@ -47,6 +47,9 @@ pub enum Op {
     Unsubscribe,
     /// An admin's abort; answered with [`Reply::Aborted`].
     Abort,
+    /// The current seq and public view (a lobby bot's driver on another node, say); answered
+    /// with [`Reply::Inspected`].
+    Inspect,
     /// An admin's away mark, stored already; the actor follows it.
     Away {
         seat: u8,
@@ -66,6 +69,10 @@ pub enum Reply {
     NotOwner,
     /// The abort was stored at this seq.
     Aborted { seq: Seq },
+    /// The match's seq and public view; `None` when it cannot be played.
+    Inspected {
+        state: Option<(Seq, Box<rules::View>)>,
+    },
 }
 
 /// What one node tells every other, to deliver to its own clients.

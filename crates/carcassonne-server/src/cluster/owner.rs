@@ -65,6 +65,18 @@ impl Cluster {
                 ActorMsg::Unsubscribe { conn_id: conn.id }
             }
             Op::Away { seat, away } => ActorMsg::Away { seat, away },
+            Op::Inspect => {
+                let (reply, answer) = oneshot::channel();
+                if handle.tx.send(ActorMsg::Inspect { reply }).await.is_err() {
+                    return Reply::NotOwner;
+                }
+                return match answer.await {
+                    Ok(state) => Reply::Inspected {
+                        state: state.map(|(seq, view)| (seq, Box::new(view))),
+                    },
+                    Err(_) => Reply::NotOwner,
+                };
+            }
             Op::Abort => {
                 let (reply, answer) = oneshot::channel();
                 if handle.tx.send(ActorMsg::Abort { reply }).await.is_err() {

@@ -216,8 +216,15 @@ impl Proxy {
                 self.cluster.forward(&self.owner, &f).await.is_ok()
             }
             ActorMsg::Inspect { reply } => {
-                let _ = reply.send(None);
-                true
+                let f = self.message(0, Op::Inspect);
+                match self.cluster.forward(&self.owner, &f).await {
+                    Ok(Reply::Inspected { state }) => {
+                        let _ = reply.send(state.map(|(seq, view)| (seq, *view)));
+                        true
+                    }
+                    // Dropped: the asker sees the match stopped, and asks the registry again.
+                    _ => false,
+                }
             }
             ActorMsg::Loaded(reply) => {
                 let _ = reply.send(LoadOutcome::Failed {
@@ -245,7 +252,7 @@ impl Proxy {
     async fn ask(&mut self, conn: &ConnHandle, id: Option<String>, op: Op) -> bool {
         let f = self.message(conn.id, op);
         match self.cluster.forward(&self.owner, &f).await {
-            Ok(Reply::Queued | Reply::Aborted { .. }) => true,
+            Ok(Reply::Queued | Reply::Aborted { .. } | Reply::Inspected { .. }) => true,
             Ok(Reply::Refused { code, message }) => {
                 conn.push(error_frame(code, id, message));
                 true

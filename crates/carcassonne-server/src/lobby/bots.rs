@@ -90,8 +90,12 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel
         if h.tx.send(ActorMsg::Inspect { reply }).await.is_err() {
             continue;
         }
-        let Ok(Some((seq, view))) = answer.await else {
-            return;
+        let (seq, view) = match answer.await {
+            Ok(Some(state)) => state,
+            // The match cannot be played (aborted, broken).
+            Ok(None) => return,
+            // The actor (or, in a cluster, the proxy to its owner) stopped: attach again.
+            Err(_) => continue,
         };
         misses = 0;
         if view.finished {

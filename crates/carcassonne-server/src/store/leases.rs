@@ -212,6 +212,23 @@ impl Leases {
             .collect()
     }
 
+    /// The nodes running these matches now (live leases only), by match.
+    pub async fn match_owners(
+        &self,
+        ids: &[Uuid],
+    ) -> Result<std::collections::HashMap<Uuid, String>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, node_id FROM leases \
+             WHERE kind = 'match' AND id = ANY($1) AND expires_at > now()",
+        )
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get("id")?, r.try_get("node_id")?)))
+            .collect()
+    }
+
     /// Who holds the lease now; `None` when nobody does (absent, expired or released).
     pub async fn owner(&self, key: LeaseKey) -> Result<Option<Lease>, StoreError> {
         let row = sqlx::query(

@@ -187,6 +187,8 @@ async fn admin_console_lists_steps_and_reveals_a_played_match() {
         .await;
         assert_eq!(text(&p, &format!("{row} .status")).await, status);
         assert_eq!(text(&p, &format!("{row} td.seq")).await, seq.to_string());
+        // A single server: no node holds a lease, the column says so.
+        assert_eq!(text(&p, &format!("{row} td.owner")).await, "–");
     }
     // The status filter keeps the finished one only.
     p.eval("document.getElementById('f-status').value = 'finished'")

@@ -239,6 +239,7 @@ fn summary_of(row: &MatchListRow, seats: &[&SeatInfo]) -> Result<AdminMatchSumma
         map_id: m.map.as_ref().map(|map| map.map.clone()),
         seq: row.seq,
         scores,
+        owner: None,
     })
 }
 
@@ -248,10 +249,17 @@ async fn summaries(
 ) -> Result<Vec<AdminMatchSummary>, ApiError> {
     let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
     let seats = shared.store.seats_of(&ids).await.map_err(store_failed)?;
+    // In a cluster, which node runs each match now.
+    let owners = match (shared.registry.cluster(), shared.store.leases()) {
+        (Some(_), Some(leases)) => leases.match_owners(&ids).await.map_err(store_failed)?,
+        _ => Default::default(),
+    };
     rows.iter()
         .map(|r| {
             let mine: Vec<&SeatInfo> = seats.iter().filter(|s| s.match_id == r.id).collect();
-            summary_of(r, &mine)
+            let mut summary = summary_of(r, &mine)?;
+            summary.owner = owners.get(&r.id).cloned();
+            Ok(summary)
         })
         .collect()
 }
