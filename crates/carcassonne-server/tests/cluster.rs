@@ -25,7 +25,8 @@ const RENEW: &str = "500ms";
 
 /// Three nodes on one database, on one subject prefix of their own.
 struct Cluster {
-    db: TestDb,
+    /// The test database (dropped with the cluster); `None` on a private Postgres.
+    db: Option<TestDb>,
     url: String,
     nats: String,
     prefix: String,
@@ -123,6 +124,10 @@ impl Cluster {
             unreachable!("a Postgres test database")
         };
         let url = url.clone();
+        Some(Cluster::start_with(n, nats, url, Some(db)).await)
+    }
+
+    async fn start_with(n: usize, nats: String, url: String, db: Option<TestDb>) -> Cluster {
         // The schema is made once, before the nodes race for it.
         server::Store::open(Some(&url), std::path::Path::new("."))
             .await
@@ -143,7 +148,7 @@ impl Cluster {
             c.addrs.push(p.addr);
             c.nodes.push(Some(p));
         }
-        Some(c)
+        c
     }
 
     fn node_id(&self, i: usize) -> String {
@@ -458,7 +463,8 @@ async fn clients_on_three_nodes_play_a_whole_game() {
         )
         .await;
         assert_eq!(status, 200, "{text}");
-        let list: protocol::admin::AdminMatchList = serde_json::from_str(&text).expect("a match list");
+        let list: protocol::admin::AdminMatchList =
+            serde_json::from_str(&text).expect("a match list");
         let listed = list
             .matches
             .iter()
@@ -477,7 +483,6 @@ async fn clients_on_three_nodes_play_a_whole_game() {
     players.push(watcher);
     check_nothing_lost(&cluster, id, &players).await;
     eprintln!("owner: node {owner}; {moves} moves");
-    drop(cluster.db);
 }
 
 /// The owner is killed (`kill -9`) twice mid-game: another node takes the match over once the
@@ -531,7 +536,6 @@ async fn killing_the_owner_mid_game_loses_nothing() {
         gaps.iter().all(|g| *g < Duration::from_secs(5)),
         "play went on more than 5 s after a kill: {gaps:?}"
     );
-    drop(cluster.db);
 }
 
 /// The owner is paused (`SIGSTOP`) until its lease expires: another node takes over and play
@@ -598,7 +602,6 @@ async fn a_paused_owner_is_fenced_when_it_wakes() {
     assert!(taken_anywhere >= 1.0, "no other node took the match");
     check_nothing_lost(&cluster, id, &players).await;
     eprintln!("{moves} moves; node {paused} was paused");
-    drop(cluster.db);
 }
 
 /// A cluster node refuses the embedded store with a clear message.
@@ -946,4 +949,66 @@ async fn nats_down_mid_game_costs_errors_not_moves() {
     );
     check_nothing_lost(&cluster, id, &players).await;
     eprintln!("{moves} moves across a NATS outage; the forwarded command got {refused:?}");
+}
+
+/// Postgres stops mid-game (immediately, as in a crash) and starts again: while it is down a
+/// command gets a typed `unavailable`, nothing is acknowledged; then play resumes on whichever
+/// node takes the match, and nothing acknowledged is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_down_mid_game_costs_errors_not_moves() {
+    if !common::private_pg::tools_present(&[]) {
+        return;
+    }
+    let Some(nats) = nats_url() else {
+        return;
+    };
+    let mut pg = common::private_pg::PrivatePg::init();
+    pg.start();
+    let url = pg.url("postgres");
+    let mut cluster = Cluster::start_with(3, nats, url, None).await;
+    let created = create(&cluster, 2).await;
+    let id = created.match_id;
+    let mut players = Vec::new();
+    for (i, s) in created.seats.iter().enumerate() {
+        players.push(Player::join(&cluster, id, i, Some(s.token.clone())).await);
+    }
+    for p in &mut players {
+        p.follower.sync_first().await.expect("first view");
+    }
+    let mut refused = None;
+    let moves = play_through(
+        &mut cluster,
+        id,
+        &mut players,
+        async |c: &mut Cluster, n| {
+            if n == 20 {
+                // Both seats on a live node, at the current seq, and a legal move of one of
+                // them, made while Postgres is down.
+                let node = (0..3).find(|&i| c.alive(i)).unwrap_or(0);
+                let mut now = Vec::new();
+                for s in &created.seats {
+                    let conn = connect(c, node).await.expect("connect");
+                    let mut f = Follower::join(conn, id, Some(&s.token), None)
+                        .await
+                        .expect("join");
+                    f.sync_first().await.expect("the current view");
+                    now.push(f);
+                }
+                let view = now[0].view().expect("view");
+                let (player, cmd) =
+                    client::bot::pick_move(&view, &mut Rng::new(11)).expect("a move");
+                pg.stop();
+                refused = Some(now[usize::from(player)].command("pg-down-1", cmd).await);
+                pg.start();
+            }
+        },
+    )
+    .await;
+    let refused = refused.expect("the outage happened");
+    assert!(
+        matches!(&refused, Ok(client::CommandOutcome::Rejected(b)) if b.code == protocol::ErrorCode::Unavailable),
+        "a command while Postgres was down: {refused:?}"
+    );
+    check_nothing_lost(&cluster, id, &players).await;
+    eprintln!("{moves} moves across a Postgres outage; the command got {refused:?}");
 }

@@ -321,6 +321,12 @@ impl Actor {
                 let fenced = matches!(e, crate::store::StoreError::Fenced { .. });
                 let (code, message) = if fenced {
                     (ErrorCode::Unavailable, super::MOVED)
+                } else if e.is_outage() {
+                    error!(error = %e, commands, "store unreachable");
+                    (
+                        ErrorCode::Unavailable,
+                        "the store is not reachable; nothing was applied: send the command again",
+                    )
                 } else {
                     error!(error = %e, commands, "store write failed");
                     (

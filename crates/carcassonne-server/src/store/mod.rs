@@ -74,6 +74,23 @@ pub enum StoreError {
     StaleLobby(Uuid),
 }
 
+impl StoreError {
+    /// Whether the database could not be reached (down, restarting, the pool out of
+    /// connections): a passing outage, not a refused write.
+    pub fn is_outage(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Db(
+                sqlx::Error::Io(_)
+                    | sqlx::Error::PoolTimedOut
+                    | sqlx::Error::PoolClosed
+                    | sqlx::Error::Tls(_)
+                    | sqlx::Error::WorkerCrashed
+            )
+        ) || matches!(self, StoreError::Db(sqlx::Error::Database(e)) if e.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08")))
+    }
+}
+
 /// Where a match stands. `Broken` marks a match whose replay did not reproduce its stored events:
 /// it is never resumed automatically. `Aborted`: an admin ended it; final, never resumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Test harness shared by the server's test binaries: real servers on 127.0.0.1 ephemeral ports
 //! ([`server`]), on a real store ([`db`]), followed by the client crate's followers and bots
-//! ([`follow`]), raw HTTP requests ([`http`]), and the server binary as a process of its own
-//! ([`process`]).
+//! ([`follow`]), raw HTTP requests ([`http`]), the server binary as a process of its own
+//! ([`process`]), and a private Postgres to stop and restart ([`private_pg`]).
 
 /// Runs each async scenario `fn name(db: &TestDb)` on both stores, as the tests
 /// `sqlite::name` and `postgres::name` (the Postgres one skips with a notice outside CI when no
@@ -33,6 +33,7 @@ macro_rules! on_both_stores {
 mod db;
 mod follow;
 mod http;
+pub mod private_pg;
 mod process;
 mod server;
 

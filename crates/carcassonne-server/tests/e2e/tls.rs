@@ -5,39 +5,11 @@
 //! that names the certificate. Skipped with a notice when initdb, pg_ctl or openssl is missing,
 //! unless `CI=true`.
 
+use crate::common::private_pg::{PrivatePg, run, tools_present};
 use server::Store;
 use sqlx::Connection as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// Where Postgres's programs are: `PG_BIN`, or Debian's place for Postgres 15.
-fn pg_bin() -> PathBuf {
-    std::env::var_os("PG_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/lib/postgresql/15/bin"))
-}
-
-/// Runs a command, failing the test with its output if it fails.
-fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A command run as the `postgres` user when this test runs as root (initdb refuses root).
-fn as_owner(root: bool, program: &Path) -> Command {
-    if root {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(program);
-        c
-    } else {
-        Command::new(program)
-    }
-}
 
 /// A CA and a certificate it signs for `localhost` and 127.0.0.1, in `dir`: `<name>-ca.pem`,
 /// `<name>.pem`, `<name>.key`.
@@ -80,99 +52,33 @@ fn certificates(dir: &Path, name: &str) {
         .arg(at(&format!("{name}.pem"))));
 }
 
-/// The private Postgres: stopped (immediately) on drop.
-struct PrivatePg {
-    pg_ctl: PathBuf,
-    data: PathBuf,
-    root: bool,
-}
-
-impl Drop for PrivatePg {
-    fn drop(&mut self) {
-        let _ = as_owner(self.root, &self.pg_ctl)
-            .arg("-D")
-            .arg(&self.data)
-            .args(["-m", "immediate", "stop"])
-            .output();
-    }
-}
-
-/// Whether the programs the test needs are here; without them the test is skipped, or fails
-/// under `CI=true`.
-fn tools_present() -> bool {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-    let openssl = Command::new("openssl").arg("version").output().is_ok();
-    let pg = pg_bin().join("initdb").is_file() && pg_bin().join("pg_ctl").is_file();
-    if openssl && pg {
-        return true;
-    }
-    assert!(
-        !ci,
-        "CI=true but openssl ({openssl}) or initdb/pg_ctl in {} ({pg}) is missing",
-        pg_bin().display()
-    );
-    eprintln!(
-        "NOTICE: openssl or initdb/pg_ctl (in {}, set PG_BIN) missing; skipping the TLS test",
-        pg_bin().display()
-    );
-    false
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_store_connects_over_tls_and_verifies_the_server_certificate() {
-    if !tools_present() {
+    if !tools_present(&["openssl"]) {
         return;
     }
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    certificates(dir.path(), "server");
-    certificates(dir.path(), "other");
-    let data = dir.path().join("pgdata");
-    if root {
-        run(Command::new("chown")
-            .args(["-R", "postgres:"])
-            .arg(dir.path()));
-    }
-    run(as_owner(root, &pg_bin().join("initdb"))
-        .args(["-U", "postgres", "--auth=trust", "-D"])
-        .arg(&data));
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let conf = format!(
-        "port = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{dir}'\n\
-         ssl = on\nssl_cert_file = '{dir}/server.pem'\nssl_key_file = '{dir}/server.key'\n",
-        dir = dir.path().display()
-    );
-    let conf_path = data.join("postgresql.conf");
-    let mut text = std::fs::read_to_string(&conf_path).expect("postgresql.conf");
-    text.push_str(&conf);
-    std::fs::write(&conf_path, text).expect("postgresql.conf");
-    let pg = PrivatePg {
-        pg_ctl: pg_bin().join("pg_ctl"),
-        data: data.clone(),
-        root,
-    };
-    run(as_owner(root, &pg.pg_ctl)
-        .arg("-D")
-        .arg(&data)
-        .arg("-l")
-        .arg(dir.path().join("pg.log"))
-        .args(["-w", "start"]));
+    let mut pg = PrivatePg::init();
+    let certs = pg.dir().to_path_buf();
+    certificates(&certs, "server");
+    certificates(&certs, "other");
+    pg.own_files();
+    pg.configure(&format!(
+        "ssl = on\nssl_cert_file = '{dir}/server.pem'\nssl_key_file = '{dir}/server.key'\n",
+        dir = certs.display()
+    ));
+    pg.start();
+    let port = pg.port;
+    let store_dir = tempfile::tempdir().expect("a dir for the store");
 
-    let ca = dir.path().join("server-ca.pem");
-    let other = dir.path().join("other-ca.pem");
+    let ca = certs.join("server-ca.pem");
+    let other = certs.join("other-ca.pem");
     let require = format!("postgres://postgres@127.0.0.1:{port}/postgres?sslmode=require");
     let verify = format!(
         "postgres://postgres@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={}",
         ca.display()
     );
     for url in [&require, &verify] {
-        let store = Store::open(Some(url), dir.path())
+        let store = Store::open(Some(url), store_dir.path())
             .await
             .unwrap_or_else(|e| panic!("{url}: {e}"));
         assert!(store.ready().await.is_ok(), "{url}");
@@ -193,7 +99,7 @@ async fn the_store_connects_over_tls_and_verifies_the_server_certificate() {
         "postgres://postgres@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={}",
         other.display()
     );
-    let refused = Store::open(Some(&wrong), dir.path()).await;
+    let refused = Store::open(Some(&wrong), store_dir.path()).await;
     let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(
         message.to_lowercase().contains("certificate"),
