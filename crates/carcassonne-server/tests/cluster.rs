@@ -25,8 +25,8 @@ const RENEW: &str = "500ms";
 
 /// Three nodes on one database, on one subject prefix of their own.
 struct Cluster {
-    /// The test database (dropped with the cluster); `None` on a private Postgres.
-    db: Option<TestDb>,
+    /// The test database, dropped with the cluster; `None` on a private Postgres.
+    _db: Option<TestDb>,
     url: String,
     nats: String,
     prefix: String,
@@ -135,7 +135,7 @@ impl Cluster {
             .close()
             .await;
         let mut c = Cluster {
-            db,
+            _db: db,
             url,
             nats,
             prefix: format!("t{}", Uuid::new_v4().simple()),
@@ -1011,4 +1011,71 @@ async fn postgres_down_mid_game_costs_errors_not_moves() {
     );
     check_nothing_lost(&cluster, id, &players).await;
     eprintln!("{moves} moves across a Postgres outage; the command got {refused:?}");
+}
+
+/// The takeover time over many kills of the owner (`kill -9` every few moves, the node killed
+/// before started again first), printed as p50 / p99 / max: a measurement, run by hand with
+/// `cargo test --release -p carcassonne-server --test cluster -- --ignored --nocapture takeover`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: about two minutes"]
+async fn takeover_times_over_many_kills() {
+    let Some(mut cluster) = Cluster::start(3).await else {
+        return;
+    };
+    let kills: usize = std::env::var("KILLS")
+        .ok()
+        .and_then(|k| k.parse().ok())
+        .unwrap_or(50);
+    let mut gaps: Vec<Duration> = Vec::new();
+    let mut games = 0;
+    while gaps.len() < kills {
+        let created = create(&cluster, 3).await;
+        let id = created.match_id;
+        let mut players = Vec::new();
+        for (i, s) in created.seats.iter().enumerate() {
+            let node = (0..3).filter(|&j| cluster.alive(j)).nth(i % 2).unwrap_or(0);
+            players.push(Player::join(&cluster, id, node, Some(s.token.clone())).await);
+        }
+        for p in &mut players {
+            p.follower.sync_first().await.expect("first view");
+        }
+        let mut killed: Option<(usize, Instant)> = None;
+        play_through(
+            &mut cluster,
+            id,
+            &mut players,
+            async |c: &mut Cluster, n| {
+                if let Some((_, at)) = killed.take_if(|_| true) {
+                    gaps.push(at.elapsed());
+                }
+                if n % 4 == 0 && gaps.len() < kills {
+                    for i in 0..3 {
+                        if !c.alive(i) {
+                            c.nodes[i] = Some(c.spawn(i));
+                        }
+                    }
+                    let owner = c.owner(id).await.expect("an owner");
+                    killed = Some((owner, Instant::now()));
+                    c.kill(owner);
+                }
+            },
+        )
+        .await;
+        check_nothing_lost(&cluster, id, &players).await;
+        games += 1;
+        for i in 0..3 {
+            if !cluster.alive(i) {
+                cluster.nodes[i] = Some(cluster.spawn(i));
+            }
+        }
+    }
+    gaps.sort();
+    let at = |q: f64| gaps[((gaps.len() - 1) as f64 * q).round() as usize];
+    eprintln!(
+        "{} kills over {games} games, lease {TTL}: takeover p50 {:?}, p99 {:?}, max {:?}",
+        gaps.len(),
+        at(0.5),
+        at(0.99),
+        gaps[gaps.len() - 1]
+    );
 }

@@ -33,6 +33,8 @@ macro_rules! on_both_stores {
 mod db;
 mod follow;
 mod http;
+// Each test binary uses its part of it (the TLS test configures, the cluster suite stops).
+#[allow(dead_code)]
 pub mod private_pg;
 mod process;
 mod server;
