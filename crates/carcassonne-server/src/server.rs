@@ -160,6 +160,9 @@ pub async fn run(
     let grace = config.shutdown_grace;
     let _ = stop_accepting.send(());
     lifecycle_tx.send_replace(Lifecycle::Draining);
+    if let Some(cluster) = &cluster {
+        cluster.drain();
+    }
     if timeout(grace, registry.shutdown()).await.is_err() {
         warn!("some matches did not stop in time");
     }

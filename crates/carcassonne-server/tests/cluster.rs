@@ -757,6 +757,7 @@ async fn a_rolling_restart_loses_nothing() {
         p.follower.sync_first().await.expect("first view");
     }
     let mut restarted = 0;
+    let mut handed = Vec::new();
     let moves = play_through(
         &mut cluster,
         id,
@@ -764,9 +765,29 @@ async fn a_rolling_restart_loses_nothing() {
         async |c: &mut Cluster, n| {
             if n % 25 == 0 && restarted < 3 {
                 let node = restarted;
+                let was_owner = c.owner(id).await == Some(node);
                 c.signal(node, "-TERM");
                 if let Some(mut p) = c.nodes[node].take() {
                     let _ = p.child.wait();
+                }
+                if was_owner {
+                    // Handed over: another node loads the match before any client is back
+                    // (none can be: the game waits in this closure).
+                    let waited = Instant::now();
+                    loop {
+                        match c.owner(id).await {
+                            Some(other) if other != node => {
+                                handed.push(waited.elapsed());
+                                break;
+                            }
+                            _ => {}
+                        }
+                        assert!(
+                            waited.elapsed() < Duration::from_secs(2),
+                            "no node took the match over from a node that stopped"
+                        );
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
                 }
                 c.nodes[node] = Some(c.spawn(node));
                 restarted += 1;
@@ -776,7 +797,11 @@ async fn a_rolling_restart_loses_nothing() {
     .await;
     assert_eq!(restarted, 3, "every node was restarted");
     check_nothing_lost(&cluster, id, &players).await;
-    eprintln!("{moves} moves over a rolling restart of three nodes");
+    assert!(
+        !handed.is_empty(),
+        "the owner was among the nodes restarted"
+    );
+    eprintln!("{moves} moves over a rolling restart of three nodes; handed over in {handed:?}");
 }
 
 /// A guest account made on node `i`: (account id, session token).

@@ -116,6 +116,9 @@ pub enum ActorMsg {
     /// Cluster mode: this node lost the match's lease (another node may run it now). The actor
     /// stops at once, its subscribers told to reconnect; nothing more is written (the fence).
     LeaseLost,
+    /// Cluster mode: this node stopped and let the match go (a proxy to it ends; an actor,
+    /// which this node's own claim made, ignores it).
+    OwnerLeft(Arc<str>),
 }
 
 /// What a match moved to another node answers.
@@ -347,6 +350,7 @@ impl Actor {
             } => self.caught_up(conn_id, token, outcome),
             ActorMsg::Shutdown => self.stopping = true,
             ActorMsg::LeaseLost => self.moved(),
+            ActorMsg::OwnerLeft(_) => {}
             ActorMsg::Inspect { reply } => {
                 let answer = match &self.state {
                     ActorState::Ready(loaded) => Some((loaded.seq, loaded.game.view())),
@@ -522,7 +526,8 @@ pub(crate) fn refuse(
         | ActorMsg::Shutdown
         | ActorMsg::CaughtUp { .. }
         | ActorMsg::Away { .. }
-        | ActorMsg::LeaseLost => {}
+        | ActorMsg::LeaseLost
+        | ActorMsg::OwnerLeft(_) => {}
     }
 }
 

@@ -5,6 +5,7 @@
 use super::forward::{Broadcast, News};
 use super::{Cluster, ClusterError, lock};
 use crate::chat::Room;
+use crate::actor::ActorMsg;
 use crate::lobby::Replica;
 use crate::state::Shared;
 use futures_util::StreamExt;
@@ -77,6 +78,24 @@ async fn deliver(me: Arc<str>, mut news: async_nats::Subscriber, shared: Weak<Sh
             }
             News::Lobby { state } => shared.lobbies.replicated(Replica::State(state)),
             News::LobbyClosed { id } => shared.lobbies.replicated(Replica::Closed(id)),
+            News::Adopt { node, matches } => adopt(&shared, node.into(), matches).await,
+        }
+    }
+}
+
+/// Loads the matches a stopping node let go. A proxy here to that node ends first (its clients
+/// are told to reconnect); then every node tries, and the lease decides which one runs each
+/// match (the others hold a proxy that retires when idle).
+async fn adopt(shared: &Shared, node: Arc<str>, matches: Vec<uuid::Uuid>) {
+    for id in matches {
+        if let Some(h) = shared.registry.running(id)
+            && h.tx.send(ActorMsg::OwnerLeft(Arc::clone(&node))).await.is_ok()
+        {
+            // A proxy to that node closes its inbox as it ends; an actor goes on.
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(200), h.tx.closed()).await;
+        }
+        if shared.registry.get_or_load(id).is_err() {
+            return; // shutting down
         }
     }
 }

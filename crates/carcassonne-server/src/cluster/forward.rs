@@ -101,6 +101,9 @@ pub enum News {
     Lobby { state: Box<protocol::LobbyState> },
     /// A lobby closed (no player left).
     LobbyClosed { id: Uuid },
+    /// A node that is stopping (`node`) let these matches go: another node loads them now,
+    /// before their clients come back.
+    Adopt { node: String, matches: Vec<Uuid> },
 }
 
 /// The subjects of one cluster (its prefix).

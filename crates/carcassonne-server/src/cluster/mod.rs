@@ -91,6 +91,9 @@ pub struct Cluster {
     next_remote: AtomicU64,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     meters: ClusterMeters,
+    /// Set when the node starts to stop: the matches it lets go from then on are handed over.
+    draining: std::sync::atomic::AtomicBool,
+    handed: Mutex<Vec<Uuid>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -176,6 +179,8 @@ impl Cluster {
             next_remote: AtomicU64::new(u64::MAX / 2),
             tasks: Mutex::default(),
             meters,
+            draining: Default::default(),
+            handed: Mutex::default(),
         });
         let span = info_span!("cluster", node = %node);
         let tasks = vec![
@@ -200,9 +205,29 @@ impl Cluster {
         lock(&self.owned).len()
     }
 
-    /// After the registry's shutdown gave the leases back: tells the other nodes' clients of
-    /// this node's matches to reconnect (their relays end), then ends the background tasks.
+    /// Before the registry's shutdown: the matches let go from now on are handed over.
+    pub fn drain(&self) {
+        self.draining
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether the node is stopping.
+    pub(crate) fn draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// After the registry's shutdown gave the leases back: asks the other nodes to load the
+    /// matches at once (before their clients reconnect), tells the other nodes' clients of these
+    /// matches to reconnect (their relays end), then ends the background tasks.
     pub async fn stop(&self) {
+        let handed: Vec<Uuid> = std::mem::take(&mut *lock(&self.handed));
+        if !handed.is_empty() {
+            info!(matches = handed.len(), "handing the matches over");
+            self.tell_all(News::Adopt {
+                node: self.node.to_string(),
+                matches: handed,
+            });
+        }
         let stand_ins: Vec<ConnHandle> = lock(&self.remotes).drain().map(|(_, c)| c).collect();
         for conn in &stand_ins {
             conn.close_moved();

@@ -78,6 +78,9 @@ impl Cluster {
             Ok(true) => {
                 self.meters.released.increment(1);
                 debug!(match_id = %id, "lease released");
+                if self.draining() {
+                    lock(&self.handed).push(id);
+                }
             }
             // Taken over already (the actor stopped on a fenced write).
             Ok(false) => self.meters.lost.increment(1),

@@ -234,6 +234,7 @@ impl Proxy {
                 true
             }
             ActorMsg::Shutdown => false,
+            ActorMsg::OwnerLeft(node) => *node != *self.owner,
             ActorMsg::CaughtUp { .. } | ActorMsg::LeaseLost => true,
         }
     }
