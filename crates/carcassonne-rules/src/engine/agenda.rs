@@ -2,9 +2,12 @@
 //!
 //! Steps run one after another, the top of the stack first. A step may push further steps, which
 //! run before the rest ("next"). An [`Ask`] step opens a decision; consecutive asks open
-//! together (several players asked at once, M3), and every other step waits until no decision is
-//! open. A command answers one open decision; its answer may push steps; then the agenda runs on
-//! until it needs a decision again or the game ends.
+//! together (several players asked at once, M3), and every other step waits while a decision that
+//! holds the turn is open. A decision the caller lets the turn go past (another player's pawn
+//! choice, M3) holds back only the steps that pass the turn on ([`Step::passes_turn`]): it is
+//! settled before the next player's turn or final scoring. A command answers one open decision;
+//! its answer may push steps; then the agenda runs on until it needs a decision again or the game
+//! ends.
 //!
 //! The agenda is data (it serializes with the game) and knows nothing of modules: their own steps
 //! and asks are the type parameters `M` and `A`, defined by the modules (`src/modules/`).
@@ -49,6 +52,18 @@ pub enum Step<M, A> {
     GameOver,
     /// A module's own step.
     Module(M),
+}
+
+impl<M, A> Step<M, A> {
+    /// Whether the step ends the turn's own play: the next player's turn, final scoring or the
+    /// end of the game. Every open decision is settled before it runs.
+    #[inline]
+    pub fn passes_turn(&self) -> bool {
+        matches!(
+            self,
+            Step::BeginTurn | Step::NextPlayer | Step::Final | Step::GameOver
+        )
+    }
 }
 
 /// A decision to ask.
@@ -154,9 +169,10 @@ impl<M, A> Agenda<M, A> {
     }
 
     /// The next step that may run now: asks on top are opened (together) on the way; any other
-    /// step waits while a decision is open. `None`: waiting for a decision, or nothing left.
+    /// step waits while a decision is open for which `holds` is true, and a step that passes the
+    /// turn on waits while any decision is open. `None`: waiting for a decision, or nothing left.
     #[inline]
-    pub fn next(&mut self) -> Option<Step<M, A>> {
+    pub fn next(&mut self, holds: impl Fn(&Ask<A>) -> bool) -> Option<Step<M, A>> {
         loop {
             match self.steps.last() {
                 Some(Step::Ask(_)) => {
@@ -167,6 +183,11 @@ impl<M, A> Agenda<M, A> {
                     }
                 }
                 Some(_) if self.open.is_empty() => return self.steps.pop(),
+                Some(step)
+                    if !step.passes_turn() && !self.open.iter().any(|o| holds(&o.ask)) =>
+                {
+                    return self.steps.pop();
+                }
                 _ => return None,
             }
         }
