@@ -425,7 +425,18 @@ function play() {
       ? 'Game over — Carcassonne'
       : `${theirTurn ? 'Your choice' : mine ? 'Your turn' : `${activeName}'s turn`} — Carcassonne`;
     $('whoami').textContent = you ? `You play ${cap(you)}` : 'Watching';
-    $('turn').textContent = v.finished ? 'Game over' : `Turn ${v.turn}: ${activeName}${client.seat === v.active ? ' (you)' : ''}`;
+    const turnLine = $('turn');
+    turnLine.replaceChildren(v.finished ? 'Game over' : `Turn ${v.turn}: ${activeName}${client.seat === v.active ? ' (you)' : ''}`);
+    // M3: another player's pawn choice lets the turn go on; the next turn waits for it.
+    const held = heldBy(v);
+    turnLine.dataset.held = String(held.length > 0);
+    if (held.length) {
+      const due = deadlines(v).filter((x) => held.includes(x.player)).map((x) => x.at);
+      const whose = held.map((p) => names[p] ?? cap(colours[p] ?? '')).join(' and ');
+      turnLine.append(` · the next turn waits for ${whose} to choose a pawn (their points count from then on)`);
+      if (due.length) turnLine.append(', at most ', countdown(Math.max(...due)));
+      turnLine.append('.');
+    }
     $('pile').textContent = String(v.pile_size);
     $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
@@ -629,6 +640,18 @@ function play() {
 }
 
 /**
+ * M3: the players whose pawn choice holds the next turn: the active player has nothing left to
+ * do in this turn and another player's pawn choice is still open (it must be settled before the
+ * turn passes on).
+ * @param {View} v
+ * @returns {number[]}
+ */
+function heldBy(v) {
+  if (v.finished || v.decisions.some((d) => d.player === v.active)) return [];
+  return [...new Set(v.decisions.filter((d) => d.type === 'choose_pawn').map((d) => d.player))];
+}
+
+/**
  * Whom the page waits for: the active player, or the players with a Messages decision open.
  * @param {View} v
  * @param {Colour[]} colours
@@ -637,7 +660,8 @@ function waitingFor(v, colours) {
   const who = [...new Set(v.decisions.map((d) => d.player))].map((p) => cap(colours[p] ?? ''));
   const d = v.decisions.find((x) => x.type === 'dispatch');
   const what = d && d.type === 'dispatch' ? ` (dispatch ${d.dispatch}: ${DISPATCHES[d.dispatch] ?? ''})` : '';
-  return `Waiting for ${who.length ? who.join(' and ') : cap(colours[v.active] ?? '')}${what}.`;
+  const pawns = heldBy(v).length ? ' to choose a pawn before the next turn' : '';
+  return `Waiting for ${who.length ? who.join(' and ') : cap(colours[v.active] ?? '')}${what}${pawns}.`;
 }
 
 /**
