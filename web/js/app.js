@@ -144,6 +144,8 @@ function play() {
   let focusTarget = null;
   /** Dispatch 4 (M11) is being carried out: the tile to place now is its extra tile. */
   let extraTile = false;
+  /** Whether this page's player declined the standing preference offered at the start (M3). */
+  let prefDeclined = false;
   /** The Messages decision whose buttons were last shown, to focus its first button once. */
   let shownDecision = '';
 
@@ -373,6 +375,15 @@ function play() {
     const v = /** @type {HTMLSelectElement} */ ($('pref')).value;
     send({ type: 'set_pawn_preference', preference: v ? /** @type {import('./proto').PawnPreference} */ (v) : null });
   });
+  // M3: the standing preference, offered at the start of a Messages game until set or declined.
+  for (const b of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll('#pref-offer button'))) {
+    b.addEventListener('click', () => {
+      const choice = b.dataset.pref ?? '';
+      if (choice) send({ type: 'set_pawn_preference', preference: /** @type {import('./proto').PawnPreference} */ (choice) });
+      prefDeclined = true;
+      render();
+    });
+  }
   setInterval(() => { tick(); tickClocks(); }, 1000);
   $('back').addEventListener('click', () => {
     showError(null);
@@ -433,7 +444,7 @@ function play() {
     if (held.length) {
       const due = deadlines(v).filter((x) => held.includes(x.player)).map((x) => x.at);
       const whose = held.map((p) => names[p] ?? cap(colours[p] ?? '')).join(' and ');
-      turnLine.append(` · the next turn waits for ${whose} to choose a pawn (their points count from then on)`);
+      turnLine.append(` · the next turn waits for ${whose} to choose a pawn`);
       if (due.length) turnLine.append(', at most ', countdown(Math.max(...due)));
       turnLine.append('.');
     }
@@ -633,6 +644,8 @@ function play() {
     }));
     const pref = /** @type {HTMLSelectElement} */ ($('pref'));
     $('pref-row').hidden = client.seat === null || v.finished;
+    $('pref-offer').hidden = client.seat === null || v.finished || prefDeclined
+      || v.turn > v.players.length || !!m.players[client.seat]?.preference;
     if (client.seat !== null && document.activeElement !== pref) pref.value = m.players[client.seat]?.preference ?? '';
   }
 

@@ -183,9 +183,7 @@ impl<M, A> Agenda<M, A> {
                     }
                 }
                 Some(_) if self.open.is_empty() => return self.steps.pop(),
-                Some(step)
-                    if !step.passes_turn() && !self.open.iter().any(|o| holds(&o.ask)) =>
-                {
+                Some(step) if !step.passes_turn() && !self.open.iter().any(|o| holds(&o.ask)) => {
                     return self.steps.pop();
                 }
                 _ => return None,

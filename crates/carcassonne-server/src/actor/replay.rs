@@ -106,9 +106,8 @@ pub fn replay(
     }
     let setup: Setup =
         serde_json::from_str(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
-    let (mut game, _) =
-        Game::start_as(setup, rules_version)
-            .map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
+    let (mut game, _) = Game::start_as(setup, rules_version)
+        .map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
     let mut accepted = Vec::new();
     let mut deadlines = Deadlines::default();
     deadlines.set_clock(clock, game.setup().players.len());

@@ -390,7 +390,8 @@ async fn messages_dispatches_resolved_by_clicking() {
 /// together; Red chooses, draws dispatch 4 and places its extra tile and a meeple by clicking
 /// while Blue's choice is still open (Blue's page offers its pawn buttons all along). Then the
 /// turn line of both pages says that the next turn waits for Blue, with Blue's countdown; Blue
-/// chooses by clicking and the game ends. The standing preference is offered from the first turn.
+/// chooses by clicking and the game ends. The standing preference is offered at the start, and
+/// declined.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_the_active_player_plays_on_while_another_chooses() {
     let Some(b) = Browser::launch().await else {
@@ -403,14 +404,30 @@ async fn messages_the_active_player_plays_on_while_another_chooses() {
     let red = seat_page(&b, &server, &tokens[0]).await;
     let blue = seat_page(&b, &server, &tokens[1]).await;
     let pages = [&red, &blue];
-    // M3: the standing preference is offered from the start of the game.
+    // M3: the standing preference is offered at the start of the game, beside the turn's
+    // controls; both players decline it there (they choose each time), which sends nothing.
     for p in pages {
+        p.wait(
+            "!document.getElementById('pref-offer').hidden",
+            "the preference offered at the start",
+        )
+        .await;
         assert_eq!(
-            p.eval("!document.getElementById('pref-row').hidden && !document.getElementById('messages').hidden")
+            p.eval("[...document.querySelectorAll('#pref-offer button')].map(b => b.dataset.pref)")
                 .await,
-            json!(true),
-            "the preference control at the start"
+            json!(["scoring", "messenger", "dark_in_my_turn", ""])
         );
+    }
+    red.screenshot("messages-preference-offered").await;
+    for p in pages {
+        let before = page_seq(p).await;
+        p.click("#pref-offer button[data-pref=\"\"]").await;
+        p.wait(
+            "document.getElementById('pref-offer').hidden",
+            "the offer declined",
+        )
+        .await;
+        assert_eq!(page_seq(p).await, before, "declining sends no command");
     }
     let steps = canonical_steps(&s);
     let extra = steps
@@ -441,7 +458,8 @@ async fn messages_the_active_player_plays_on_while_another_chooses() {
         json!(2),
         "Blue's pawn buttons stay offered"
     );
-    red.screenshot("messages-plays-on-while-another-chooses").await;
+    red.screenshot("messages-plays-on-while-another-chooses")
+        .await;
     let blues = steps.len() - 1;
     let seq = play_steps(&pages, &s, extra..blues, seq).await;
     // Red's turn is over; the next turn (here final scoring) waits for Blue.
@@ -454,8 +472,7 @@ async fn messages_the_active_player_plays_on_while_another_chooses() {
         .await;
         let line = text_of(p, "document.getElementById('turn').textContent").await;
         assert!(
-            line.contains("the next turn waits for Blue to choose a pawn")
-                && line.contains(" s."),
+            line.contains("the next turn waits for Blue to choose a pawn") && line.contains(" s."),
             "{line}"
         );
         assert_eq!(
@@ -465,7 +482,10 @@ async fn messages_the_active_player_plays_on_while_another_chooses() {
         );
     }
     let hint = text_of(&red, "document.getElementById('hint').textContent").await;
-    assert_eq!(hint, "Waiting for Blue to choose a pawn before the next turn.");
+    assert_eq!(
+        hint,
+        "Waiting for Blue to choose a pawn before the next turn."
+    );
     red.screenshot("messages-next-turn-waits").await;
     let seq = play_steps(&pages, &s, blues..steps.len(), seq).await;
     let (sseq, view) = server_view(&server, id).await;
