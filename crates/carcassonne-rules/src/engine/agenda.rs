@@ -32,8 +32,8 @@ pub enum Step<M, A> {
     /// `after_scoring` (P9).
     ScoreTile(TileRef),
     /// The modules' `after_scoring` for tile `t` (P9): pushed under phase 3's scoring, so it runs
-    /// once every award of that scoring was made and every pawn choice it opened was answered
-    /// (M17: the wine sale comes after the scoring round, tolls included).
+    /// once every award of that scoring was made and every pawn choice it opened that holds the
+    /// turn was answered (M17: the wine sale comes after the scoring round, tolls included).
     AfterScoring(TileRef),
     /// Points for a player, through the one award path (modules may turn it into a question, M2).
     Award(Award),
