@@ -209,3 +209,46 @@ impl<M, A> Agenda<M, A> {
         self.open.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type A = Agenda<(), u8>;
+
+    fn ask(player: PlayerId) -> Step<(), u8> {
+        Step::Ask(Ask::Module { player, ask: 0 })
+    }
+
+    /// An open decision that does not hold the turn lets the turn's steps run, never one that
+    /// passes the turn on; one that holds it stops every step (M3).
+    #[test]
+    fn a_decision_that_does_not_hold_the_turn_stops_only_the_passing_of_the_turn() {
+        // Player 1's decisions do not hold the turn.
+        let holds = |a: &Ask<u8>| a.player() != 1;
+        let mut a = A::default();
+        a.push_all([
+            ask(1),
+            Step::EndTurnPart,
+            ask(0),
+            Step::EndTurn,
+            Step::NextPlayer,
+        ]);
+        assert_eq!(a.next(holds), Some(Step::EndTurnPart));
+        // Player 0's decision opens, beside player 1's, and holds the turn.
+        assert_eq!(a.next(holds), None);
+        assert_eq!(a.open().len(), 2);
+        let answered = a.close(1);
+        assert_eq!(answered.ask.player(), 0);
+        assert_eq!(a.next(holds), Some(Step::EndTurn));
+        // The turn passes on only once player 1 answered.
+        assert_eq!(a.next(holds), None);
+        a.close(0);
+        assert_eq!(a.next(holds), Some(Step::NextPlayer));
+        assert_eq!(a.next(holds), None);
+        // Every decision holds: nothing runs past an open one.
+        let mut b = A::default();
+        b.push_all([ask(1), Step::EndTurnPart]);
+        assert_eq!(b.next(|_| true), None);
+    }
+}
