@@ -144,6 +144,8 @@ function play() {
   let focusTarget = null;
   /** Dispatch 4 (M11) is being carried out: the tile to place now is its extra tile. */
   let extraTile = false;
+  /** Whether this page's player declined the standing preference offered at the start (M3). */
+  let prefDeclined = false;
   /** The Messages decision whose buttons were last shown, to focus its first button once. */
   let shownDecision = '';
 
@@ -373,6 +375,15 @@ function play() {
     const v = /** @type {HTMLSelectElement} */ ($('pref')).value;
     send({ type: 'set_pawn_preference', preference: v ? /** @type {import('./proto').PawnPreference} */ (v) : null });
   });
+  // M3: the standing preference, offered at the start of a Messages game until set or declined.
+  for (const b of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll('#pref-offer button'))) {
+    b.addEventListener('click', () => {
+      const choice = b.dataset.pref ?? '';
+      if (choice) send({ type: 'set_pawn_preference', preference: /** @type {import('./proto').PawnPreference} */ (choice) });
+      prefDeclined = true;
+      render();
+    });
+  }
   setInterval(() => { tick(); tickClocks(); }, 1000);
   $('back').addEventListener('click', () => {
     showError(null);
@@ -425,7 +436,18 @@ function play() {
       ? 'Game over — Carcassonne'
       : `${theirTurn ? 'Your choice' : mine ? 'Your turn' : `${activeName}'s turn`} — Carcassonne`;
     $('whoami').textContent = you ? `You play ${cap(you)}` : 'Watching';
-    $('turn').textContent = v.finished ? 'Game over' : `Turn ${v.turn}: ${activeName}${client.seat === v.active ? ' (you)' : ''}`;
+    const turnLine = $('turn');
+    turnLine.replaceChildren(v.finished ? 'Game over' : `Turn ${v.turn}: ${activeName}${client.seat === v.active ? ' (you)' : ''}`);
+    // M3: another player's pawn choice lets the turn go on; the next turn waits for it.
+    const held = heldBy(v);
+    turnLine.dataset.held = String(held.length > 0);
+    if (held.length) {
+      const due = deadlines(v).filter((x) => held.includes(x.player)).map((x) => x.at);
+      const whose = held.map((p) => names[p] ?? cap(colours[p] ?? '')).join(' and ');
+      turnLine.append(` · the next turn waits for ${whose} to choose a pawn`);
+      if (due.length) turnLine.append(', at most ', countdown(Math.max(...due)));
+      turnLine.append('.');
+    }
     $('pile').textContent = String(v.pile_size);
     $('discarded').textContent = v.discarded.length ? ` · ${v.discarded.length} discarded` : '';
     $('seq').textContent = String(client.seq);
@@ -622,10 +644,24 @@ function play() {
     }));
     const pref = /** @type {HTMLSelectElement} */ ($('pref'));
     $('pref-row').hidden = client.seat === null || v.finished;
+    $('pref-offer').hidden = client.seat === null || v.finished || prefDeclined
+      || v.turn > v.players.length || !!m.players[client.seat]?.preference;
     if (client.seat !== null && document.activeElement !== pref) pref.value = m.players[client.seat]?.preference ?? '';
   }
 
   client.start();
+}
+
+/**
+ * M3: the players whose pawn choice holds the next turn: the active player has nothing left to
+ * do in this turn and another player's pawn choice is still open (it must be settled before the
+ * turn passes on).
+ * @param {View} v
+ * @returns {number[]}
+ */
+function heldBy(v) {
+  if (v.finished || v.decisions.some((d) => d.player === v.active)) return [];
+  return [...new Set(v.decisions.filter((d) => d.type === 'choose_pawn').map((d) => d.player))];
 }
 
 /**
@@ -637,7 +673,8 @@ function waitingFor(v, colours) {
   const who = [...new Set(v.decisions.map((d) => d.player))].map((p) => cap(colours[p] ?? ''));
   const d = v.decisions.find((x) => x.type === 'dispatch');
   const what = d && d.type === 'dispatch' ? ` (dispatch ${d.dispatch}: ${DISPATCHES[d.dispatch] ?? ''})` : '';
-  return `Waiting for ${who.length ? who.join(' and ') : cap(colours[v.active] ?? '')}${what}.`;
+  const pawns = heldBy(v).length ? ' to choose a pawn before the next turn' : '';
+  return `Waiting for ${who.length ? who.join(' and ') : cap(colours[v.active] ?? '')}${what}${pawns}.`;
 }
 
 /**

@@ -62,11 +62,18 @@ pub const RULES_VERSION: &str = concat!("carcassonne-rules/", env!("CARGO_PKG_VE
 /// [`replays`] accepts it. It changes only when the same setup and commands would give other
 /// events (a rule change, a new event in an old situation), never for a release that only adds
 /// modules, events of new situations or fields. The golden match logs (`tests/golden/`) pin it.
-pub const REPLAY_VERSION: &str = "carcassonne-replay/1";
+pub const REPLAY_VERSION: &str = "carcassonne-replay/2";
 
 /// Versions stored by earlier builds whose matches this build replays to the same events (the
-/// golden logs were recorded with them).
-const REPLAYS_ALSO: &[&str] = &["carcassonne-rules/0.1.0"];
+/// golden logs were recorded with them); [`Game::start_as`] replays each as it was played.
+const REPLAYS_ALSO: &[&str] = &["carcassonne-replay/1", "carcassonne-rules/0.1.0"];
+
+/// Whether a match stored with replay version `version` is replayed with every open decision
+/// holding the turn: those versions stopped the active player's turn while another player chose
+/// a pawn (M3), so their commands give the stored events only that way. [`Game::start_as`].
+pub(crate) fn stalls_for_others(version: &str) -> bool {
+    version != REPLAY_VERSION
+}
 
 /// Whether a match stored with version `stored` replays on this build.
 pub fn replays(stored: &str) -> bool {

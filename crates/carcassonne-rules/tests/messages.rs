@@ -258,3 +258,34 @@ fn a_dispatch_order_that_is_not_1_to_8_is_refused() {
     }
     assert!(Game::start(setup(2, 1, false).dispatch_order(vec![8, 7, 6, 5, 4, 3, 2, 1])).is_ok());
 }
+
+/// M3 and replay: another player's pawn choice lets the active player's turn go on (the
+/// tollhouse turns at the end of green's turn before red chooses), and a match stored with
+/// replay version 1 replays as it was played, the turn held until red chose.
+#[test]
+fn another_players_pawn_choice_holds_the_turn_only_in_old_replays() {
+    let text = include_str!("../scenarios/m-m17-toll-in-another-players-turn.json");
+    let sc: carcassonne_rules::scenario::Scenario =
+        serde_json::from_str(text).expect("the scenario parses");
+    // Per version: the index of the step whose events hold the tollhouse's turn.
+    let turned_at = |version: &str| {
+        let (mut game, _) = Game::start_as(sc.setup.clone(), version).expect("the setup starts");
+        let mut at = None;
+        for (i, step) in sc.steps.iter().enumerate() {
+            let command = step.command.clone().expect("every step has a command");
+            let events = game.apply(step.player, command).expect("the step is legal");
+            if events
+                .iter()
+                .any(|e| matches!(e, Event::TollhouseTurned { .. }))
+            {
+                at = at.or(Some(i));
+            }
+        }
+        assert!(game.is_finished());
+        at
+    };
+    assert!(carcassonne_rules::replays("carcassonne-replay/1"));
+    assert_eq!(turned_at(carcassonne_rules::REPLAY_VERSION), Some(3));
+    assert_eq!(turned_at("carcassonne-replay/1"), Some(4));
+    assert_eq!(turned_at("carcassonne-rules/0.1.0"), Some(4));
+}

@@ -2,9 +2,12 @@
 //!
 //! Steps run one after another, the top of the stack first. A step may push further steps, which
 //! run before the rest ("next"). An [`Ask`] step opens a decision; consecutive asks open
-//! together (several players asked at once, M3), and every other step waits until no decision is
-//! open. A command answers one open decision; its answer may push steps; then the agenda runs on
-//! until it needs a decision again or the game ends.
+//! together (several players asked at once, M3), and every other step waits while a decision that
+//! holds the turn is open. A decision the caller lets the turn go past (another player's pawn
+//! choice, M3) holds back only the steps that pass the turn on ([`Step::passes_turn`]): it is
+//! settled before the next player's turn or final scoring. A command answers one open decision;
+//! its answer may push steps; then the agenda runs on until it needs a decision again or the game
+//! ends.
 //!
 //! The agenda is data (it serializes with the game) and knows nothing of modules: their own steps
 //! and asks are the type parameters `M` and `A`, defined by the modules (`src/modules/`).
@@ -29,8 +32,8 @@ pub enum Step<M, A> {
     /// `after_scoring` (P9).
     ScoreTile(TileRef),
     /// The modules' `after_scoring` for tile `t` (P9): pushed under phase 3's scoring, so it runs
-    /// once every award of that scoring was made and every pawn choice it opened was answered
-    /// (M17: the wine sale comes after the scoring round, tolls included).
+    /// once every award of that scoring was made and every pawn choice it opened that holds the
+    /// turn was answered (M17: the wine sale comes after the scoring round, tolls included).
     AfterScoring(TileRef),
     /// Points for a player, through the one award path (modules may turn it into a question, M2).
     Award(Award),
@@ -49,6 +52,18 @@ pub enum Step<M, A> {
     GameOver,
     /// A module's own step.
     Module(M),
+}
+
+impl<M, A> Step<M, A> {
+    /// Whether the step ends the turn's own play: the next player's turn, final scoring or the
+    /// end of the game. Every open decision is settled before it runs.
+    #[inline]
+    pub fn passes_turn(&self) -> bool {
+        matches!(
+            self,
+            Step::BeginTurn | Step::NextPlayer | Step::Final | Step::GameOver
+        )
+    }
 }
 
 /// A decision to ask.
@@ -154,9 +169,10 @@ impl<M, A> Agenda<M, A> {
     }
 
     /// The next step that may run now: asks on top are opened (together) on the way; any other
-    /// step waits while a decision is open. `None`: waiting for a decision, or nothing left.
+    /// step waits while a decision is open for which `holds` is true, and a step that passes the
+    /// turn on waits while any decision is open. `None`: waiting for a decision, or nothing left.
     #[inline]
-    pub fn next(&mut self) -> Option<Step<M, A>> {
+    pub fn next(&mut self, holds: impl Fn(&Ask<A>) -> bool) -> Option<Step<M, A>> {
         loop {
             match self.steps.last() {
                 Some(Step::Ask(_)) => {
@@ -167,6 +183,9 @@ impl<M, A> Agenda<M, A> {
                     }
                 }
                 Some(_) if self.open.is_empty() => return self.steps.pop(),
+                Some(step) if !step.passes_turn() && !self.open.iter().any(|o| holds(&o.ask)) => {
+                    return self.steps.pop();
+                }
                 _ => return None,
             }
         }
@@ -188,5 +207,48 @@ impl<M, A> Agenda<M, A> {
     pub fn clear(&mut self) {
         self.steps.clear();
         self.open.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type A = Agenda<(), u8>;
+
+    fn ask(player: PlayerId) -> Step<(), u8> {
+        Step::Ask(Ask::Module { player, ask: 0 })
+    }
+
+    /// An open decision that does not hold the turn lets the turn's steps run, never one that
+    /// passes the turn on; one that holds it stops every step (M3).
+    #[test]
+    fn a_decision_that_does_not_hold_the_turn_stops_only_the_passing_of_the_turn() {
+        // Player 1's decisions do not hold the turn.
+        let holds = |a: &Ask<u8>| a.player() != 1;
+        let mut a = A::default();
+        a.push_all([
+            ask(1),
+            Step::EndTurnPart,
+            ask(0),
+            Step::EndTurn,
+            Step::NextPlayer,
+        ]);
+        assert_eq!(a.next(holds), Some(Step::EndTurnPart));
+        // Player 0's decision opens, beside player 1's, and holds the turn.
+        assert_eq!(a.next(holds), None);
+        assert_eq!(a.open().len(), 2);
+        let answered = a.close(1);
+        assert_eq!(answered.ask.player(), 0);
+        assert_eq!(a.next(holds), Some(Step::EndTurn));
+        // The turn passes on only once player 1 answered.
+        assert_eq!(a.next(holds), None);
+        a.close(0);
+        assert_eq!(a.next(holds), Some(Step::NextPlayer));
+        assert_eq!(a.next(holds), None);
+        // Every decision holds: nothing runs past an open one.
+        let mut b = A::default();
+        b.push_all([ask(1), Step::EndTurnPart]);
+        assert_eq!(b.next(|_| true), None);
     }
 }

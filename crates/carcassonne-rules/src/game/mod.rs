@@ -58,6 +58,21 @@ pub struct Game {
     active: PlayerId,
     turn: u32,
     over: bool,
+    /// Every open decision holds the turn, other players' pawn choices too (a match stored with
+    /// an older replay version, replayed as it was played). Otherwise another player's pawn
+    /// choice lets the turn go on until it passes to the next player (M3).
+    #[serde(default)]
+    stalls: bool,
+}
+
+/// Whether the open decision `ask` holds the turn of `active`: every decision does except another
+/// player's pawn choice (M3, M4: in this turn only the active player's pawns count, for the
+/// dispatch checks and for what they may do), unless `stalls`.
+#[inline]
+fn holds_turn(ask: &Ask, active: PlayerId, stalls: bool) -> bool {
+    stalls
+        || !matches!(ask, Ask::Module { player, ask: crate::modules::ModuleAsk::Pawn { .. } }
+            if *player != active)
 }
 
 /// Runs a module hook with a [`Ctx`]; the steps it pushes run in the order pushed.
@@ -239,7 +254,11 @@ impl Game {
 
     /// Runs the agenda until it needs a decision or the game is over.
     fn run(&mut self, events: &mut Vec<Event>) {
-        while let Some(step) = self.agenda.next() {
+        loop {
+            let (active, stalls) = (self.active, self.stalls);
+            let Some(step) = self.agenda.next(|ask| holds_turn(ask, active, stalls)) else {
+                break;
+            };
             match step {
                 Step::BeginTurn => self.begin_turn(events),
                 Step::Draw { extra } => self.draw(extra, events),

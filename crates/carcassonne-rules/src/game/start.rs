@@ -21,6 +21,14 @@ impl Game {
     /// Starts a match: places the start tiles, shuffles the pile with the seed, draws the first
     /// tile. Returns the opening events.
     pub fn start(setup: Setup) -> Result<(Game, Vec<Event>), SetupError> {
+        Game::start_as(setup, crate::REPLAY_VERSION)
+    }
+
+    /// [`Game::start`] for a match stored with replay version `version` (one that
+    /// [`crate::replays`] accepts): a match stored before other players' pawn choices let the
+    /// turn go on (`carcassonne-replay/1` and older) is replayed as it was played, every open
+    /// decision holding the turn, so that its commands give the stored events.
+    pub fn start_as(setup: Setup, version: &str) -> Result<(Game, Vec<Event>), SetupError> {
         check_setup(&setup)?;
         let cat = catalogue();
         let in_match = |set: &str| Modules::uses_set(&setup, set);
@@ -100,6 +108,7 @@ impl Game {
             active: 0,
             turn: 0,
             over: false,
+            stalls: crate::stalls_for_others(version),
             setup,
         };
         if let Some(m) = map {

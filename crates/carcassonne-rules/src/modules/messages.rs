@@ -5,8 +5,9 @@
 //!   [`Messages::on_award`]. The game adds it to the player's score at once (the score is the sum
 //!   of both pawns); the module moves one pawn: at once when the player has a standing preference,
 //!   else it keeps the award pending and a [`ModuleStep::AskPawns`] step asks every pending
-//!   scoring at once, in the order earned. The turn waits for the answers (M5 needs final
-//!   positions).
+//!   scoring at once, in the order earned. The turn waits for the active player's answers (M5
+//!   needs final positions); another player's answer holds only the passing of the turn
+//!   (`holds_turn` in `game/mod.rs`).
 //! - **Checks (M4, M5).** The module remembers which of the active player's pawns advanced since
 //!   the last check; at the end of each turn part (`on_turn_part_end`) one pawn that advanced and
 //!   stands on a dark space (a multiple of 5, B8) draws one dispatch. Only the active player draws.

@@ -87,7 +87,8 @@ pub async fn load(store: &Store, id: Uuid, upto: Option<Seq>) -> Result<Replayed
     Ok(r)
 }
 
-/// Setup + log → game: starts the game from its stored setup and applies each record, checking
+/// Setup + log → game: starts the game from its stored setup, as its replay version played it
+/// ([`Game::start_as`]), and applies each record, checking
 /// that the rules give the stored events. A match whose history the rules no longer reproduce is
 /// not resumed. `created_at`: when the match was created (the opening's decisions opened then);
 /// `clock`: the match's game clock, rebuilt from the stored command times.
@@ -105,8 +106,8 @@ pub fn replay(
     }
     let setup: Setup =
         serde_json::from_str(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
-    let (mut game, _) =
-        Game::start(setup).map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
+    let (mut game, _) = Game::start_as(setup, rules_version)
+        .map_err(|e| LoadError::Corrupt(format!("setup: {e}")))?;
     let mut accepted = Vec::new();
     let mut deadlines = Deadlines::default();
     deadlines.set_clock(clock, game.setup().players.len());

@@ -385,3 +385,119 @@ async fn messages_dispatches_resolved_by_clicking() {
         red.screenshot(&format!("{name}-done")).await;
     }
 }
+
+/// M3: another player's pawn choice does not stop the active player. Red and Blue score one road
+/// together; Red chooses, draws dispatch 4 and places its extra tile and a meeple by clicking
+/// while Blue's choice is still open (Blue's page offers its pawn buttons all along). Then the
+/// turn line of both pages says that the next turn waits for Blue, with Blue's countdown; Blue
+/// chooses by clicking and the game ends. The standing preference is offered at the start, and
+/// declined.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_the_active_player_plays_on_while_another_chooses() {
+    let Some(b) = Browser::launch().await else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("tmp");
+    let s = scenario("m-m3-m11-active-player-plays-on-while-another-chooses");
+    let (id, tokens) = store_scenario(data.path(), &s).await;
+    let server = Server::start(free_addr(), data.path());
+    let red = seat_page(&b, &server, &tokens[0]).await;
+    let blue = seat_page(&b, &server, &tokens[1]).await;
+    let pages = [&red, &blue];
+    // M3: the standing preference is offered at the start of the game, beside the turn's
+    // controls; both players decline it there (they choose each time), which sends nothing.
+    for p in pages {
+        p.wait(
+            "!document.getElementById('pref-offer').hidden",
+            "the preference offered at the start",
+        )
+        .await;
+        assert_eq!(
+            p.eval("[...document.querySelectorAll('#pref-offer button')].map(b => b.dataset.pref)")
+                .await,
+            json!(["scoring", "messenger", "dark_in_my_turn", ""])
+        );
+    }
+    red.screenshot("messages-preference-offered").await;
+    for p in pages {
+        let before = page_seq(p).await;
+        p.click("#pref-offer button[data-pref=\"\"]").await;
+        p.wait(
+            "document.getElementById('pref-offer').hidden",
+            "the offer declined",
+        )
+        .await;
+        assert_eq!(page_seq(p).await, before, "declining sends no command");
+    }
+    let steps = canonical_steps(&s);
+    let extra = steps
+        .iter()
+        .position(|(_, c)| matches!(c, Command::DispatchAction { .. }))
+        .expect("dispatch 4's action")
+        + 1;
+    let seq = play_steps(&pages, &s, 0..extra, 0).await;
+    // Red places the extra tile while Blue's pawn choice is open.
+    wait_seq(&red, seq).await;
+    let (_, view) = server_view(&server, id).await;
+    let open: Vec<&str> = view["decisions"]
+        .as_array()
+        .expect("decisions")
+        .iter()
+        .filter_map(|d| d["type"].as_str())
+        .collect();
+    assert_eq!(open, ["choose_pawn", "place_tile"], "{view}");
+    let hint = text_of(&red, "document.getElementById('hint').textContent").await;
+    assert!(hint.starts_with("Dispatch 4, the extra tile:"), "{hint}");
+    assert_eq!(
+        red.eval("document.getElementById('hand').hidden").await,
+        json!(false)
+    );
+    assert_eq!(
+        blue.eval("document.querySelectorAll('[data-key^=\"pawn:\"]').length")
+            .await,
+        json!(2),
+        "Blue's pawn buttons stay offered"
+    );
+    red.screenshot("messages-plays-on-while-another-chooses")
+        .await;
+    let blues = steps.len() - 1;
+    let seq = play_steps(&pages, &s, extra..blues, seq).await;
+    // Red's turn is over; the next turn (here final scoring) waits for Blue.
+    for p in pages {
+        wait_seq(p, seq).await;
+        p.wait(
+            "document.getElementById('turn').dataset.held === 'true'",
+            "the turn line says the next turn waits",
+        )
+        .await;
+        let line = text_of(p, "document.getElementById('turn').textContent").await;
+        assert!(
+            line.contains("the next turn waits for Blue to choose a pawn") && line.contains(" s."),
+            "{line}"
+        );
+        assert_eq!(
+            p.eval("document.querySelectorAll('#turn .countdown').length")
+                .await,
+            json!(1)
+        );
+    }
+    let hint = text_of(&red, "document.getElementById('hint').textContent").await;
+    assert_eq!(
+        hint,
+        "Waiting for Blue to choose a pawn before the next turn."
+    );
+    red.screenshot("messages-next-turn-waits").await;
+    let seq = play_steps(&pages, &s, blues..steps.len(), seq).await;
+    let (sseq, view) = server_view(&server, id).await;
+    assert_eq!(sseq, seq);
+    assert_eq!(scores(&view), expected_scores(&s));
+    assert_eq!(view["finished"], json!(true));
+    for p in pages {
+        wait_seq(p, seq).await;
+        assert_eq!(page_view(p).await, view, "the page's view is the server's");
+        assert_eq!(
+            p.eval("document.getElementById('turn').dataset.held").await,
+            json!("false")
+        );
+    }
+}
