@@ -631,6 +631,7 @@ function play() {
    * @param {Colour[]} colours
    */
   function renderMessages(v, colours) {
+    $('map-legend').hidden = !v.map;
     const m = v.messages;
     $('messages').hidden = !m;
     if (!m) return;

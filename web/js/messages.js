@@ -84,15 +84,21 @@ export function drawTrack(v) {
     }
   });
   for (const [space, list] of bySpace) {
+    // The pawns of a space in a grid of its own, smaller as there are more (twelve at the
+    // start of a six-player game): none ever covers another.
+    const cols = list.length <= 4 ? 2 : list.length <= 9 ? 3 : 4;
+    const rows = Math.ceil(list.length / cols);
+    const step = CELL / cols;
+    const rowStep = CELL / Math.max(rows, 2);
+    const scale = Math.min(1, step / 19, rowStep / 19);
     list.forEach(({ seat, pawn, at }, i) => {
       const colour = v.players[seat]?.colour ?? 'black';
       const c = COLOURS[colour];
-      // Up to four pawns side by side in a space; more overlap a little.
-      const x = (space % 10) * CELL + 10 + (i % 2) * 16 + (i >= 4 ? 3 : 0);
-      const y = Math.floor(space / 10) * CELL + 10 + (Math.floor(i / 2) % 2) * 15;
+      const x = (space % 10) * CELL + step * (i % cols) + step / 2;
+      const y = Math.floor(space / 10) * CELL + rowStep * Math.floor(i / cols) + rowStep / 2;
       svg.appendChild(el('g', {
         class: `pawn pawn-${pawn}`, 'data-pawn': `${colour} ${pawn}`, 'data-at': at,
-        transform: `translate(${x},${y})`,
+        transform: `translate(${x},${y}) scale(${scale})`,
       }, [
         el('path', { d: SHAPE[pawn], class: 'halo' }),
         el('path', { d: SHAPE[pawn], fill: c.fill }),

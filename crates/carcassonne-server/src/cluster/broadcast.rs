@@ -4,8 +4,8 @@
 
 use super::forward::{Broadcast, News};
 use super::{Cluster, ClusterError, lock};
-use crate::chat::Room;
 use crate::actor::ActorMsg;
+use crate::chat::Room;
 use crate::lobby::Replica;
 use crate::state::Shared;
 use futures_util::StreamExt;
@@ -89,10 +89,14 @@ async fn deliver(me: Arc<str>, mut news: async_nats::Subscriber, shared: Weak<Sh
 async fn adopt(shared: &Shared, node: Arc<str>, matches: Vec<uuid::Uuid>) {
     for id in matches {
         if let Some(h) = shared.registry.running(id)
-            && h.tx.send(ActorMsg::OwnerLeft(Arc::clone(&node))).await.is_ok()
+            && h.tx
+                .send(ActorMsg::OwnerLeft(Arc::clone(&node)))
+                .await
+                .is_ok()
         {
             // A proxy to that node closes its inbox as it ends; an actor goes on.
-            let _ = tokio::time::timeout(std::time::Duration::from_millis(200), h.tx.closed()).await;
+            let _ =
+                tokio::time::timeout(std::time::Duration::from_millis(200), h.tx.closed()).await;
         }
         if shared.registry.get_or_load(id).is_err() {
             return; // shutting down

@@ -265,3 +265,58 @@ async fn a_refused_seat_link_shows_words_and_no_controls() {
     );
     p.screenshot("refused-seat-link").await;
 }
+
+/// Six players with The Messages on the France map: the twelve pawns at the start of the track
+/// all stand on space 0, and none covers another; the map's signs have a legend.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twelve_pawns_on_one_space_never_cover_each_other_and_the_map_has_a_legend() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    let req = CreateMatch {
+        players: Colour::ALL.to_vec(),
+        modules: Modules::all(),
+        meeples: None,
+        draw_order: None,
+        clock: None,
+    };
+    let created = client::create_match(&server.http(), &req)
+        .await
+        .expect("create");
+    let red = b.page(1280, 800).await;
+    red.goto(&format!(
+        "{}/#token={}",
+        server.http(),
+        created.seats[0].token
+    ))
+    .await;
+    red.wait(
+        "document.querySelectorAll('#track .pawn').length === 12",
+        "twelve pawns on the track",
+    )
+    .await;
+    let overlaps = red
+        .eval(
+            "(() => { const r = [...document.querySelectorAll('#track .pawn')].map(p => p.getBoundingClientRect());
+               const out = [];
+               for (let i = 0; i < r.length; i++) for (let j = i + 1; j < r.length; j++) {
+                 const w = Math.min(r[i].right, r[j].right) - Math.max(r[i].left, r[j].left);
+                 const h = Math.min(r[i].bottom, r[j].bottom) - Math.max(r[i].top, r[j].top);
+                 if (w > 0.5 && h > 0.5) out.push([i, j]);
+               }
+               return out; })()",
+        )
+        .await;
+    assert_eq!(overlaps, json!([]), "pawns covering each other");
+    assert_eq!(
+        red.eval("document.getElementById('map-legend').hidden")
+            .await,
+        json!(false)
+    );
+    assert_eq!(
+        red.eval("document.querySelectorAll('#map-legend li').length")
+            .await,
+        json!(7)
+    );
+    red.screenshot("twelve-pawns-and-the-map-legend").await;
+}
