@@ -34,7 +34,7 @@ pub(crate) struct Cluster {
 }
 
 pub(crate) fn nats_url() -> Option<String> {
-    let url = std::env::var("NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
+    let url = std::env::var("TEST_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into());
     let hostport = url
         .trim_start_matches("nats://")
         .rsplit('@')

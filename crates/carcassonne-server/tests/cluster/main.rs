@@ -1,5 +1,5 @@
 //! The cluster suite: three server processes on 127.0.0.1, each a node with its own id, on one
-//! throwaway Postgres database and the machine's NATS server (`NATS_URL`, default
+//! throwaway Postgres database and the machine's NATS server (`TEST_NATS_URL`, default
 //! `nats://127.0.0.1:4222`). Clients of one match sit on different nodes; nodes are killed,
 //! paused and resumed under them. With `CI=true` a missing NATS or Postgres fails the suite;
 //! elsewhere it is skipped with a notice.
