@@ -348,6 +348,24 @@ impl Player {
     }
 }
 
+/// One client per seat of `created`, seat `i` on node `node_of(i)`, each holding its seat and
+/// at the match's first view.
+pub(crate) async fn seat_players(
+    cluster: &Cluster,
+    created: &MatchCreated,
+    node_of: impl Fn(usize) -> usize,
+) -> Vec<Player> {
+    let mut players = Vec::new();
+    for (i, s) in created.seats.iter().enumerate() {
+        let node = node_of(i);
+        players.push(Player::join(cluster, created.match_id, node, Some(s.token.clone())).await);
+    }
+    for p in &mut players {
+        p.follower.sync_first().await.expect("first view");
+    }
+    players
+}
+
 /// Plays random moves until the match ends. After any failure (a node killed, a match moving)
 /// every client moves on to another live node and resumes, until it works again. `between`
 /// runs after each accepted move, with the number of moves so far. Returns the moves played.

@@ -28,13 +28,7 @@ async fn nats_down_mid_game_costs_errors_not_moves() {
     // Node 0 owns the match (its spectator touches it first); the seats are on nodes 1 and 2.
     let mut watcher = Player::join(&cluster, id, 0, None).await;
     watcher.follower.sync_first().await.expect("first view");
-    let mut players = Vec::new();
-    for (i, s) in created.seats.iter().enumerate() {
-        players.push(Player::join(&cluster, id, 1 + i, Some(s.token.clone())).await);
-    }
-    for p in &mut players {
-        p.follower.sync_first().await.expect("first view");
-    }
+    let mut players = seat_players(&cluster, &created, |i| 1 + i).await;
     assert_eq!(cluster.owner(id).await, Some(0));
     let mut refused = None;
     let moves = play_through(
@@ -80,13 +74,7 @@ async fn postgres_down_mid_game_costs_errors_not_moves() {
     let mut cluster = Cluster::start_with(3, nats, url, None).await;
     let created = create(&cluster, 2).await;
     let id = created.match_id;
-    let mut players = Vec::new();
-    for (i, s) in created.seats.iter().enumerate() {
-        players.push(Player::join(&cluster, id, i, Some(s.token.clone())).await);
-    }
-    for p in &mut players {
-        p.follower.sync_first().await.expect("first view");
-    }
+    let mut players = seat_players(&cluster, &created, |i| i).await;
     let mut refused = None;
     let moves = play_through(
         &mut cluster,

@@ -67,13 +67,7 @@ async fn killing_the_owner_mid_game_loses_nothing() {
     };
     let created = create(&cluster, 3).await;
     let id = created.match_id;
-    let mut players = Vec::new();
-    for (i, s) in created.seats.iter().enumerate() {
-        players.push(Player::join(&cluster, id, i, Some(s.token.clone())).await);
-    }
-    for p in &mut players {
-        p.follower.sync_first().await.expect("first view");
-    }
+    let mut players = seat_players(&cluster, &created, |i| i).await;
     let mut takeovers = Vec::new();
     // From each kill to the next accepted move.
     let mut gaps = Vec::new();
@@ -120,13 +114,7 @@ async fn a_paused_owner_is_fenced_when_it_wakes() {
     };
     let created = create(&cluster, 2).await;
     let id = created.match_id;
-    let mut players = Vec::new();
-    for (i, s) in created.seats.iter().enumerate() {
-        players.push(Player::join(&cluster, id, 1 + i, Some(s.token.clone())).await);
-    }
-    for p in &mut players {
-        p.follower.sync_first().await.expect("first view");
-    }
+    let mut players = seat_players(&cluster, &created, |i| 1 + i).await;
     let mut paused = None;
     let moves = play_through(
         &mut cluster,
@@ -177,8 +165,9 @@ async fn a_paused_owner_is_fenced_when_it_wakes() {
 }
 
 /// A rolling restart under play: each node in turn is stopped (`SIGTERM`) and started again
-/// while the game goes on. Clients see closes and reconnect; nothing else: every command they
-/// sent was acknowledged or refused with a typed error, and nothing acknowledged is lost.
+/// while the game goes on. Clients see closes and reconnect, nothing else (no move refused);
+/// another node loads a stopped owner's match before any client is back; nothing acknowledged
+/// is lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rolling_restart_loses_nothing() {
     let Some(mut cluster) = Cluster::start(3).await else {
@@ -186,13 +175,7 @@ async fn a_rolling_restart_loses_nothing() {
     };
     let created = create(&cluster, 3).await;
     let id = created.match_id;
-    let mut players = Vec::new();
-    for (i, s) in created.seats.iter().enumerate() {
-        players.push(Player::join(&cluster, id, i, Some(s.token.clone())).await);
-    }
-    for p in &mut players {
-        p.follower.sync_first().await.expect("first view");
-    }
+    let mut players = seat_players(&cluster, &created, |i| i).await;
     let mut restarted = 0;
     let mut handed = Vec::new();
     let moves = play_through(

@@ -22,6 +22,10 @@ async fn chat_and_revocations_reach_every_node() {
         let mut conn = connect(&cluster, 1 + i).await.expect("connect");
         conn.auth(&s.token).await.expect("auth");
         conn.subscribe(id, None).await.expect("subscribe");
+        // Subscribed (and so in the match's chat room on its node) once the snapshot is here.
+        conn.wait_for(|m| matches!(m, protocol::ServerMessage::Snapshot { .. }))
+            .await
+            .expect("the first view");
         seats.push(conn);
     }
     let said = protocol::ClientMessage::Chat {
