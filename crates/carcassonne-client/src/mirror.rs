@@ -41,7 +41,7 @@ pub enum MirrorError {
 /// let view = Box::new(game.view().into());
 /// assert!(mirror.apply(&ServerMessage::Snapshot { match_id, seq: 0, view })?);
 /// assert_eq!(mirror.view_typed()?.map(|v| v.players.len()), Some(2));
-/// let skipped = ServerMessage::Diff { match_id, seq: 2, events: vec![], patch: vec![] };
+/// let skipped = ServerMessage::Diff { match_id, seq: 2, events: vec![], patch: vec![], by_server: None };
 /// assert!(matches!(mirror.apply(&skipped), Err(MirrorError::Gap { have: 0, got: 2 })));
 /// assert_eq!(mirror.seq(), Some(0));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
