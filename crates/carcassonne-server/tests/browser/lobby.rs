@@ -114,8 +114,42 @@ async fn click_first_legal(p: &Page) {
         == json!(true)
     {
         click_command(p, &Command::Pass {}).await;
-        wait_seq(p, seq + 2).await;
+        // A floor, not an exact seq: a bot may answer at once after the pass.
+        p.wait(
+            &format!("window.carcassonne.seq >= {}", seq + 2),
+            "the pass applied",
+        )
+        .await;
     }
+}
+
+/// The host puts a bot of `level` on `seat` and waits until the lobby shows it.
+async fn seat_bot(p: &Page, seat: usize, level: &str) {
+    p.eval(&format!(
+        "document.getElementById('bot-level-{seat}').value = '{level}'"
+    ))
+    .await;
+    p.click(&format!("#bot-{seat}")).await;
+    p.wait(
+        &format!(
+            "document.querySelector('#seats tr[data-seat=\"{seat}\"]').textContent.includes('Bot ({level}')"
+        ),
+        "the bot seated",
+    )
+    .await;
+}
+
+/// The host, alone with bots, gets ready, starts, and waits until the page plays seat 0.
+async fn start_with_bots(p: &Page) {
+    p.click("#ready").await;
+    p.wait("!document.getElementById('start').disabled", "all ready")
+        .await;
+    p.click("#start").await;
+    p.wait(
+        "window.carcassonne && window.carcassonne.view && window.carcassonne.seat === 0",
+        "the match, seated",
+    )
+    .await;
 }
 
 /// Two guests in separate browser contexts (separate cookie jars) meet in a lobby from the list, get ready, the host starts, and both pages play their
@@ -281,24 +315,8 @@ async fn lobby_bot_at_a_chosen_level_plays_its_seat() {
     };
     let ann = guest_page(&b, &server, "Ann", 1280, 720).await;
     create_lobby(&ann, "Against the machine", false).await;
-    ann.eval("document.getElementById('bot-level-1').value = 'medium'")
-        .await;
-    ann.click("#bot-1").await;
-    let seat1 = "document.querySelector('#seats tr[data-seat=\"1\"]').textContent";
-    ann.wait(
-        &format!("{seat1}.includes('Bot (medium')"),
-        "the medium bot seated",
-    )
-    .await;
-    ann.click("#ready").await;
-    ann.wait("!document.getElementById('start').disabled", "all ready")
-        .await;
-    ann.click("#start").await;
-    ann.wait(
-        "window.carcassonne && window.carcassonne.view && window.carcassonne.seat === 0",
-        "the match, seated",
-    )
-    .await;
+    seat_bot(&ann, 1, "medium").await;
+    start_with_bots(&ann).await;
     assert_eq!(
         ann.eval("window.carcassonne.view.names").await,
         json!([{"name": "Ann"}, {"name": "Bot (medium)", "bot": true}])
@@ -339,31 +357,10 @@ async fn every_bot_level_plays_its_seat() {
         "the five-seat room",
     )
     .await;
-    let levels = ["random", "easy", "medium", "hard"];
-    for (i, level) in levels.iter().enumerate() {
-        let seat = i + 1;
-        ann.eval(&format!(
-            "document.getElementById('bot-level-{seat}').value = '{level}'"
-        ))
-        .await;
-        ann.click(&format!("#bot-{seat}")).await;
-        ann.wait(
-            &format!(
-                "document.querySelector('#seats tr[data-seat=\"{seat}\"]').textContent.includes('Bot ({level}')"
-            ),
-            "the bot seated",
-        )
-        .await;
+    for (i, level) in ["random", "easy", "medium", "hard"].iter().enumerate() {
+        seat_bot(&ann, i + 1, level).await;
     }
-    ann.click("#ready").await;
-    ann.wait("!document.getElementById('start').disabled", "all ready")
-        .await;
-    ann.click("#start").await;
-    ann.wait(
-        "window.carcassonne && window.carcassonne.view && window.carcassonne.seat === 0",
-        "the match, seated",
-    )
-    .await;
+    start_with_bots(&ann).await;
     let names = ann
         .eval("window.carcassonne.view.names.map((n) => n.name)")
         .await;
@@ -377,31 +374,7 @@ async fn every_bot_level_plays_its_seat() {
             "Bot (hard)"
         ])
     );
-    // Ann's turn by clicking (the bots answer at once after it, so the page's seq is only
-    // ever waited for as a floor).
-    let d = ann
-        .eval("window.carcassonne.view.decisions.find(d => d.type === 'place_tile')")
-        .await;
-    let placement = &d["placements"][0];
-    let place: Command = serde_json::from_value(json!({
-        "type": "place_tile",
-        "pos": placement["pos"],
-        "rotation": placement["rotations"][0],
-    }))
-    .expect("a place_tile command");
-    click_command(&ann, &place).await;
-    ann.wait(
-        "window.carcassonne.view.decisions.some(d => d.type === 'place_follower') || window.carcassonne.view.turn > 1",
-        "the follower decision",
-    )
-    .await;
-    if ann
-        .eval("window.carcassonne.view.decisions.some(d => d.type === 'place_follower')")
-        .await
-        == json!(true)
-    {
-        click_command(&ann, &Command::Pass {}).await;
-    }
+    click_first_legal(&ann).await;
     // Four bots' turns (the hard one thinks about a second a decision), then Ann's again.
     ann.wait(
         "window.carcassonne.view.active === 0 && window.carcassonne.view.turn >= 6",
