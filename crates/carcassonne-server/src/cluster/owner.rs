@@ -5,8 +5,7 @@
 use super::forward::{Forward, Op, Reply};
 use super::{Cluster, RemoteKey, lock};
 use crate::actor::{ActorMsg, CommandMsg, MatchHandle};
-use crate::outbox::{ConnHandle, TooSlow};
-use crate::wire::Frame;
+use crate::outbox::{self, ConnHandle, TooSlow};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use protocol::ErrorCode;
@@ -118,7 +117,7 @@ impl Cluster {
         {
             return c.clone();
         }
-        let (tx, rx) = mpsc::channel(self.outgoing_queue.max(1));
+        let (tx, rx) = outbox::channel(self.outgoing_queue);
         let too_slow = Arc::new(TooSlow::default());
         let drained = Arc::new(Notify::new());
         let id = self.next_remote.fetch_add(1, Ordering::Relaxed);
@@ -136,7 +135,7 @@ impl Cluster {
 async fn relay_out(
     nats: async_nats::Client,
     subject: String,
-    mut rx: mpsc::Receiver<Frame>,
+    mut rx: outbox::Receiver,
     too_slow: Arc<TooSlow>,
     drained: Arc<Notify>,
 ) {

@@ -11,7 +11,7 @@
 //! (`Notify`), one of them on the lifecycle that every connection shares.
 
 use super::close::Close;
-use crate::outbox::ConnHandle;
+use crate::outbox::{self, ConnHandle};
 use crate::wire::Frame;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::task::AtomicWaker;
@@ -22,7 +22,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio::time::{Sleep, timeout};
 use tracing::{debug, error, warn};
 
@@ -174,7 +173,7 @@ impl<F: Future<Output = Ending>> Rare<'_, F> {
 /// The socket and the connection's queue: moves queued frames into the socket.
 pub struct Io<S> {
     ws: S,
-    out: mpsc::Receiver<Frame>,
+    out: outbox::Receiver,
     /// This connection's own handle: tells waiting catch-ups that frames left the queue.
     handle: ConnHandle,
     /// A heartbeat ping to send before the next queued frame.
@@ -196,7 +195,7 @@ where
 {
     pub fn new(
         ws: S,
-        out: mpsc::Receiver<Frame>,
+        out: outbox::Receiver,
         handle: ConnHandle,
         write_timeout: Duration,
         depth: metrics::Histogram,
@@ -250,8 +249,8 @@ where
                     }
                 } else {
                     match self.out.try_recv() {
-                        Ok(f) => text(f),
-                        Err(_) => break,
+                        Some(f) => text(f),
+                        None => break,
                     }
                 };
                 if let Err(e) = self.ws.start_send_unpin(msg) {
@@ -312,7 +311,7 @@ where
     pub async fn close(&mut self, close: Close) {
         let t = self.write_timeout;
         if close.flushes() {
-            while let Ok(f) = self.out.try_recv() {
+            while let Some(f) = self.out.try_recv() {
                 if timed(t, self.ws.feed(text(f))).await.is_err() {
                     break;
                 }

@@ -38,9 +38,9 @@ pub use chat::MAX_MUTES;
 
 use crate::accounts::WsSession;
 use crate::limits::ConnLimits;
-use crate::outbox::{ConnHandle, TooSlow};
+use crate::outbox::{self, ConnHandle, TooSlow};
 use crate::state::{Lifecycle, Shared};
-use crate::wire::{Frame, error_frame, frame};
+use crate::wire::{error_frame, frame};
 use axum::extract::ws::{Message, WebSocket};
 use close::Close;
 use futures_util::{Sink, Stream};
@@ -50,7 +50,7 @@ use state::{Connection, Ctx, Follows, Seat};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span};
 
@@ -61,9 +61,10 @@ pub const HARD_LIMIT: usize = 16 * MAX_FRAME_BYTES;
 /// The socket layer's read buffer per connection, and the most one read from the socket takes.
 /// tungstenite holds this buffer for the connection's whole life, idle or not, and zero-fills its
 /// free part, up to this size, before every read: at the default 128 KiB that was half of the
-/// server's instructions per move and 128 KiB a connection. A client's message is a few hundred
-/// bytes; a larger one grows the buffer for itself and is read in several reads.
-pub const READ_BUFFER: usize = 1024;
+/// server's instructions per move and 128 KiB a connection. A client's command is 100–250 bytes
+/// and fits one read; a larger message grows the buffer for itself and is read in several reads.
+/// Idle connections are what a human-paced server holds most of, so this is kept small.
+pub const READ_BUFFER: usize = 256;
 
 /// A place among the open connections, held from the upgrade's answer to the connection's end:
 /// the count is what `--max-connections` bounds and what shutdown waits to see at zero.
@@ -147,7 +148,7 @@ where
         + Send,
 {
     let config = Arc::clone(&shared.config);
-    let (out_tx, out_rx) = mpsc::channel::<Frame>(config.conn.outgoing_queue);
+    let (out_tx, out_rx) = outbox::channel(config.conn.outgoing_queue);
     let too_slow = Arc::new(TooSlow::default());
     let handle = ConnHandle::new(id, out_tx, Arc::clone(&too_slow), Arc::new(Notify::new()));
     let (gate, read_waker, rare_waker) = Gate::new();

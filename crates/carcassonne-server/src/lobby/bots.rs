@@ -6,13 +6,12 @@
 
 use super::bot_mind::Minds;
 use crate::actor::{ActorMsg, CommandMsg, Registry};
-use crate::outbox::{ConnHandle, TooSlow};
-use crate::wire::Frame;
+use crate::outbox::{self, ConnHandle, TooSlow};
 use protocol::BotLevel;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, oneshot};
 use tracing::{Instrument, debug, info_span, warn};
 use uuid::Uuid;
 
@@ -32,7 +31,7 @@ pub(super) fn spawn(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, Bot
 
 async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel)>) {
     let id = NEXT_BOT.fetch_add(1, Ordering::Relaxed);
-    let (tx, mut rx) = mpsc::channel::<Frame>(256);
+    let (tx, mut rx) = outbox::channel(256);
     let conn = ConnHandle::new(
         id,
         tx,
@@ -85,7 +84,7 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel
                 continue;
             }
         }
-        while rx.try_recv().is_ok() {}
+        while rx.try_recv().is_some() {}
         let (reply, answer) = oneshot::channel();
         if h.tx.send(ActorMsg::Inspect { reply }).await.is_err() {
             continue;

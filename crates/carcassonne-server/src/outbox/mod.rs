@@ -6,8 +6,11 @@ use crate::wire::Frame;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::time::Duration;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 use tracing::debug;
+
+mod queue;
+pub use queue::{Receiver, Sender, TrySendError, channel};
 
 /// The sending side of one client connection, as seen by match actors. Cloned for every
 /// command a connection hands to its match, so it is one shared allocation (one reference count
@@ -20,7 +23,7 @@ pub struct ConnHandle {
 
 #[derive(Debug)]
 struct Inner {
-    tx: mpsc::Sender<Frame>,
+    tx: Sender,
     too_slow: Arc<TooSlow>,
     /// Notified by the connection's writer each time it has written queued frames: a catch-up
     /// waiting for room in the queue goes on.
@@ -70,7 +73,7 @@ impl Drop for Pacing<'_> {
 impl ConnHandle {
     pub fn new(
         id: u64,
-        tx: mpsc::Sender<Frame>,
+        tx: Sender,
         too_slow: Arc<TooSlow>,
         drained: Arc<Notify>,
     ) -> Self {
@@ -112,11 +115,11 @@ impl ConnHandle {
         }
         match inner.tx.try_send(frame) {
             Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
+            Err(TrySendError::Full(_)) => {
                 inner.too_slow.raise();
                 false
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
+            Err(TrySendError::Closed(_)) => false,
         }
     }
 
