@@ -36,7 +36,7 @@ pub(crate) use proxy::run as proxy_run;
 use crate::actor::Registry;
 use crate::config::Config;
 use crate::outbox::ConnHandle;
-use crate::store::{Leases, Store};
+use crate::store::{LeaseKey, Leases, Store};
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -87,7 +87,8 @@ pub struct Cluster {
     /// When each node's heartbeat was last heard, and from which of its processes.
     heard: Mutex<HashMap<String, (Instant, String)>>,
     started: Instant,
-    /// Ids of the stand-ins: from the top of the range, away from the node's own connections.
+    /// Ids of the stand-ins: from [`crate::outbox::REMOTE_IDS_FROM`], apart from the node's own
+    /// connections and its bots.
     next_remote: AtomicU64,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     meters: ClusterMeters,
@@ -176,7 +177,7 @@ impl Cluster {
             remotes: Mutex::default(),
             heard: Mutex::default(),
             started: Instant::now(),
-            next_remote: AtomicU64::new(u64::MAX / 2),
+            next_remote: AtomicU64::new(crate::outbox::REMOTE_IDS_FROM),
             tasks: Mutex::default(),
             meters,
             draining: Default::default(),
@@ -203,6 +204,27 @@ impl Cluster {
     /// How many matches this node owns.
     pub fn owned_count(&self) -> usize {
         lock(&self.owned).len()
+    }
+
+    /// Whether this node holds the match's lease (runs its actor).
+    pub fn owns(&self, id: Uuid) -> bool {
+        lock(&self.owned).contains_key(&id)
+    }
+
+    /// Whether another node that is alive holds the match's lease: then that node runs the
+    /// match and whatever belongs with it (its bots). An unreachable store counts as held, so
+    /// that nothing is taken over on a guess.
+    pub async fn held_elsewhere(&self, id: Uuid) -> bool {
+        match self.leases.owner(LeaseKey::of_match(id)).await {
+            Ok(Some(lease)) => lease.node != *self.node && self.is_alive(&lease.node),
+            Ok(None) => false,
+            Err(_) => true,
+        }
+    }
+
+    /// How often this node renews its leases: the pace of anything that waits for one.
+    pub fn renew_period(&self) -> Duration {
+        self.renew
     }
 
     /// Before the registry's shutdown: the matches let go from now on are handed over.

@@ -3,10 +3,16 @@
 //! actor's inbox and its own bounded queue (the same command pipeline as a connection: dedupe,
 //! apply, persist, then broadcast): on each frame it asks the actor for the public view, and
 //! answers the first open decision of one of its seats.
+//!
+//! In a cluster every node that knows the started lobby runs this task, but only the node that
+//! holds the match's lease plays: the others wait while a live node holds it, and take over
+//! (by loading the match, which claims the lease) once it lapses, so that the bots go on when
+//! the node that started the match is gone.
 
 use super::bot_mind::Minds;
 use crate::actor::{ActorMsg, CommandMsg, Registry};
 use crate::outbox::{self, ConnHandle, TooSlow};
+use crate::store::MatchStatus;
 use protocol::BotLevel;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,15 +24,25 @@ use uuid::Uuid;
 /// Reattachments in a row after which a bot gives up on its match.
 const MAX_MISSES: u32 = 5;
 
-/// Bot "connections" take ids from the top half, far from real connections' ids.
-static NEXT_BOT: AtomicU64 = AtomicU64::new(u64::MAX / 2);
+/// Bot "connections" take ids of their own ([`outbox::BOT_IDS_FROM`]).
+static NEXT_BOT: AtomicU64 = AtomicU64::new(outbox::BOT_IDS_FROM);
 
-/// Starts the bot task of a match (nothing when it has no bot seat).
-pub(super) fn spawn(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel)>) {
+/// Starts the bot task of a match (nothing when it has no bot seat). `after`: how long it
+/// first leaves the match to the node that started it (a copy of a lobby started elsewhere).
+pub(super) fn spawn(
+    registry: Arc<Registry>,
+    match_id: Uuid,
+    seats: Vec<(u8, BotLevel)>,
+    after: Duration,
+) {
     if seats.is_empty() {
         return;
     }
-    tokio::spawn(drive(registry, match_id, seats).instrument(info_span!("bots", %match_id)));
+    let task = async move {
+        tokio::time::sleep(after).await;
+        drive(registry, match_id, seats).await;
+    };
+    tokio::spawn(task.instrument(info_span!("bots", %match_id)));
 }
 
 async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel)>) {
@@ -39,6 +55,8 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel
         Arc::new(Notify::new()),
     );
     let mut rng = getrandom::u64().unwrap_or(u64::from(id as u32));
+    // Several nodes may drive the same seats over a match's life: each tags its command ids.
+    let tag = rng >> 40;
     let mut minds = Minds::new(match_id, &seats, rng);
     let mut handle = None;
     // Command ids: a refused answer is never sent again under the same id (the dedupe would
@@ -58,6 +76,10 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel
                 }
                 if misses > 0 {
                     tokio::time::sleep(Duration::from_millis(200 * u64::from(misses))).await;
+                }
+                if !our_turn_to_drive(&registry, match_id).await {
+                    debug!("match over: bots leave");
+                    return;
                 }
                 misses += 1;
                 let Ok(h) = registry.get_or_load(match_id) else {
@@ -101,6 +123,13 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel
             debug!("match over: bots leave");
             return;
         }
+        if let Some(cluster) = registry.cluster()
+            && !cluster.owns(match_id)
+        {
+            // Reached through a proxy: the owner's node plays the bots.
+            let _ = h.tx.send(ActorMsg::Unsubscribe { conn_id: conn.id }).await;
+            continue;
+        }
         let mine = view
             .decisions
             .iter()
@@ -124,7 +153,7 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel
                     h.tx.send(ActorMsg::Command(Box::new(CommandMsg {
                         conn: conn.clone(),
                         seat,
-                        id: format!("bot-{seat}-{seq}-{sent}"),
+                        id: format!("bot-{tag:x}-{seat}-{seq}-{sent}"),
                         command,
                         arrived: tokio::time::Instant::now(),
                     })))
@@ -132,5 +161,25 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel
             }
         }
         handle = Some(h);
+    }
+}
+
+/// Whether the bots play on: false once the match is over (read from the store, so that a
+/// finished match is not loaded for nothing). In a cluster it first waits while another live
+/// node holds the match: that node plays the bots.
+async fn our_turn_to_drive(registry: &Registry, match_id: Uuid) -> bool {
+    loop {
+        if let Ok(Some(row)) = registry.store().load_match(match_id).await
+            && row.status != MatchStatus::Active
+        {
+            return false;
+        }
+        let Some(cluster) = registry.cluster() else {
+            return true;
+        };
+        if !cluster.held_elsewhere(match_id).await {
+            return true;
+        }
+        tokio::time::sleep(cluster.renew_period()).await;
     }
 }

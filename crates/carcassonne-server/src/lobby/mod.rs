@@ -31,6 +31,7 @@ use protocol::{
 use state::{After, refuse};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tracing::{Instrument, error, info, info_span, warn};
 use uuid::Uuid;
@@ -129,7 +130,12 @@ impl Lobbies {
                     open.insert(lobby.id, lobby);
                 }
                 (LobbyStatus::Started, Some(match_id)) => {
-                    bots::spawn(Arc::clone(&registry), match_id, bot_seats(&lobby));
+                    bots::spawn(
+                        Arc::clone(&registry),
+                        match_id,
+                        bot_seats(&lobby),
+                        Duration::ZERO,
+                    );
                     started.insert(lobby.id, lobby);
                 }
                 (LobbyStatus::Started, None) => {}
@@ -586,7 +592,7 @@ impl Actor {
         }
         let bots = bot_seats(&next);
         if !bots.is_empty() {
-            bots::spawn(Arc::clone(&self.registry), match_id, bots);
+            bots::spawn(Arc::clone(&self.registry), match_id, bots, Duration::ZERO);
         }
         self.push(&next);
         self.open.remove(&id);

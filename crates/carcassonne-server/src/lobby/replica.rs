@@ -4,8 +4,10 @@
 //! reads again and tries once more), and tells the other nodes each change it stored, which
 //! replace their copies and push the new state to their own followers.
 
-use super::{Actor, LobbyError, frame, store_failed};
+use super::{Actor, LobbyError, bot_seats, frame, store_failed};
 use protocol::{LobbyState, LobbyStatus, ServerMessage};
+use std::sync::Arc;
+use std::time::Duration;
 use uuid::Uuid;
 
 /// A lobby as another node stored it.
@@ -54,6 +56,22 @@ impl Actor {
                 if l.status == LobbyStatus::Started {
                     self.open.remove(&l.id);
                     self.followers.remove(&l.id);
+                    // Started on another node: this node's bot task waits while that node
+                    // holds the match, and plays if it goes.
+                    if !self.started.contains_key(&l.id)
+                        && let Some(match_id) = l.match_id
+                    {
+                        let after = self
+                            .registry
+                            .cluster()
+                            .map_or(Duration::ZERO, |c| c.renew_period());
+                        super::bots::spawn(
+                            Arc::clone(&self.registry),
+                            match_id,
+                            bot_seats(&l),
+                            after,
+                        );
+                    }
                     self.started.insert(l.id, *l);
                 } else {
                     self.open.insert(l.id, *l);

@@ -12,6 +12,13 @@ use tracing::debug;
 mod queue;
 pub use queue::{Receiver, Sender, TrySendError, channel};
 
+/// Where each kind of connection takes its ids, apart, because an actor knows its subscribers
+/// by id: the node's own sockets count up from 1, the stand-ins of other nodes' connections
+/// (cluster) from here, ...
+pub const REMOTE_IDS_FROM: u64 = u64::MAX / 2;
+/// ... and the lobbies' bots from here.
+pub const BOT_IDS_FROM: u64 = u64::MAX / 4 * 3;
+
 /// The sending side of one client connection, as seen by match actors. Cloned for every
 /// command a connection hands to its match, so it is one shared allocation (one reference count
 /// to touch per clone and per drop).
@@ -71,12 +78,7 @@ impl Drop for Pacing<'_> {
 }
 
 impl ConnHandle {
-    pub fn new(
-        id: u64,
-        tx: Sender,
-        too_slow: Arc<TooSlow>,
-        drained: Arc<Notify>,
-    ) -> Self {
+    pub fn new(id: u64, tx: Sender, too_slow: Arc<TooSlow>, drained: Arc<Notify>) -> Self {
         ConnHandle {
             id,
             inner: Arc::new(Inner {

@@ -108,7 +108,9 @@ impl Sender {
 
     /// Free places now.
     pub fn capacity(&self) -> usize {
-        self.shared.capacity.saturating_sub(self.shared.frames().len())
+        self.shared
+            .capacity
+            .saturating_sub(self.shared.frames().len())
     }
 }
 
@@ -198,7 +200,10 @@ mod tests {
         assert!(tx.try_send(frame("1")).is_ok());
         assert!(tx.try_send(frame("2")).is_ok());
         assert_eq!(tx.capacity(), 0);
-        assert!(matches!(tx.try_send(frame("3")), Err(TrySendError::Full(_))));
+        assert!(matches!(
+            tx.try_send(frame("3")),
+            Err(TrySendError::Full(_))
+        ));
         assert!(rx.try_recv().is_some());
         assert_eq!(tx.capacity(), 1);
         assert!(tx.try_send(frame("3")).is_ok());

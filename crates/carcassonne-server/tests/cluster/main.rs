@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bots;
 mod harness;
 mod outages;
 mod play;

@@ -17,8 +17,10 @@ impl ServerProcess {
     /// Spawns `cmd` (the server binary, or a shell that execs it, given `--bind 127.0.0.1:0
     /// --log-format json`) and waits for its address.
     pub fn spawn(mut cmd: Command) -> ServerProcess {
+        // `TEST_SERVER_LOG=<filter>` echoes the log to stderr at that level (debugging).
+        let echo = std::env::var("TEST_SERVER_LOG").ok();
         let mut child = cmd
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", echo.as_deref().unwrap_or("info"))
             .env_remove("DATABASE_URL")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -29,8 +31,12 @@ impl ServerProcess {
         let (tx, rx) = std::sync::mpsc::channel();
         // Reads the log to its end (a full pipe would block the server): the first `listening`
         // line gives the address.
+        let echo = echo.is_some();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if echo {
+                    eprintln!("{line}");
+                }
                 let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
                     continue;
                 };
