@@ -95,7 +95,11 @@ async fn my_match(shared: &Shared, me: Uuid, s: AdminMatchSummary) -> Result<MyM
     };
     let (mut turn, mut turn_since, mut clock, mut deadline_at) = (None, None, None, None);
     if status == MyMatchStatus::Running {
-        let row = shared.store.load_match(s.match_id).await.map_err(store_failed)?;
+        let row = shared
+            .store
+            .load_match(s.match_id)
+            .await
+            .map_err(store_failed)?;
         clock = row.as_ref().and_then(|r| r.clock);
         deadline_at = row
             .and_then(|r| r.wake_at)
@@ -307,10 +311,7 @@ async fn delete_me(
         SessionRefusals,
     ),
 )]
-async fn export(
-    session: Session,
-    State(shared): State<Arc<Shared>>,
-) -> Result<Response, ApiError> {
+async fn export(session: Session, State(shared): State<Arc<Shared>>) -> Result<Response, ApiError> {
     let me = session.account.id;
     let standing = shared
         .store
@@ -391,9 +392,18 @@ async fn report(
                 .await
                 .map_err(store_failed)?
                 .ok_or_else(|| {
-                    ApiError::new(StatusCode::NOT_FOUND, ErrorCode::BadReport, "no such chat line")
+                    ApiError::new(
+                        StatusCode::NOT_FOUND,
+                        ErrorCode::BadReport,
+                        "no such chat line",
+                    )
                 })?;
-            (format!("chat:{id}"), line.from.account_id, Some(id), Some(line.text))
+            (
+                format!("chat:{id}"),
+                line.from.account_id,
+                Some(id),
+                Some(line.text),
+            )
         }
         (None, Some(a)) => {
             if shared
@@ -411,7 +421,11 @@ async fn report(
             }
             (format!("account:{a}"), Some(a), None, None)
         }
-        _ => return Err(bad_report("a report names exactly one of chat_id and account_id")),
+        _ => {
+            return Err(bad_report(
+                "a report names exactly one of chat_id and account_id",
+            ));
+        }
     };
     if account_id == Some(me) {
         return Err(bad_report("one does not report oneself"));

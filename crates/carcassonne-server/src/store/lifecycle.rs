@@ -167,14 +167,15 @@ impl SqliteStore {
             .execute(&mut *tx)
             .await?;
         let keep = keep.map(|k| k.to_string()).unwrap_or_default();
-        let gone = sqlx::query("DELETE FROM sessions WHERE account_id = ?1 AND id <> ?2 RETURNING id")
-            .bind(id.to_string())
-            .bind(keep)
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| uuid_text(r, "id"))
-            .collect::<Result<Vec<_>, _>>()?;
+        let gone =
+            sqlx::query("DELETE FROM sessions WHERE account_id = ?1 AND id <> ?2 RETURNING id")
+                .bind(id.to_string())
+                .bind(keep)
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(|r| uuid_text(r, "id"))
+                .collect::<Result<Vec<_>, _>>()?;
         tx.commit().await?;
         self.sync().await?;
         Ok(gone)
@@ -496,15 +497,13 @@ impl PgStore {
     }
 
     async fn open_lobbies_of(&self, account: Uuid) -> Result<Vec<Uuid>, StoreError> {
-        sqlx::query(
-            "SELECT id FROM lobbies WHERE status = 'open' AND strpos(state::text, $1) > 0",
-        )
-        .bind(account.to_string())
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|r| r.try_get("id").map_err(StoreError::from))
-        .collect()
+        sqlx::query("SELECT id FROM lobbies WHERE status = 'open' AND strpos(state::text, $1) > 0")
+            .bind(account.to_string())
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| r.try_get("id").map_err(StoreError::from))
+            .collect()
     }
 }
 

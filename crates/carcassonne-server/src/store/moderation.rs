@@ -58,7 +58,8 @@ const REPORTS: &str = "SELECT r.id, r.at, r.reporter, rp.name AS reporter_name, 
      r.resolved_by, r.resolution FROM reports r \
      LEFT JOIN accounts rp ON rp.id = r.reporter LEFT JOIN accounts ra ON ra.id = r.account_id";
 
-const LINE: &str = "SELECT id, match_id, lobby_id, channel, seat, account_id, name, text, at FROM chat";
+const LINE: &str =
+    "SELECT id, match_id, lobby_id, channel, seat, account_id, name, text, at FROM chat";
 
 fn sqlite_report(r: &SqliteRow) -> Result<ReportRow, StoreError> {
     let account: Option<String> = r.try_get("account_id")?;

@@ -228,7 +228,15 @@ pub(super) async fn unsuspend(
         Ok(false) => Err(unknown_account()),
         Err(e) => Err(store_failed(e)),
     };
-    audit(&shared, &admin, "unsuspend", None, json!({ "account": id }), &result).await?;
+    audit(
+        &shared,
+        &admin,
+        "unsuspend",
+        None,
+        json!({ "account": id }),
+        &result,
+    )
+    .await?;
     result?;
     Ok(Json(standing(&shared, id).await?))
 }
