@@ -152,7 +152,9 @@ export function showMyGames() {
   let shown = '';
   const draw = (/** @type {MyMatch[]} */ first) => {
     const all = [...first, ...more.filter((m) => !first.some((f) => f.match_id === m.match_id))];
-    const key = JSON.stringify(all);
+    // The countdowns move by the minute: redraw then too, else only on a change (a redraw
+    // every poll would take the keyboard focus off a link).
+    const key = `${Math.floor(Date.now() / 60000)}${JSON.stringify(all)}`;
     if (key === shown) return;
     shown = key;
     const now = Date.now();

@@ -197,10 +197,10 @@ impl SqliteStore {
     }
 
     async fn remove_chat(&self, id: i64) -> Result<Option<ChatLine>, StoreError> {
-        let line = sqlx::query(&format!(
+        let line = sqlx::query(
             "DELETE FROM chat WHERE id = ?1 RETURNING id, match_id, lobby_id, channel, seat, \
-             account_id, name, text, at"
-        ))
+             account_id, name, text, at",
+        )
         .bind(id)
         .fetch_optional(&self.write)
         .await?

@@ -118,7 +118,7 @@ async fn my_games_shows_whose_turn_and_follows_it_live() {
     let m = lobby_match(&ann, &bo).await;
     for p in [&ann, &bo] {
         p.click("#my-games").await;
-        p.wait(&format!("{}", row(&m)), "the match listed").await;
+        p.wait(&row(&m), "the match listed").await;
     }
     let turn_js = format!("{}.querySelector('td.turn').textContent", row(&m));
     assert_eq!(text_of(&ann, &turn_js).await, "Your turn");
