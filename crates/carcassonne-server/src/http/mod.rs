@@ -69,7 +69,11 @@ pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::K
     match (method, path) {
         (
             &Method::POST,
-            "/api/accounts" | "/api/accounts/guest" | "/api/sessions" | "/api/password-resets",
+            "/api/accounts"
+            | "/api/accounts/guest"
+            | "/api/sessions"
+            | "/api/password-resets"
+            | "/api/reports",
         )
         | (&Method::PUT, "/api/me/password")
         | (&Method::DELETE, "/api/me") => Some(Kind::Account),
