@@ -428,10 +428,11 @@ pub(super) async fn resolve(
     Path(id): Path<String>,
     body: Result<ApiJson<ResolveReport>, ApiError>,
 ) -> Result<StatusCode, ApiError> {
+    // The body's refusals (413, 415) first, as on every route with a body.
+    let req = body_of(body, "a resolution")?;
     let id: i64 = id
         .parse()
         .map_err(|_| ApiError::malformed("not a report id"))?;
-    let req = body_of(body, "a resolution")?;
     check_text("a note", &req.note)?;
     let result = match shared
         .store
