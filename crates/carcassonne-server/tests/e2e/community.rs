@@ -372,6 +372,26 @@ async fn a_reset_link_sets_a_password_once(db: &TestDb) {
         400,
         "bad_reset",
     );
+    // A link past its time is refused.
+    let (s, body) = admin_http(&server, "POST", &path, "").await;
+    assert_eq!(s, 201, "{body}");
+    let late: protocol::moderation::ResetLink = serde_json::from_str(&body).expect("a link");
+    let n = db
+        .execute("UPDATE password_resets SET expires_at = '2000-01-01T00:00:00+00:00' WHERE used_at IS NULL")
+        .await;
+    assert_eq!(n, 1);
+    refused(
+        call(
+            &server,
+            "POST",
+            "/api/password-resets",
+            None,
+            Some(reset(&late.token, "another one")),
+        )
+        .await,
+        400,
+        "bad_reset",
+    );
     // A guest gets no link; the trail has the issue, never the token.
     let (s, v) = call(
         &server,

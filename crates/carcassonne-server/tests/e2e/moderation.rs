@@ -182,6 +182,14 @@ async fn a_suspension_closes_sockets_refuses_log_in_and_plays_the_seats(db: &Tes
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
+    // A suspension whose time is up no longer holds.
+    let n = db
+        .execute(
+            "UPDATE accounts SET suspended_until = '2000-01-01T00:00:00+00:00' WHERE name = 'Ann'",
+        )
+        .await;
+    assert_eq!(n, 1);
+    assert_eq!(login(&server, "Ann", PASSWORD).await.0, 201);
     // Lifted: Ann logs in again. For good: the message says so.
     let (s, v) = admin_call(&server, "DELETE", &path, Value::Null).await;
     assert_eq!((s, v["suspension"].is_null()), (200, true), "{v}");
