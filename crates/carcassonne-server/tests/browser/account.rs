@@ -227,6 +227,55 @@ async fn a_password_change_signs_the_other_device_out() {
         .await;
 }
 
+/// The account page downloads the account's data and deletes the account: a wrong password is
+/// refused in words, the right one signs out, and the name no longer logs in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_account_page_exports_and_deletes() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    let ann = account_page(&b, &server, "Ann", PASSWORD, false).await;
+    open(
+        &ann,
+        &server,
+        "#account",
+        "!document.getElementById('account').hidden",
+    )
+    .await;
+    let export = ann
+        .eval("fetch(document.getElementById('export').href, {credentials: 'same-origin'}).then(r => r.json())")
+        .await;
+    assert_eq!(export["account"]["name"], "Ann", "{export}");
+    assert_eq!(export["matches"], json!([]));
+    ann.eval("document.getElementById('delete-password').value = 'wrong horse'; document.getElementById('delete-sure').checked = true")
+        .await;
+    ann.click("#delete-account").await;
+    ann.wait(
+        "document.getElementById('delete-said').textContent.includes('That password is wrong')",
+        "the refusal in words",
+    )
+    .await;
+    ann.eval(&format!(
+        "document.getElementById('delete-password').value = {}",
+        json!(PASSWORD)
+    ))
+    .await;
+    ann.click("#delete-account").await;
+    ann.wait(
+        "!document.getElementById('entry').hidden && !document.body.dataset.account",
+        "signed out, at the entry",
+    )
+    .await;
+    let login = fetch(
+        &ann,
+        "POST",
+        "/api/sessions",
+        json!({"name": "Ann", "password": PASSWORD}),
+    )
+    .await;
+    assert_eq!(login["status"], 401, "{login}");
+}
+
 /// The console's moderation screen: a reported chat line is listed with its text, removed from
 /// the players' pages, the report resolved; the reporter's target is suspended (log-in refused)
 /// and lifted; a reset link's page sets a new password.
