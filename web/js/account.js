@@ -1,6 +1,7 @@
 // A player's own pages, reached from the lobby page's header: "My games" (`#games`: the
-// matches where the account holds a seat, whose turn it is and the clock, refreshed every few
-// seconds while the page is open), "Account" (`#account`: change the password, download one's
+// matches where the account holds a seat, whose turn it is and the clock; live: the page follows
+// its running matches over the WebSocket from their stored seq, so a move anywhere redraws the
+// list at once, and asks again every half minute for new matches), "Account" (`#account`: change the password, download one's
 // data, delete the account), and the page of an admin's reset link (`#reset=TOKEN`: set a new
 // password; the token stays in the fragment, which no request carries).
 
@@ -14,8 +15,10 @@ import { COLOURS, cap } from './words.js';
  * @typedef {import('./proto').ClockSettings} ClockSettings
  */
 
-/** How often "My games" asks again, in milliseconds. */
-const POLL_MS = 4000;
+/** How often "My games" asks again, in milliseconds: for matches it does not follow yet. */
+const POLL_MS = 30000;
+/** A connection follows at most 16 matches (the server's limit). */
+const MAX_FOLLOWED = 16;
 
 /** The refusals of these pages in words; the server's message follows. */
 const WORDS = /** @type {Record<string, string>} */ ({
@@ -140,6 +143,64 @@ function row(m, now) {
   return tr;
 }
 
+/**
+ * Follows running matches over one WebSocket (with the session cookie: a player may follow their
+ * own private matches), each from the seq the list gave, so that no snapshot is sent; calls
+ * `moved` on every move of any of them. A revoked session reloads the page (the entry form).
+ * @param {() => void} moved
+ */
+function follower(moved) {
+  /** @type {Map<string, number>} match → the last seq seen */
+  const seqs = new Map();
+  /** @type {WebSocket|null} */
+  let sock = null;
+  let tries = 0;
+  /** @param {unknown} msg */
+  const send = (msg) => {
+    if (sock && sock.readyState === WebSocket.OPEN) sock.send(JSON.stringify(msg));
+  };
+  const connect = () => {
+    const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+    sock = ws;
+    ws.onmessage = (e) => {
+      /** @type {import('./proto').ServerMessage} */
+      const msg = JSON.parse(String(e.data));
+      if (msg.type === 'welcome') {
+        tries = 0;
+        for (const [match_id, since] of seqs) send({ type: 'subscribe', match_id, since });
+      } else if (msg.type === 'diff' && seqs.has(msg.match_id)) {
+        seqs.set(msg.match_id, Math.max(seqs.get(msg.match_id) ?? 0, msg.seq));
+        moved();
+      }
+    };
+    ws.onclose = (e) => {
+      if (sock !== ws) return;
+      if (e.code === 4002) {
+        location.reload();
+        return;
+      }
+      setTimeout(connect, Math.min(5000, 200 * 2 ** tries++));
+    };
+  };
+  connect();
+  return {
+    /** The running matches to follow now, with their seqs. @param {MyMatch[]} running */
+    follow(running) {
+      const want = new Map(running.slice(0, MAX_FOLLOWED).map((m) => [m.match_id, m.seq]));
+      for (const id of [...seqs.keys()]) {
+        if (want.has(id)) continue;
+        seqs.delete(id);
+        send({ type: 'unsubscribe', match_id: id });
+      }
+      for (const [id, seq] of want) {
+        if (seqs.has(id)) continue;
+        seqs.set(id, seq);
+        send({ type: 'subscribe', match_id: id, since: seq });
+      }
+    },
+  };
+}
+
 /** "My games": the first page (of the chosen filter) and any further pages asked for, kept fresh. */
 export function showMyGames() {
   $('games').hidden = false;
@@ -165,12 +226,25 @@ export function showMyGames() {
     $('games').dataset.loaded = 'true';
   };
   const query = () => (filter.value ? `status=${filter.value}&` : '');
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  let pushed;
+  let pushes = 0;
+  const live = follower(() => {
+    // A burst of moves (a turn's tile, meeple, scoring) asks once.
+    clearTimeout(pushed);
+    pushed = setTimeout(() => {
+      pushes += 1;
+      $('games').dataset.pushes = String(pushes);
+      refresh();
+    }, 200);
+  });
   const refresh = async () => {
     try {
       /** @type {MyMatches} */
       const page = await api('GET', `/api/me/matches?${query()}limit=20`);
       if (!more.length) next = page.next_cursor ?? null;
       $('games-more').hidden = !next;
+      live.follow([...page.matches, ...more].filter((m) => m.status === 'running'));
       draw(page.matches);
       $('games-error').hidden = true;
     } catch (e) {
@@ -198,7 +272,8 @@ export function showMyGames() {
     }
   });
   refresh();
-  // Live while the page is open; a hidden tab asks when it is shown again.
+  // Also asked now and then (a match started elsewhere, a deadline that moved); a hidden tab
+  // asks when it is shown again.
   setInterval(() => {
     if (!document.hidden) refresh();
   }, POLL_MS);

@@ -962,6 +962,8 @@ export type MyMatch = {
   scores?: number[] | null;
   /** The caller's seat. */
   seat: number;
+  /** Commands stored so far: a client that follows the match subscribes with `since` = this, and gets the moves after it without a snapshot. */
+  seq: number;
   status: MyMatchStatus;
   /** A running match: the seat whose turn it is. */
   turn?: number | null;

@@ -46,6 +46,9 @@ pub struct MyMatch {
     /// The caller's seat.
     pub seat: u8,
     pub players: Vec<MyMatchPlayer>,
+    /// Commands stored so far: a client that follows the match subscribes with `since` = this,
+    /// and gets the moves after it without a snapshot.
+    pub seq: crate::Seq,
     /// A running match: the seat whose turn it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u8>,

@@ -142,6 +142,7 @@ async fn my_match(shared: &Shared, me: Uuid, s: AdminMatchSummary) -> Result<MyM
                 away: p.away_since.is_some(),
             })
             .collect(),
+        seq: s.seq,
         turn,
         your_turn: turn == Some(seat),
         turn_since,

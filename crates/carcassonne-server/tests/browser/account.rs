@@ -147,11 +147,19 @@ async fn my_games_shows_whose_turn_and_follows_it_live() {
     )
     .await;
     click_first_legal(&ann).await;
+    // Pushed: the list follows the match over the WebSocket (its poll is half a minute).
     bo.wait(
         &format!("{}.dataset.yourTurn === 'true'", row(&m)),
         "Bo's turn, live",
     )
     .await;
+    assert!(
+        text_of(&bo, "document.getElementById('games').dataset.pushes || ''")
+            .await
+            .parse::<u32>()
+            .is_ok_and(|n| n >= 1),
+        "the update came by a push"
+    );
     assert_eq!(text_of(&bo, &turn_js).await, "Your turn");
     bo.screenshot("my-games-your-turn").await;
 }
@@ -203,10 +211,11 @@ async fn a_password_change_signs_the_other_device_out() {
         )
         .await;
     laptop.screenshot("account-password").await;
-    // The phone's session ended: its next look says so; it logs in with the new password.
+    // The phone's session ended: its socket closed (4002) and the page is back at the entry
+    // form; it logs in with the new password.
     phone
         .wait(
-            "document.getElementById('games-error').textContent.includes('session has ended')",
+            "!document.getElementById('entry').hidden && !document.body.dataset.account",
             "the phone signed out",
         )
         .await;
@@ -214,10 +223,6 @@ async fn a_password_change_signs_the_other_device_out() {
         fetch(&laptop, "GET", "/api/me", Value::Null).await["status"],
         200
     );
-    phone.reload().await;
-    phone
-        .wait("!document.getElementById('entry').hidden", "the entry form")
-        .await;
     phone
         .eval("document.getElementById('login-name').value = 'Ann'; document.getElementById('login-password').value = 'battery staple'")
         .await;
