@@ -131,7 +131,7 @@ async fn my_games_show_whose_turn_results_and_pages(db: &TestDb) {
         (mine.match_id, mine.status, mine.seat),
         (m1, MyMatchStatus::Running, 0)
     );
-    assert_eq!((mine.turn, mine.your_turn), (Some(0), true));
+    assert_eq!((mine.turn, mine.your_turn, mine.seq), (Some(0), true, 0));
     assert!(mine.turn_since.is_some() && mine.finished_at.is_none());
     let names: Vec<_> = mine.players.iter().map(|p| p.name.clone()).collect();
     assert_eq!(names, [Some("Ann".to_string()), Some("Bo".to_string())]);
@@ -175,6 +175,7 @@ async fn my_games_show_whose_turn_results_and_pages(db: &TestDb) {
         play(&mut seats, &mut [], &mut rng, 1).await;
         let b = my_matches(&server, &tb, "").await;
         if b.matches[0].turn == Some(1) {
+            assert_eq!(b.matches[0].seq, seats[0].seq().expect("seq"));
             assert!(b.matches[0].your_turn);
             assert!(!my_matches(&server, &ta, "").await.matches[0].your_turn);
             break;
