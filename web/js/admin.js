@@ -417,10 +417,13 @@ function renderSummary() {
     const b = h('button', { 'data-away-seat': String(p.seat) }, [away ? 'Mark back…' : 'Mark away…']);
     /** @type {HTMLButtonElement} */ (b).disabled = !active;
     b.addEventListener('click', () => markAway(p.seat, !away));
-    return h('li', { 'data-seat': String(p.seat) }, [
+    const li = h('li', { 'data-seat': String(p.seat) }, [
       swatch(p.colour), ` ${cap(p.colour)} (seat ${p.seat})${p.name ? `: ${p.name}` : ''} `,
       away ? `away since ${when(p.away_since ?? '')} ` : 'present ', b,
     ]);
+    // The account behind the seat, on the moderation screen (suspend, reset link).
+    if (p.account) li.append(' ', h('a', { href: `#moderation&account=${p.account}`, 'data-account': p.account }, ['account…']));
+    return li;
   }));
   const range = input('seq');
   range.max = String(m.seq);

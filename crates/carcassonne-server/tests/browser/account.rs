@@ -376,19 +376,27 @@ async fn the_moderation_screen_removes_resolves_suspends_and_resets() {
         )
         .await;
 
-    // Bo's account: suspended for an hour, his page signed out, his log-in refused; lifted.
+    // Bo's account, reached from the match's seats: suspended for an hour, his page signed
+    // out, his log-in refused; lifted.
+    admin.eval(&format!("location.hash = '#match={m}'")).await;
+    let link = format!("#seats a[data-account=\"{bo_id}\"]");
     admin
-        .eval(&format!(
-            "document.getElementById('acc-id').value = '{bo_id}'"
-        ))
+        .wait(
+            &format!("document.querySelector({})", json!(link)),
+            "the seat's account link",
+        )
         .await;
-    admin.click("#acc-form button").await;
+    admin.click(&link).await;
     admin
         .wait(
             "!document.getElementById('acc-panel').hidden",
             "the account",
         )
         .await;
+    assert_eq!(
+        admin.eval("document.getElementById('acc-id').value").await,
+        json!(bo_id)
+    );
     assert!(
         text_of(&admin, "document.getElementById('acc-name').textContent")
             .await
