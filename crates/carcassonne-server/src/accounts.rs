@@ -242,18 +242,30 @@ pub async fn login(
         return Err(AccountError::BadCredentials);
     }
     // Told only to whoever knows the password: a suspension is no public fact.
-    if let Some(s) = store.standing(row.id).await?.and_then(|s| s.suspension)
-        && s.in_force(Utc::now())
-    {
-        return Err(AccountError::Suspended {
-            until: s.until,
-            reason: s.reason,
-        });
-    }
+    refuse_if_suspended(store, row.id).await?;
     let (session, token) = new_session(row.id)?;
     match store.create_session(&session, max_sessions).await? {
-        NewSession::Opened => Ok((account_of(&row), session.id, token)),
-        NewSession::Full(live) => Err(AccountError::TooManySessions(live)),
+        NewSession::Opened => {}
+        NewSession::Full(live) => return Err(AccountError::TooManySessions(live)),
+    }
+    // Asked again once the session is stored: a suspension stored before this read is seen
+    // here, and one stored after it revokes this session with the others (a suspension is
+    // stored before the account's sessions are revoked).
+    if let Err(e) = refuse_if_suspended(store, row.id).await {
+        store.revoke_sessions(row.id, Some(session.id)).await?;
+        return Err(e);
+    }
+    Ok((account_of(&row), session.id, token))
+}
+
+/// `Suspended` when an admin's suspension of the account holds now.
+async fn refuse_if_suspended(store: &Store, account: Uuid) -> Result<(), AccountError> {
+    match store.standing(account).await?.and_then(|s| s.suspension) {
+        Some(s) if s.in_force(Utc::now()) => Err(AccountError::Suspended {
+            until: s.until,
+            reason: s.reason,
+        }),
+        _ => Ok(()),
     }
 }
 
