@@ -1,11 +1,13 @@
 // The admin console (/admin): the match list with filters and paging, and for one match its
 // summary, a timeline of every command in words, the board at any seq (replayed by the server,
 // drawn with the play page's board code), the secrets of a match that is over, the scenario
-// export, abort and away with a confirmation, and the audit trail. The admin token is asked
+// export, abort and away with a confirmation, and the audit trail; the moderation screen
+// (reports, chat removal, suspensions, reset links) is `moderation.js`. The admin token is asked
 // once and kept in this tab's sessionStorage; it goes in a header, never in a URL.
 
 import { Board } from './board.js';
 import { COLOURS, at, cap, chipWords, commandWords, eventWords } from './words.js';
+import { openModeration } from './moderation.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -163,7 +165,7 @@ function confirmAction(text, ok) {
 // The pages.
 
 function hideAll() {
-  for (const id of ['login', 'list', 'match']) $(id).hidden = true;
+  for (const id of ['login', 'list', 'match', 'moderation']) $(id).hidden = true;
 }
 
 /** @param {string} [msg] why the token is asked (again) */
@@ -193,14 +195,18 @@ $('forget').addEventListener('click', () => {
 
 window.addEventListener('hashchange', () => route());
 
-/** Shows the page the URL's fragment names: `#match=ID[&seq=N]`, else the list. */
+/** Shows the page the URL's fragment names: `#match=ID[&seq=N]`, `#moderation[&account=ID]`
+ * (`moderation.js`), else the list. */
 function route() {
   if (!sessionStorage.getItem(TOKEN_KEY)) return showLogin();
   showError(null);
   $('forget').hidden = false;
   const p = new URLSearchParams(location.hash.slice(1));
   const id = p.get('match');
-  if (id) openMatch(id, p.has('seq') ? Number(p.get('seq')) : null);
+  if (p.has('moderation')) {
+    hideAll();
+    openModeration({ api, request, h, when, confirmAction, showError, errorWords }, p.get('account'));
+  } else if (id) openMatch(id, p.has('seq') ? Number(p.get('seq')) : null);
   else openList();
 }
 
@@ -411,10 +417,13 @@ function renderSummary() {
     const b = h('button', { 'data-away-seat': String(p.seat) }, [away ? 'Mark back…' : 'Mark away…']);
     /** @type {HTMLButtonElement} */ (b).disabled = !active;
     b.addEventListener('click', () => markAway(p.seat, !away));
-    return h('li', { 'data-seat': String(p.seat) }, [
+    const li = h('li', { 'data-seat': String(p.seat) }, [
       swatch(p.colour), ` ${cap(p.colour)} (seat ${p.seat})${p.name ? `: ${p.name}` : ''} `,
       away ? `away since ${when(p.away_since ?? '')} ` : 'present ', b,
     ]);
+    // The account behind the seat, on the moderation screen (suspend, reset link).
+    if (p.account) li.append(' ', h('a', { href: `#moderation&account=${p.account}`, 'data-account': p.account }, ['account…']));
+    return li;
   }));
   const range = input('seq');
   range.max = String(m.seq);

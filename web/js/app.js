@@ -177,6 +177,7 @@ function play() {
       showError(refusalWords(err));
     },
     chat: (line) => chat.live(line),
+    chatRemoved: (id) => chat.removed(id),
     status: (s) => {
       document.body.dataset.status = s;
       $('status').textContent =

@@ -121,6 +121,7 @@ export class ChatPanel {
     const who = line.from.name ?? (seat !== undefined && seat !== null ? cap(colours[seat] ?? 'a player') : 'someone');
     const li = document.createElement('li');
     li.dataset.channel = line.channel;
+    if (line.id != null) li.dataset.chatId = String(line.id);
     const key = speakerKey(line);
     li.dataset.speaker = key;
     const b = document.createElement('b');
@@ -136,8 +137,39 @@ export class ChatPanel {
       m.title = `Mute ${who}`;
       m.addEventListener('click', () => this.mute(line, who, true));
       li.append(m);
+      if (line.id != null) {
+        const r = document.createElement('button');
+        r.type = 'button';
+        r.className = 'report';
+        r.setAttribute('aria-label', `Report this line of ${who}`);
+        r.title = `Report this line of ${who} to the admins`;
+        r.addEventListener('click', () => this.report(/** @type {number} */ (line.id), who, r));
+        li.append(r);
+      }
     }
     return li;
+  }
+
+  /** An admin removed a line: it goes from the page. @param {number} id */
+  removed(id) {
+    this.list.querySelector(`li[data-chat-id="${id}"]`)?.remove();
+  }
+
+  /**
+   * Reports a line to the admins (with the session cookie; a seat-token page has none).
+   * @param {number} id @param {string} who @param {HTMLButtonElement} button
+   */
+  async report(id, who, button) {
+    const reason = prompt(`Why report this line of ${who}? (the admins read it)`);
+    if (!reason || !reason.trim()) return;
+    const res = await fetch('/api/reports', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ chat_id: id, reason }),
+      credentials: 'same-origin',
+    });
+    button.disabled = true;
+    button.title = res.ok || res.status === 409 ? 'Reported' : `Not reported (${res.status === 401 ? 'log in to report' : `HTTP ${res.status}`})`;
   }
 
   /**

@@ -19,6 +19,7 @@ import { applyPatch } from './patch.js';
  *   refused: (error: ErrorBody, command: Command|null) => void,
  *   status: (status: Status) => void,
  *   chat?: (line: import('./proto').ChatLine) => void,
+ *   chatRemoved?: (id: number) => void,
  * }} Listener
  */
 
@@ -228,6 +229,9 @@ export class MatchClient {
         break;
       case 'chat':
         if (msg.match_id === this.matchId) this.listener.chat?.(msg);
+        break;
+      case 'chat_removed':
+        if (msg.match_id === this.matchId) this.listener.chatRemoved?.(msg.id);
         break;
       case 'error': {
         const p = msg.id ? this.pending.get(msg.id) : undefined;

@@ -1,7 +1,8 @@
 // The lobby, the page's main entry (loaded only there, so the play page stays light): enter as a
 // guest or with a registered name (the server sets an HttpOnly session cookie; this code never
 // sees the token), list the open lobbies and the running public matches, create a lobby, and sit
-// in one: colour, ready, kick and bots for the host, start. Every view is a URL fragment
+// in one: colour, ready, kick and bots for the host, start; the player's own pages (my games,
+// account, a reset link) are in `account.js`. Every view is a URL fragment
 // (`#lobby=ID&code=INVITE`), and the page reloads when it changes, as the play page does. When the
 // lobby starts, its followers move to `/#match=ID`, where the play page takes the account's seat.
 
@@ -133,6 +134,9 @@ export async function showLobbies() {
   $('status').textContent = '';
   const main = $('lobbies');
   main.hidden = false;
+  const reset = new URLSearchParams(location.hash.slice(1)).get('reset');
+  // A reset link needs no session: it is the proof.
+  if (reset) return (await import('./account.js')).showReset(reset);
   /** @type {Account|null} */
   let me = null;
   // Asked of `/api/whoami`, which answers "no one" without an error (no failed request logged).
@@ -149,12 +153,18 @@ export async function showLobbies() {
   if (!me) return showEntry();
   $('whoami').replaceChildren(
     `${me.name}${me.kind === 'guest' ? ' (guest)' : ''} `,
+    h('a', { href: '/#games', id: 'my-games' }, ['My games']),
+    ' ',
+    h('a', { href: '/#account', id: 'my-account' }, ['Account']),
+    ' ',
     button('Log out', 'logout', () => attempt(async () => {
       await api('DELETE', '/api/sessions/current');
       location.reload();
     })),
   );
   if (lobbyId) return showRoom(me, lobbyId, params.get('code'));
+  if (location.hash === '#games') return (await import('./account.js')).showMyGames();
+  if (location.hash === '#account') return (await import('./account.js')).showAccount(me);
   return showList();
 }
 

@@ -92,6 +92,19 @@ export type AdminMatchSummary = {
   updated_at: string;
 };
 
+/** The admin API's moderation bodies, gathered in one schema file (`proto/admin-moderation.schema.json`). */
+export type ModerationApi = ({
+  SuspendRequest: SuspendRequest;
+} | {
+  AccountStanding: AccountStanding;
+} | {
+  ResetLink: ResetLink;
+} | {
+  ReportList: ReportList;
+} | {
+  ResolveReport: ResolveReport;
+});
+
 /** `PUT /api/admin/accounts/{id}/admin`: gives a registered account the admin role (or takes it away). An admin account's session opens the admin API like the admin token. */
 export type AdminRoleRequest = {
   admin: boolean;
@@ -192,6 +205,23 @@ export type MatchCreated = {
   seats: SeatToken[];
 };
 
+/** A player's own account (`/api/me/*`), reports and password resets, gathered in one schema file (`proto/me.schema.json`). */
+export type MeApi = ({
+  MyMatches: MyMatches;
+} | {
+  PasswordChange: PasswordChange;
+} | {
+  AccountDeletion: AccountDeletion;
+} | {
+  PasswordReset: PasswordReset;
+} | {
+  AccountExport: AccountExport;
+} | {
+  NewReport: NewReport;
+} | {
+  ReportCreated: ReportCreated;
+});
+
 export type Scenario = {
   description?: string;
   expect?: Expect;
@@ -243,6 +273,11 @@ export type ServerMessage = ({
   lobby_id: string;
 } | ChatLine & {
   type: "chat";
+} | {
+  type: "chat_removed";
+  id: number;
+  lobby_id?: string | null;
+  match_id?: string | null;
 });
 
 /** An account: a guest (a display name only) or registered (name and password). */
@@ -253,7 +288,37 @@ export type Account = {
   name: string;
 };
 
+/** `DELETE /api/me`: the account's password, again. */
+export type AccountDeletion = {
+  password: string;
+};
+
+/** `GET /api/me/export`: everything the server keeps about the caller's account. */
+export type AccountExport = {
+  account: Account;
+  /** Every chat line the account said, oldest first. */
+  chat: ChatLine[];
+  created_at: string;
+  /** Every match where the account holds a seat, newest first. */
+  matches: MyMatch[];
+  /** Its sessions' creation times (the tokens are not kept). */
+  sessions: string[];
+};
+
 export type AccountKind = "guest" | "registered";
+
+/** An account as the moderation screens show it (`GET /api/admin/accounts/{id}`, and the answer of a suspension). */
+export type AccountStanding = {
+  account: string;
+  created_at: string;
+  /** `guest`, `registered` or `deleted`. */
+  kind: string;
+  name: string;
+  /** The account's live sessions. */
+  sessions: number;
+  /** A suspension in force. */
+  suspension?: (Suspension | null);
+};
 
 /** One entry of the audit trail. */
 export type AdminAction = {
@@ -335,6 +400,8 @@ export type ChatLine = {
   at: number;
   channel: ChatChannel;
   from: ChatFrom;
+  /** The line's id as stored: what a report or an admin's removal names. Absent only from a line that was never stored. */
+  id?: number | null;
   lobby_id?: string | null;
   match_id?: string | null;
   text: string;
@@ -488,7 +555,7 @@ export type ErrorBody = {
   rule_code?: string | null;
 };
 
-export type ErrorCode = ("unknown_match" | "unknown_lobby" | "unknown_session" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active" | "spectator" | "bad_name" | "name_taken" | "bad_password" | "bad_credentials" | "not_your_seat" | "bad_option" | "invite_required" | "seat_taken" | "colour_taken" | "not_host" | "not_in_lobby" | "already_in_lobby" | "not_ready" | "lobby_started" | "bad_chat" | "not_in_chat" | "rate_limited" | "too_many_lobbies" | "too_many_sessions" | "unsupported_media_type" | "forbidden_origin");
+export type ErrorCode = ("unknown_match" | "unknown_lobby" | "unknown_session" | "malformed" | "too_large" | "binary" | "bad_token" | "unauthenticated" | "already_authenticated" | "rule" | "unavailable" | "busy" | "internal" | "aborted" | "not_finished" | "not_active" | "spectator" | "bad_name" | "name_taken" | "bad_password" | "bad_credentials" | "not_your_seat" | "bad_option" | "invite_required" | "seat_taken" | "colour_taken" | "not_host" | "not_in_lobby" | "already_in_lobby" | "not_ready" | "lobby_started" | "bad_chat" | "not_in_chat" | "rate_limited" | "too_many_lobbies" | "too_many_sessions" | "unsupported_media_type" | "forbidden_origin" | "suspended" | "unknown_account" | "already_reported" | "bad_report" | "bad_reset");
 
 /** One event. Events of one command come in the order they happened (B11). */
 export type Event = ({
@@ -875,9 +942,72 @@ export type Modules = {
   tollkeepers?: boolean;
 };
 
+/** One match where the caller holds a seat (`GET /api/me/matches`). */
+export type MyMatch = {
+  /** The match's game clock, if it has one. */
+  clock?: (ClockSettings | null);
+  created_at: string;
+  /** When the server next plays a default in this match if nobody moves first (a bank or a decision timeout running out, an away player's turn); none when nothing is pending. */
+  deadline_at?: string | null;
+  /** A finished match: when it ended. */
+  finished_at?: string | null;
+  /** The map, for a match played on one. */
+  map_id?: string | null;
+  match_id: string;
+  modules: ModuleName[];
+  /** A finished match: the caller's place (1 for the best score; tied players share a place). */
+  place?: number | null;
+  players: MyMatchPlayer[];
+  /** A finished match: the final scores, in seat order. */
+  scores?: number[] | null;
+  /** The caller's seat. */
+  seat: number;
+  /** Commands stored so far: a client that follows the match subscribes with `since` = this, and gets the moves after it without a snapshot. */
+  seq: number;
+  status: MyMatchStatus;
+  /** A running match: the seat whose turn it is. */
+  turn?: number | null;
+  /** When the current turn began. */
+  turn_since?: string | null;
+  /** When the status last changed (or the match was created). */
+  updated_at: string;
+  /** A running match: it is the caller's turn. */
+  your_turn: boolean;
+};
+
+/** A seat of one of the player's matches. */
+export type MyMatchPlayer = {
+  /** Marked away (a game clock ran out, or an admin marked them). */
+  away: boolean;
+  colour: Colour;
+  /** The display name of the account that holds the seat (`deleted player` for a deleted account); none for a seat no account holds (a bot's, a seat token's). */
+  name?: string | null;
+  seat: number;
+  /** This seat is the caller's. */
+  you: boolean;
+};
+
+/** Where one of the player's matches stands. */
+export type MyMatchStatus = ("finished" | "running" | "ended");
+
+/** `GET /api/me/matches`: a page, newest first. */
+export type MyMatches = {
+  matches: MyMatch[];
+  /** Asks for the next page (`cursor=`); absent on the last. */
+  next_cursor?: string | null;
+};
+
 /** `POST /api/accounts/guest`. */
 export type NewGuest = {
   name: string;
+};
+
+/** `POST /api/reports`: a chat line (`chat_id`) or a player (`account_id`), exactly one. */
+export type NewReport = {
+  account_id?: string | null;
+  chat_id?: number | null;
+  /** 1 to [`MAX_REPORT_REASON`] characters. */
+  reason: string;
 };
 
 /** Who sits on a lobby seat. */
@@ -892,6 +1022,18 @@ export type Occupant = ({
 
 /** Who sent a command. */
 export type Origin = ("player" | "server");
+
+/** `PUT /api/me/password`. */
+export type PasswordChange = {
+  new_password: string;
+  old_password: string;
+};
+
+/** `POST /api/password-resets`: the token of an admin's reset link and the new password. */
+export type PasswordReset = {
+  password: string;
+  token: string;
+};
 
 /** One RFC 6902 operation, as in the `json-patch` crate's serialization. */
 export type PatchOp = ({
@@ -971,6 +1113,56 @@ export type Print = ({
   coat: boolean;
   kind: "city";
 });
+
+/** A player's report, as admins see it. */
+export type Report = {
+  /** The reported player, or the reported chat line's sender. */
+  account?: string | null;
+  account_name?: string | null;
+  at: string;
+  /** The reported chat line, if a line was reported. */
+  chat_id?: number | null;
+  /** The line's text when it was reported (kept after the line is removed). */
+  chat_text?: string | null;
+  id: number;
+  reason: string;
+  reporter: string;
+  reporter_name?: string | null;
+  resolution?: string | null;
+  resolved_at?: string | null;
+  /** Who resolved it, as the audit trail names them. */
+  resolved_by?: string | null;
+  status: ReportStatus;
+};
+
+/** A stored report's id. */
+export type ReportCreated = {
+  id: number;
+};
+
+/** `GET /api/admin/reports`: newest first. */
+export type ReportList = {
+  /** Asks for the next page (`before=`); absent on the last. */
+  next_before?: number | null;
+  reports: Report[];
+};
+
+export type ReportStatus = "open" | "resolved";
+
+/** `POST /api/admin/accounts/{id}/password-reset`: a one-time link for the player. */
+export type ResetLink = {
+  expires_at: string;
+  /** The page that sets a new password with it: `/#reset=<token>` (a fragment, which the browser never sends to the server or in a `Referer`). */
+  path: string;
+  /** The secret (shown once; the server keeps its hash). */
+  token: string;
+};
+
+/** `POST /api/admin/reports/{id}/resolve`. */
+export type ResolveReport = {
+  /** What was done (at most [`MAX_MODERATION_TEXT`] characters). */
+  note: string;
+};
 
 /** Clockwise rotation of a tile in degrees. */
 export type Rotation = 0 | 90 | 180 | 270;
@@ -1127,6 +1319,22 @@ export type Step = {
   player: number;
   /** After the step, the public view must contain this partial view (`{"messages": ...}`). */
   view?: unknown;
+};
+
+/** `POST /api/admin/accounts/{id}/suspension`. */
+export type SuspendRequest = {
+  /** Shown to the player when they try to log in. */
+  reason: string;
+  /** How long, in seconds; absent: for good. */
+  seconds?: number | null;
+};
+
+/** A suspension in force. */
+export type Suspension = {
+  reason: string;
+  since: string;
+  /** Absent: for good. */
+  until?: string | null;
 };
 
 /** A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half> or monastery. */

@@ -44,6 +44,10 @@ pub struct ChatFrom {
 /// A chat message as delivered (and as the admin API lists it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ChatLine {
+    /// The line's id as stored: what a report or an admin's removal names. Absent only from a
+    /// line that was never stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_id: Option<Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

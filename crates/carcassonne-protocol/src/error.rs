@@ -145,12 +145,24 @@ pub enum ErrorCode {
     /// a sibling subdomain): only the server's own pages, or its configured public origins, may
     /// use the cookie.
     ForbiddenOrigin,
+    /// An admin suspended the account: it cannot log in until the time the message names (or
+    /// ever, for a suspension for good).
+    Suspended,
+    /// No account has this id (or it was deleted).
+    UnknownAccount,
+    /// The reporter already has an open report of this chat line or player.
+    AlreadyReported,
+    /// A report whose reason is empty, too long or has control characters, or that names no
+    /// chat line or player it may report.
+    BadReport,
+    /// A password reset link that is unknown, used already or expired.
+    BadReset,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order: `code as usize` is its index (metrics keep one counter
     /// per code without a lookup).
-    pub const ALL: [ErrorCode; 38] = [
+    pub const ALL: [ErrorCode; 43] = [
         ErrorCode::Malformed,
         ErrorCode::TooLarge,
         ErrorCode::Binary,
@@ -189,6 +201,11 @@ impl ErrorCode {
         ErrorCode::TooManySessions,
         ErrorCode::UnsupportedMediaType,
         ErrorCode::ForbiddenOrigin,
+        ErrorCode::Suspended,
+        ErrorCode::UnknownAccount,
+        ErrorCode::AlreadyReported,
+        ErrorCode::BadReport,
+        ErrorCode::BadReset,
     ];
 
     /// The wire name (as serialized), without allocating.
@@ -232,6 +249,11 @@ impl ErrorCode {
             ErrorCode::TooManySessions => "too_many_sessions",
             ErrorCode::UnsupportedMediaType => "unsupported_media_type",
             ErrorCode::ForbiddenOrigin => "forbidden_origin",
+            ErrorCode::Suspended => "suspended",
+            ErrorCode::UnknownAccount => "unknown_account",
+            ErrorCode::AlreadyReported => "already_reported",
+            ErrorCode::BadReport => "bad_report",
+            ErrorCode::BadReset => "bad_reset",
         }
     }
 }

@@ -85,6 +85,11 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         ("accounts.schema.json", schemars::schema_for!(AccountsApi)),
         ("history.schema.json", schemars::schema_for!(HistoryApi)),
         ("lobbies.schema.json", schemars::schema_for!(LobbiesApi)),
+        ("me.schema.json", schemars::schema_for!(MeApi)),
+        (
+            "admin-moderation.schema.json",
+            schemars::schema_for!(ModerationApi),
+        ),
     ]
 }
 
@@ -122,6 +127,32 @@ enum LobbiesApi {
     LobbyState(LobbyState),
     LobbyList(LobbyList),
     LobbyStarted(LobbyStarted),
+}
+
+/// A player's own account (`/api/me/*`), reports and password resets, gathered in one schema
+/// file (`proto/me.schema.json`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum MeApi {
+    MyMatches(crate::MyMatches),
+    PasswordChange(crate::PasswordChange),
+    AccountDeletion(crate::AccountDeletion),
+    PasswordReset(crate::PasswordReset),
+    AccountExport(crate::AccountExport),
+    NewReport(crate::NewReport),
+    ReportCreated(crate::ReportCreated),
+}
+
+/// The admin API's moderation bodies, gathered in one schema file
+/// (`proto/admin-moderation.schema.json`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum ModerationApi {
+    SuspendRequest(crate::moderation::SuspendRequest),
+    AccountStanding(crate::moderation::AccountStanding),
+    ResetLink(crate::moderation::ResetLink),
+    ReportList(crate::moderation::ReportList),
+    ResolveReport(crate::moderation::ResolveReport),
 }
 
 /// The text of a schema file as checked in: pretty JSON with a final newline, so that diffs of

@@ -63,6 +63,15 @@ pub enum ServerMessage {
     },
     /// A chat message in a match or lobby this connection follows (or its own, echoed).
     Chat(ChatLine),
+    /// An admin removed the chat line `id` of a match or lobby this connection follows: a
+    /// client drops it from what it shows (the history no longer has it).
+    ChatRemoved {
+        id: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        match_id: Option<Uuid>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lobby_id: Option<Uuid>,
+    },
 }
 
 /// One RFC 6902 operation, as in the `json-patch` crate's serialization.

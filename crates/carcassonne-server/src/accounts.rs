@@ -36,6 +36,18 @@ pub enum AccountError {
     UnknownSession,
     #[error("this account already has {0} live sessions, the most it may: log out of one first")]
     TooManySessions(usize),
+    /// An admin suspended the account (`until`: `None` for good).
+    #[error("{}", suspended_message(.until, .reason))]
+    Suspended {
+        until: Option<chrono::DateTime<Utc>>,
+        reason: String,
+    },
+    #[error("this reset link is unknown, used already or expired: ask an admin for a new one")]
+    BadReset,
+    #[error("wrong password")]
+    WrongPassword,
+    #[error("only a registered account has a password")]
+    NotRegistered,
     #[error("the store failed: {0}")]
     Store(#[from] StoreError),
     #[error("no OS randomness: {0}")]
@@ -53,10 +65,24 @@ impl AccountError {
             AccountError::BadCredentials => ErrorCode::BadCredentials,
             AccountError::UnknownSession => ErrorCode::UnknownSession,
             AccountError::TooManySessions(_) => ErrorCode::TooManySessions,
+            AccountError::Suspended { .. } => ErrorCode::Suspended,
+            AccountError::BadReset => ErrorCode::BadReset,
+            AccountError::WrongPassword => ErrorCode::BadCredentials,
+            AccountError::NotRegistered => ErrorCode::BadPassword,
             AccountError::Store(_) | AccountError::Randomness(_) | AccountError::Hash(_) => {
                 ErrorCode::Internal
             }
         }
+    }
+}
+
+fn suspended_message(until: &Option<chrono::DateTime<Utc>>, reason: &str) -> String {
+    match until {
+        Some(t) => format!(
+            "this account is suspended until {}: {reason}",
+            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
+        None => format!("this account is suspended for good: {reason}"),
     }
 }
 
@@ -215,11 +241,109 @@ pub async fn login(
     if !verify_password(password.to_string(), phc).await? {
         return Err(AccountError::BadCredentials);
     }
+    // Told only to whoever knows the password: a suspension is no public fact.
+    refuse_if_suspended(store, row.id).await?;
     let (session, token) = new_session(row.id)?;
     match store.create_session(&session, max_sessions).await? {
-        NewSession::Opened => Ok((account_of(&row), session.id, token)),
-        NewSession::Full(live) => Err(AccountError::TooManySessions(live)),
+        NewSession::Opened => {}
+        NewSession::Full(live) => return Err(AccountError::TooManySessions(live)),
     }
+    // Asked again once the session is stored: a suspension stored before this read is seen
+    // here, and one stored after it revokes this session with the others (a suspension is
+    // stored before the account's sessions are revoked).
+    if let Err(e) = refuse_if_suspended(store, row.id).await {
+        store.revoke_sessions(row.id, Some(session.id)).await?;
+        return Err(e);
+    }
+    Ok((account_of(&row), session.id, token))
+}
+
+/// `Suspended` when an admin's suspension of the account holds now.
+async fn refuse_if_suspended(store: &Store, account: Uuid) -> Result<(), AccountError> {
+    match store.standing(account).await?.and_then(|s| s.suspension) {
+        Some(s) if s.in_force(Utc::now()) => Err(AccountError::Suspended {
+            until: s.until,
+            reason: s.reason,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Checks the password of a registered account (by id): `WrongPassword` when it does not
+/// match, `NotRegistered` for a guest.
+pub async fn check_password_of(
+    store: &Store,
+    name_key: &str,
+    password: &str,
+) -> Result<(), AccountError> {
+    let row = store
+        .registered_account(name_key)
+        .await?
+        .ok_or(AccountError::NotRegistered)?;
+    let phc = row.password_hash.ok_or(AccountError::NotRegistered)?;
+    if password.len() > MAX_PASSWORD || !verify_password(password.to_string(), phc).await? {
+        return Err(AccountError::WrongPassword);
+    }
+    Ok(())
+}
+
+/// Changes a registered account's password after checking the old one; every other session of
+/// the account is revoked in the same transaction. The revoked sessions' ids (their sockets are
+/// the caller's to close).
+pub async fn change_password(
+    store: &Store,
+    account: &Account,
+    keep: Uuid,
+    old: &str,
+    new: &str,
+) -> Result<Vec<Uuid>, AccountError> {
+    check_password_of(store, &account.name.to_lowercase(), old).await?;
+    check_password(new)?;
+    let phc = hash_password(new.to_string()).await?;
+    Ok(store.set_password(account.id, &phc, Some(keep)).await?)
+}
+
+/// How long an admin's password reset link stays valid.
+pub const RESET_TTL: chrono::TimeDelta = chrono::TimeDelta::hours(24);
+
+/// A one-time reset link's token for a registered account (stored as its hash) and when it
+/// expires; `NotRegistered` for any other account.
+pub async fn issue_reset(
+    store: &Store,
+    account: Uuid,
+) -> Result<(String, chrono::DateTime<Utc>), AccountError> {
+    let standing = store.standing(account).await?;
+    if standing.is_none_or(|s| s.kind != "registered") {
+        return Err(AccountError::NotRegistered);
+    }
+    let token = new_token().map_err(|e| AccountError::Randomness(e.to_string()))?;
+    let now = Utc::now();
+    let row = crate::store::lifecycle::ResetRow {
+        token_hash: token_hash(&token),
+        account_id: account,
+        created_at: now,
+        expires_at: now + RESET_TTL,
+    };
+    store.create_reset(&row).await?;
+    Ok((token, row.expires_at))
+}
+
+/// Sets a new password with a reset link's token: single use, before it expires; every session
+/// of the account is revoked. The account.
+pub async fn redeem_reset(
+    store: &Store,
+    token: &str,
+    password: &str,
+) -> Result<Uuid, AccountError> {
+    if token.is_empty() || token.len() > MAX_TOKEN {
+        return Err(AccountError::BadReset);
+    }
+    check_password(password)?;
+    let phc = hash_password(password.to_string()).await?;
+    store
+        .redeem_reset(&token_hash(token), &phc, Utc::now())
+        .await?
+        .ok_or(AccountError::BadReset)
 }
 
 /// A WebSocket's account session: the account, the session (whose revocation closes the

@@ -17,13 +17,14 @@ use std::sync::{Arc, RwLock};
 use uuid::Uuid;
 
 /// Stores a chat line before anyone receives it (persist, then broadcast: the admin log has
-/// every message anyone received).
+/// every message anyone received), and gives it its stored id (what reports and removals name).
 pub async fn record(
     store: &Store,
-    line: &ChatLine,
+    line: &mut ChatLine,
     at: chrono::DateTime<chrono::Utc>,
 ) -> Result<(), StoreError> {
-    store.insert_chat(line, at).await
+    line.id = Some(store.insert_chat(line, at).await?);
+    Ok(())
 }
 
 /// A chat room: a match's (both its channels) or a lobby's.
@@ -133,6 +134,28 @@ impl ChatHub {
             sent += 1;
         }
         sent
+    }
+}
+
+impl ChatHub {
+    /// Tells every member of the room that an admin removed the line `id` (whatever their
+    /// channel: a client that never had the line ignores it). How many were told.
+    pub fn removed(&self, room: Room, id: i64) -> usize {
+        let (match_id, lobby_id) = match room {
+            Room::Match(m) => (Some(m), None),
+            Room::Lobby(l) => (None, Some(l)),
+        };
+        let f = frame(&ServerMessage::ChatRemoved {
+            id,
+            match_id,
+            lobby_id,
+        });
+        let Ok(rooms) = self.rooms.read() else {
+            return 0;
+        };
+        rooms.get(&room).map_or(0, |members| {
+            members.values().filter(|m| m.conn.push(f.clone())).count()
+        })
     }
 }
 

@@ -1,4 +1,4 @@
-//! News for every node: a chat line, a revoked session or a lobby's new state, published once by
+//! News for every node: a chat line (or its removal), a revoked session or a lobby's new state, published once by
 //! the node where it happened (which delivered it to its own clients already) and delivered by
 //! each other node to its own clients (a lobby's state also replaces that node's copy).
 
@@ -72,6 +72,18 @@ async fn deliver(me: Arc<str>, mut news: async_nats::Subscriber, shared: Weak<Sh
                 };
                 let members: Option<HashSet<_>> = lobby_members.map(|m| m.into_iter().collect());
                 shared.chat.deliver(room, &line, members.as_ref(), None);
+            }
+            News::ChatRemoved {
+                id,
+                match_id,
+                lobby_id,
+            } => {
+                let room = match (match_id, lobby_id) {
+                    (Some(m), _) => Room::Match(m),
+                    (None, Some(l)) => Room::Lobby(l),
+                    (None, None) => continue,
+                };
+                shared.chat.removed(room, id);
             }
             News::Revoke { account, session } => {
                 shared.live_sessions.revoke(account, session);

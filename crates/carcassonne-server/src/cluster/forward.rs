@@ -92,6 +92,12 @@ pub enum News {
         line: protocol::ChatLine,
         lobby_members: Option<Vec<Uuid>>,
     },
+    /// An admin removed a chat line of a room: its local members are told.
+    ChatRemoved {
+        id: i64,
+        match_id: Option<Uuid>,
+        lobby_id: Option<Uuid>,
+    },
     /// An account's session (`None`: all its sessions) was revoked: its sockets close.
     Revoke {
         account: Uuid,

@@ -91,7 +91,8 @@ pub async fn chat(
         }
     };
     let now = chrono::Utc::now();
-    let line = ChatLine {
+    let mut line = ChatLine {
+        id: None,
         match_id,
         lobby_id,
         channel,
@@ -103,7 +104,7 @@ pub async fn chat(
         text,
         at: u64::try_from(now.timestamp_millis()).unwrap_or(0),
     };
-    if let Err(e) = hub::record(&ctx.shared.store, &line, now).await {
+    if let Err(e) = hub::record(&ctx.shared.store, &mut line, now).await {
         return ctx.store_failed("chat store", &e);
     }
     ctx.shared

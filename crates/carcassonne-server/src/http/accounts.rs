@@ -88,7 +88,12 @@ impl FromRequestParts<Arc<Shared>> for Session {
 /// An account error as an HTTP refusal.
 pub(crate) fn refusal(e: AccountError) -> ApiError {
     let status = match e.code() {
-        ErrorCode::BadName | ErrorCode::BadPassword => StatusCode::BAD_REQUEST,
+        // A wrong password of a signed-in player is no failed session: 403, not 401.
+        _ if matches!(e, AccountError::WrongPassword) => StatusCode::FORBIDDEN,
+        ErrorCode::Suspended => StatusCode::FORBIDDEN,
+        ErrorCode::BadName | ErrorCode::BadPassword | ErrorCode::BadReset => {
+            StatusCode::BAD_REQUEST
+        }
         ErrorCode::NameTaken | ErrorCode::TooManySessions => StatusCode::CONFLICT,
         ErrorCode::BadCredentials | ErrorCode::UnknownSession => StatusCode::UNAUTHORIZED,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -185,6 +190,7 @@ async fn register(
         (status = 201, description = "The account and a new session; `Set-Cookie: session=<token>; HttpOnly; SameSite=Strict; Path=/` (and `Secure` as `--secure-cookie` says)", body = SessionCreatedDoc),
         (status = 400, description = "`malformed`: not a request", body = ErrorBodyDoc),
         (status = 401, description = "`bad_credentials`: a wrong name or password", body = ErrorBodyDoc),
+        (status = 403, description = "`suspended`: an admin suspended the account; the message says until when (or that it is for good) and why", body = ErrorBodyDoc),
     ),
 )]
 async fn login(
@@ -270,7 +276,7 @@ async fn list_sessions(
 }
 
 /// Clears the browser's cookie (after a log-out or a revocation of all sessions).
-fn cleared(shared: &Shared) -> Response {
+pub(super) fn cleared(shared: &Shared) -> Response {
     let mut response = StatusCode::NO_CONTENT.into_response();
     if let Some(v) = session_cookie(shared, None) {
         response.headers_mut().insert(header::SET_COOKIE, v);

@@ -1,5 +1,5 @@
 //! HTTP routes: match creation ([`matches`]), a match's history for its players and spectators
-//! ([`history`]), accounts ([`accounts`]), lobbies ([`lobbies`]), health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
+//! ([`history`]), accounts ([`accounts`]), a player's own account and reports ([`me`]), lobbies ([`lobbies`]), health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
 //! Every refusal is an [`ApiError`] with the JSON error body; the extractors every handler shares
 //! (a JSON body, a match or lobby id) are in [`extract`], the refusals several routes document
 //! alike in [`refusals`], and the document itself in [`openapi`].
@@ -11,6 +11,7 @@ pub mod extract;
 pub mod history;
 pub mod lobbies;
 pub mod matches;
+pub mod me;
 pub mod metrics;
 pub mod openapi;
 pub mod refusals;
@@ -66,9 +67,16 @@ async fn nosniff(mut res: Response) -> Response {
 pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::Kind> {
     use crate::limits::Kind;
     match (method, path) {
-        (&Method::POST, "/api/accounts" | "/api/accounts/guest" | "/api/sessions") => {
-            Some(Kind::Account)
-        }
+        (
+            &Method::POST,
+            "/api/accounts"
+            | "/api/accounts/guest"
+            | "/api/sessions"
+            | "/api/password-resets"
+            | "/api/reports",
+        )
+        | (&Method::PUT, "/api/me/password")
+        | (&Method::DELETE, "/api/me") => Some(Kind::Account),
         (&Method::POST, p) if p.starts_with("/api/lobbies") => Some(Kind::Lobby),
         (&Method::POST, "/api/matches") => Some(Kind::Match),
         (&Method::GET, p) if is_history(p) => Some(Kind::History),
@@ -126,6 +134,7 @@ pub fn api_routes() -> Routes {
         .routes(routes!(history::chat))
         .nest("/api/admin", admin::router())
         .merge(accounts::router())
+        .merge(me::router())
         .merge(lobbies::router())
         .routes(routes!(ws_upgrade))
 }

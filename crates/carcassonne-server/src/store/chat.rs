@@ -31,10 +31,11 @@ fn millis(at: DateTime<Utc>) -> u64 {
     u64::try_from(at.timestamp_millis()).unwrap_or(0)
 }
 
-fn sqlite_line(r: &SqliteRow) -> Result<ChatLine, StoreError> {
+pub(super) fn sqlite_line(r: &SqliteRow) -> Result<ChatLine, StoreError> {
     let seat: Option<i64> = r.try_get("seat")?;
     let at: DateTime<Utc> = r.try_get("at")?;
     Ok(ChatLine {
+        id: r.try_get("id").ok(),
         match_id: uuid(r.try_get("match_id")?)?,
         lobby_id: uuid(r.try_get("lobby_id")?)?,
         channel: channel(r.try_get("channel")?)?,
@@ -48,10 +49,11 @@ fn sqlite_line(r: &SqliteRow) -> Result<ChatLine, StoreError> {
     })
 }
 
-fn pg_line(r: &PgRow) -> Result<ChatLine, StoreError> {
+pub(super) fn pg_line(r: &PgRow) -> Result<ChatLine, StoreError> {
     let seat: Option<i16> = r.try_get("seat")?;
     let at: DateTime<Utc> = r.try_get("at")?;
     Ok(ChatLine {
+        id: r.try_get("id").ok(),
         match_id: r.try_get("match_id")?,
         lobby_id: r.try_get("lobby_id")?,
         channel: channel(r.try_get("channel")?)?,
@@ -70,10 +72,10 @@ impl SqliteStore {
         &self,
         c: &ChatLine,
         at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
+    ) -> Result<i64, StoreError> {
+        let id = sqlx::query_scalar(
             "INSERT INTO chat (match_id, lobby_id, channel, seat, account_id, name, text, at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
         )
         .bind(c.match_id.map(|i| i.to_string()))
         .bind(c.lobby_id.map(|i| i.to_string()))
@@ -83,9 +85,10 @@ impl SqliteStore {
         .bind(&c.from.name)
         .bind(&c.text)
         .bind(at)
-        .execute(&self.write)
+        .fetch_one(&self.write)
         .await?;
-        self.sync().await
+        self.sync().await?;
+        Ok(id)
     }
 
     pub(super) async fn match_chat(
@@ -136,10 +139,10 @@ impl PgStore {
         &self,
         c: &ChatLine,
         at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
+    ) -> Result<i64, StoreError> {
+        let id = sqlx::query_scalar(
             "INSERT INTO chat (match_id, lobby_id, channel, seat, account_id, name, text, at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
         )
         .bind(c.match_id)
         .bind(c.lobby_id)
@@ -149,9 +152,9 @@ impl PgStore {
         .bind(&c.from.name)
         .bind(&c.text)
         .bind(at)
-        .execute(&self.pool)
+        .fetch_one(&self.pool)
         .await?;
-        Ok(())
+        Ok(id)
     }
 
     pub(super) async fn match_chat(
@@ -201,8 +204,8 @@ impl PgStore {
 // The store's chat, by dialect.
 
 impl Store {
-    /// Stores a chat message (its `at` is the time given, in milliseconds on the wire).
-    pub async fn insert_chat(&self, c: &ChatLine, at: DateTime<Utc>) -> Result<(), StoreError> {
+    /// Stores a chat message (its `at` is the time given, in milliseconds on the wire); its id.
+    pub async fn insert_chat(&self, c: &ChatLine, at: DateTime<Utc>) -> Result<i64, StoreError> {
         match self {
             Store::Sqlite(s) => s.insert_chat(c, at).await,
             Store::Postgres(p) => p.insert_chat(c, at).await,

@@ -5,7 +5,8 @@
 //! path. This file holds the row types and the [`Store`] methods, each dispatching to the
 //! dialect. The SQL is split by domain, each file with both dialects side by side and one
 //! row-mapping function per row type and dialect: [`matches`], [`accounts`], [`lobbies`],
-//! [`chat`], [`admin`]. The infrastructure has its own files: connections and migrations
+//! [`chat`], [`admin`], [`lifecycle`] (an account's life: password, reset links, deletion,
+//! suspension), [`moderation`] (reports, a chat line removed). The infrastructure has its own files: connections and migrations
 //! ([`sqlite`], [`postgres`]), the group writers ([`sqlite_writer`], [`pg_writer`]), the
 //! SQLite writer's durability ([`sqlite_sync`]) and cluster mode's ownership leases, Postgres
 //! only ([`leases`]).
@@ -18,8 +19,10 @@ pub mod admin;
 pub mod backup;
 pub mod chat;
 pub mod leases;
+pub mod lifecycle;
 mod lobbies;
 mod matches;
+pub mod moderation;
 mod pg_writer;
 pub mod postgres;
 mod retention;

@@ -90,7 +90,7 @@ async fn ready_and_start(host: &Page, guest: &Page) {
 }
 
 /// The player to move places the first legal placement by clicking, then passes the meeple.
-async fn click_first_legal(p: &Page) {
+pub(crate) async fn click_first_legal(p: &Page) {
     let d = p
         .eval("window.carcassonne.view.decisions.find(d => d.type === 'place_tile')")
         .await;

@@ -11,7 +11,9 @@
 //! the host starts and both play their seat by clicking; a bot seat is added and removed; a private
 //! lobby and its match need the invite code; a spectator watches from the list; two players chat
 //! at the table; the end of a game names the winner and splits each score by kind, for a player
-//! and a late spectator; every page runs clean under the Content-Security-Policy. Each test saves a
+//! and a late spectator; "My games" follows the turn live, a password change signs another
+//! device out, and the console's moderation screen removes a reported line, resolves the report,
+//! suspends and lifts an account and hands out a reset link whose page sets a password; every page runs clean under the Content-Security-Policy. Each test saves a
 //! screenshot under `target/browser-tests/`. Without Chromium the tests are skipped with a notice
 //! (and fail with `CI=true`).
 //!
@@ -21,6 +23,7 @@ mod cdp;
 mod clicks;
 mod harness;
 
+mod account;
 mod admin;
 mod chat;
 mod clocks;

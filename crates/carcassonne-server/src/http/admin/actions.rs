@@ -58,7 +58,7 @@ pub(super) async fn abort(
 
 /// The body of an admin action: the shared extractor's refusals (413, 415, 400), a `malformed`
 /// one naming `what` the body should have been.
-fn body_of<T>(body: Result<ApiJson<T>, ApiError>, what: &str) -> Result<T, ApiError> {
+pub(super) fn body_of<T>(body: Result<ApiJson<T>, ApiError>, what: &str) -> Result<T, ApiError> {
     body.map(|ApiJson(req)| req).map_err(|mut e| {
         if e.body.code == ErrorCode::Malformed {
             e.body.message = format!("not {what}: {}", e.body.message);

@@ -43,12 +43,12 @@ pub(super) fn parse_player(raw: &str) -> Result<PlayerFilter, ApiError> {
 
 /// The keyset cursor of a page: `<created_at in ns since the epoch>_<match id>` of its last
 /// match (URL-safe, opaque to clients).
-pub(super) fn encode_cursor(row: &MatchListRow) -> Option<String> {
+pub(in crate::http) fn encode_cursor(row: &MatchListRow) -> Option<String> {
     let ns = row.created_at.timestamp_nanos_opt()?;
     Some(format!("{ns}_{}", row.id.simple()))
 }
 
-pub(super) fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
+pub(in crate::http) fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
     let bad = || ApiError::malformed("not a cursor of this list");
     let (ns, id) = c.split_once('_').ok_or_else(bad)?;
     let ns: i64 = ns.parse().map_err(|_| bad())?;

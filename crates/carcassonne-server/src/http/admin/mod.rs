@@ -6,13 +6,15 @@
 //!
 //! One file per job: [`matches`] (list, summary), [`history`] (log, chat, state at a seq),
 //! [`secrets`] (secrets and scenario of a match that is over), [`audit`] (the trail, written and
-//! read), [`actions`] (abort, away, the admin role); this file holds the router, the [`Admin`]
+//! read), [`actions`] (abort, away, the admin role), [`moderation`] (accounts' standing and
+//! suspensions, reset links, chat removal, reports); this file holds the router, the [`Admin`]
 //! extractor, the helpers they share and the stats.
 
 mod actions;
 mod audit;
 mod history;
 mod matches;
+mod moderation;
 mod secrets;
 
 use super::error::ApiError;
@@ -58,7 +60,16 @@ pub fn router() -> Routes {
         .routes(routes!(audit::actions))
         .routes(routes!(stats))
         .routes(routes!(actions::set_role))
+        .routes(routes!(moderation::account))
+        .routes(routes!(moderation::suspend, moderation::unsuspend))
+        .routes(routes!(moderation::password_reset))
+        .routes(routes!(moderation::remove_chat))
+        .routes(routes!(moderation::reports))
+        .routes(routes!(moderation::resolve))
 }
+
+pub(in crate::http) use matches::{decode_cursor, encode_cursor};
+pub(in crate::http) use moderation::mark_seats_away;
 
 /// Proof that the request may use the admin API: `Authorization: Bearer <admin token>`, or the
 /// session (bearer or `session` cookie) of an account with the admin role. Every admin route
@@ -148,7 +159,7 @@ pub(in crate::http) fn page_limit(
     }
 }
 
-fn time(t: DateTime<Utc>) -> String {
+pub(in crate::http) fn time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
@@ -243,7 +254,7 @@ fn summary_of(row: &MatchListRow, seats: &[&SeatInfo]) -> Result<AdminMatchSumma
     })
 }
 
-async fn summaries(
+pub(in crate::http) async fn summaries(
     shared: &Shared,
     rows: &[MatchListRow],
 ) -> Result<Vec<AdminMatchSummary>, ApiError> {
