@@ -12,7 +12,8 @@
 //!   `opened + timeout`, the match's decision timeout, clock or not (`server:deadline:<seq>`);
 //! - with a game clock, the active player's decisions: when their bank runs out, `running_since
 //!   + remaining` (`server:clock:<seq>`); the player is then marked away;
-//! - with a game clock, every decision of a player marked away: at once (`server:away:<seq>`).
+//! - every decision of a player marked away (by their clock running out, an admin, or their
+//!   account's suspension or deletion): at once (`server:away:<seq>`), clock or not.
 //!
 //! Game clocks: only the active player's clock runs, and only while they have a decision open;
 //! a non-active player's decision keeps its decision timeout and costs no clock time. The time
@@ -238,7 +239,7 @@ impl Deadlines {
         if o.stalled {
             return None;
         }
-        if self.settings.is_some() && self.away.contains(&o.player) {
+        if self.away.contains(&o.player) {
             return Some((o.opened, Why::Away));
         }
         if o.player != self.active {
@@ -566,17 +567,18 @@ mod tests {
         assert!(dl.away_wire().is_empty());
     }
 
-    /// Without a clock: no clock entries, the active player never falls due, and an away mark
-    /// (an admin's) changes nothing.
+    /// Without a clock: no clock entries and the active player never falls due, unless marked
+    /// away (an admin's mark, a suspended or deleted account): then at once.
     #[test]
     fn no_clock_no_flag() {
         let mut dl = Deadlines::new(T);
         dl.set_clock(None, 2);
-        dl.set_away(0, true);
         dl.sync([(d(0), 0)], 0, 1, 0, Origin::Start);
         assert!(dl.clocks_wire().is_empty());
         assert_eq!(dl.next_due(), None);
         assert!(!dl.has_clock());
+        dl.set_away(0, true);
+        assert_eq!(dl.first_due(0), Some((d(0), Why::Away)));
     }
 
     /// A replay of the same log (times and origins) gives the same clocks, flag and view marks,

@@ -533,7 +533,8 @@ async fn abort_and_away_are_audited_and_abort_survives_a_restart(db: &TestDb) {
     let s: AdminMatchSummary =
         admin_ok(&server, "POST", &format!("/api/admin/matches/{id}/abort")).await;
     assert_eq!(s.status, MatchStatus::Aborted);
-    assert_eq!(s.seq, 2);
+    // The away marks had the server play the marked players' turns (no clock needed).
+    assert!(s.seq > 2, "nothing played for the away players: seq {}", s.seq);
     let is_aborted =
         |m: &ServerMessage| matches!(m, ServerMessage::Error(b) if b.code == ErrorCode::Aborted);
     spectator.conn.wait_for(is_aborted).await.expect("told");

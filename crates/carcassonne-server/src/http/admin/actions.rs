@@ -113,9 +113,8 @@ pub(super) async fn abort_match(shared: &Shared, id: Uuid) -> Result<Seq, ApiErr
 }
 
 /// `POST /matches/{id}/away` `{"seat": n, "away": true|false}`: marks the seat's player away
-/// (or back), stored with the time. In a match with a game clock the server then plays every
-/// decision of an away player at once (a command from their seat brings them back); without a
-/// clock the mark is only recorded. Answers the match's summary.
+/// (or back), stored with the time. The server then plays every decision of an away player at
+/// once, clock or not (a command from their seat brings them back). Answers the match's summary.
 #[utoipa::path(
     operation_id = "admin_away",
     post, path = "/matches/{id}/away", tag = "admin",
