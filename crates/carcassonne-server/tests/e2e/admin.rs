@@ -534,7 +534,12 @@ async fn abort_and_away_are_audited_and_abort_survives_a_restart(db: &TestDb) {
         admin_ok(&server, "POST", &format!("/api/admin/matches/{id}/abort")).await;
     assert_eq!(s.status, MatchStatus::Aborted);
     // The away marks had the server play the marked players' turns (no clock needed).
-    assert!(s.seq > 2, "nothing played for the away players: seq {}", s.seq);
+    assert!(
+        s.seq > 2,
+        "nothing played for the away players: seq {}",
+        s.seq
+    );
+    let aborted_at = s.seq;
     let is_aborted =
         |m: &ServerMessage| matches!(m, ServerMessage::Error(b) if b.code == ErrorCode::Aborted);
     spectator.conn.wait_for(is_aborted).await.expect("told");
@@ -600,7 +605,7 @@ async fn abort_and_away_are_audited_and_abort_survives_a_restart(db: &TestDb) {
             ("away", "ok"),
         ]
     );
-    assert_eq!(a.actions[3].detail["seq"], 2);
+    assert_eq!(a.actions[3].detail["seq"], aborted_at);
     assert_eq!(
         a.actions[5].detail,
         serde_json::json!({"seat": 0, "away": true})
