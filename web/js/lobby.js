@@ -235,7 +235,7 @@ function showList() {
       join.setAttribute('aria-label', `Join ${l.name}`);
       return h('tr', { 'data-lobby': l.id }, [
         h('td', {}, [l.name]),
-        h('td', {}, [modulesWords(l.modules)]),
+        h('td', {}, [modulesWords(l.modules) + (l.rated ? ' · rated' : '')]),
         h('td', {}, [`${taken} / ${l.seats.length}`]),
         h('td', {}, [clockWords(l.clock)]),
         h('td', {}, [join]),
@@ -280,6 +280,7 @@ function showList() {
       meeples: meeples ? Number(meeples) : null,
       clock: bank ? { bank_ms: bank, increment_ms: increment ?? 0 } : null,
       public: !priv.checked,
+      rated: checked('new-rated'),
     };
     attempt(async () => {
       /** @type {LobbyState} */
@@ -374,7 +375,7 @@ async function showRoom(me, id, code) {
     const host = l.host === me.id;
     document.title = `${l.name} — Carcassonne lobby`;
     $('room-name').textContent = l.name;
-    $('room-about').textContent = `${modulesWords(l.modules)} · ${clockWords(l.clock)}${l.meeples ? ` · ${l.meeples} meeples` : ''} · ${l.public ? 'public' : 'private'}`;
+    $('room-about').textContent = `${modulesWords(l.modules)} · ${clockWords(l.clock)}${l.meeples ? ` · ${l.meeples} meeples` : ''} · ${l.public ? 'public' : 'private'}${l.rated ? ' · rated' : ''}`;
     const invite = $('room-invite');
     invite.hidden = !l.invite_code;
     if (l.invite_code) {

@@ -192,6 +192,17 @@ export type MatchCreated = {
   seats: SeatToken[];
 };
 
+/** The answers of the ratings API and of a finished match's replay, gathered in one schema file (`proto/ratings.schema.json`). */
+export type RatingsApi = ({
+  Leaderboard: Leaderboard;
+} | {
+  PlayerProfile: PlayerProfile;
+} | {
+  MatchReplay: MatchReplay;
+} | {
+  RecomputeReport: RecomputeReport;
+});
+
 export type Scenario = {
   description?: string;
   expect?: Expect;
@@ -423,6 +434,8 @@ export type CreateLobby = {
   name: string;
   /** Listed and open to all (default), or private: joined and watched with the invite code. */
   public?: boolean;
+  /** The match's result changes its players' ratings (default: not rated). A rated lobby is public, and seats registered accounts only: no guest, no bot. */
+  rated?: boolean;
   /** 2 to 6. */
   seats: number;
 };
@@ -651,6 +664,9 @@ export type Expect = {
   view?: unknown;
 };
 
+/** The configuration families that are rated apart: a duel plays otherwise than a table of five. */
+export type Family = ("duel" | "multi");
+
 /** The four kinds of feature a meeple can stand on. */
 export type FeatureKind = "road" | "city" | "field" | "monastery";
 
@@ -675,6 +691,30 @@ export type LargeCity = {
   open: unknown[][];
   /** The printed squares, sorted by `(x, y)`. */
   squares: Pos[];
+};
+
+/** `GET /api/ratings?family=…`: a page of one family's leaderboard, best first. */
+export type Leaderboard = {
+  entries: LeaderboardEntry[];
+  family: Family;
+  /** The `offset` of the next page, when there is one. */
+  next_offset?: number | null;
+};
+
+/** A line of the leaderboard. */
+export type LeaderboardEntry = {
+  family: Family;
+  /** Rated matches played in this family. */
+  games: number;
+  mu: number;
+  name: string;
+  /** Fewer rated matches than [`PROVISIONAL_GAMES`]: the estimate is still rough. */
+  provisional: boolean;
+  /** 1 for the best rating of the family. */
+  rank: number;
+  /** The conservative estimate `mu - 3 sigma` that ranks players. */
+  rating: number;
+  sigma: number;
 };
 
 /** `GET /api/lobbies`: open public lobbies and running public matches. */
@@ -719,6 +759,8 @@ export type LobbyState = {
   modules: LobbyModules;
   name: string;
   public: boolean;
+  /** Its match is rated (see [`CreateLobby::rated`]). */
+  rated?: boolean;
   seats: LobbySeat[];
   status: LobbyStatus;
   /** Bumped on every change. */
@@ -788,6 +830,19 @@ export type MatchLog = {
   before?: number | null;
   entries: LogEntry[];
   match_id: string;
+};
+
+/** `GET /api/matches/{id}/replay?seq=N`: a finished match at seq N, for stepping through it. */
+export type MatchReplay = {
+  /** The match's last seq (its end). */
+  last_seq: number;
+  match_id: string;
+  /** Every player's score after each seq, from 0 to `last_seq`: `scores[seq][seat]`. */
+  scores: number[][];
+  /** What happened at seq N. */
+  step: ReplayStep;
+  /** The public view after seq N. */
+  view: MatchView;
 };
 
 /** Where a match stands. */
@@ -943,6 +998,15 @@ export type Placement = {
   rotations: Rotation[];
 };
 
+/** `GET /api/players/{name}`: a registered player's ratings and their history, newest first. */
+export type PlayerProfile = {
+  /** The most recent rated matches (at most 50), newest first. */
+  history: RatingChange[];
+  name: string;
+  /** One per family the player has played rated matches in. */
+  ratings: RatingView[];
+};
+
 export type PlayerView = {
   colour: Colour;
   /** Meeples in the supply. */
@@ -971,6 +1035,62 @@ export type Print = ({
   coat: boolean;
   kind: "city";
 });
+
+/** One seat of a rated match, as its result was recorded. */
+export type RatedSeat = {
+  name: string;
+  /** 1 for the winner; tied players share a place. */
+  place: number;
+  /** Final points. */
+  score: number;
+};
+
+/** One rated match in a player's history: the result and what it did to the player's rating. */
+export type RatingChange = {
+  after: number;
+  /** The player's rating (`mu - 3 sigma`) before and after. */
+  before: number;
+  /** When the match ended (RFC 3339). */
+  ended_at: string;
+  family: Family;
+  match_id: string;
+  /** The player's place. */
+  place: number;
+  /** Every seat, in seat order. */
+  seats: RatedSeat[];
+};
+
+/** One account's rating in one family. */
+export type RatingView = {
+  family: Family;
+  /** Rated matches played in this family. */
+  games: number;
+  mu: number;
+  /** Fewer rated matches than [`PROVISIONAL_GAMES`]: the estimate is still rough. */
+  provisional: boolean;
+  /** The conservative estimate `mu - 3 sigma` that ranks players. */
+  rating: number;
+  sigma: number;
+};
+
+/** `POST /api/admin/ratings/recompute`: every rating computed again from the recorded results of the rated matches, in the order they were rated. */
+export type RecomputeReport = {
+  /** Ratings whose stored value differed from the recomputed one (0 when the store was consistent). */
+  changed: number;
+  /** Rated matches replayed. */
+  matches: number;
+  /** Ratings (account and family) written. */
+  ratings: number;
+};
+
+/** One step of a replay: the public events of the command at `seq` (the opening's at 0). */
+export type ReplayStep = {
+  by_server?: (ServerMove | null);
+  events: Event[];
+  /** The seat whose command it was (none for the opening). */
+  seat?: number | null;
+  seq: number;
+};
 
 /** Clockwise rotation of a tile in degrees. */
 export type Rotation = 0 | 90 | 180 | 270;

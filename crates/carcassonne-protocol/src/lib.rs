@@ -14,7 +14,8 @@
 //! - [`close`]: the WebSocket close codes of the server's own.
 //! - REST bodies: [`create_match`] (`POST /api/matches`), [`account`] (accounts and sessions),
 //!   [`lobby`] (lobbies), [`admin`] (the admin API's answers), [`history`] (a match's log and
-//!   chat for its players and spectators, who made a move: [`ServerMove`]).
+//!   chat for its players and spectators, who made a move: [`ServerMove`]), [`ratings`]
+//!   (the leaderboard, player profiles, a finished match's replay).
 //! - [`diff`]: the JSON Patch from one view to the next, over the typed view (with the private
 //!   `json` writer, which writes a value's JSON without building a `serde_json::Value`).
 //! - [`schema`]: the JSON Schemas in `proto/` ([`json_schemas`], [`schema_file_text`]).
@@ -32,6 +33,7 @@ pub mod error;
 pub mod history;
 mod json;
 pub mod lobby;
+pub mod ratings;
 pub mod schema;
 pub mod server_message;
 pub mod view;
@@ -47,6 +49,10 @@ pub use history::{LogEntry, MatchChat, MatchLog, ServerMove, Whoami};
 pub use lobby::{
     BotChoice, BotLevel, CreateLobby, JoinLobby, LobbyList, LobbyModules, LobbySeat, LobbyStarted,
     LobbyState, LobbyStatus, Occupant, PickColour, SeatChoice, SetReady, WatchableMatch,
+};
+pub use ratings::{
+    Family, Leaderboard, LeaderboardEntry, MatchReplay, PROVISIONAL_GAMES, PlayerProfile,
+    RatedSeat, RatingChange, RatingView, RecomputeReport, ReplayStep,
 };
 pub use schema::{json_schemas, schema_file_text};
 pub use server_message::{PatchOp, ServerMessage};

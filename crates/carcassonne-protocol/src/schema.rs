@@ -85,6 +85,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         ("accounts.schema.json", schemars::schema_for!(AccountsApi)),
         ("history.schema.json", schemars::schema_for!(HistoryApi)),
         ("lobbies.schema.json", schemars::schema_for!(LobbiesApi)),
+        ("ratings.schema.json", schemars::schema_for!(RatingsApi)),
     ]
 }
 
@@ -122,6 +123,17 @@ enum LobbiesApi {
     LobbyState(LobbyState),
     LobbyList(LobbyList),
     LobbyStarted(LobbyStarted),
+}
+
+/// The answers of the ratings API and of a finished match's replay, gathered in one schema file
+/// (`proto/ratings.schema.json`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum RatingsApi {
+    Leaderboard(crate::Leaderboard),
+    PlayerProfile(crate::PlayerProfile),
+    MatchReplay(crate::MatchReplay),
+    RecomputeReport(crate::RecomputeReport),
 }
 
 /// The text of a schema file as checked in: pretty JSON with a final newline, so that diffs of

@@ -355,6 +355,7 @@ impl Actor {
             }
             if batch.finished {
                 info!(seq = last_seq, "match finished");
+                self.registry.ended(self.id);
             }
             if let (Some(due), ActorState::Ready(loaded)) = (wake, &mut self.state) {
                 loaded.stored_wake = due;

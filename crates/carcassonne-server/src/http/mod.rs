@@ -1,5 +1,5 @@
 //! HTTP routes: match creation ([`matches`]), a match's history for its players and spectators
-//! ([`history`]), accounts ([`accounts`]), lobbies ([`lobbies`]), health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
+//! ([`history`]) and a finished match's replay ([`replay`]), ratings ([`ratings`]), accounts ([`accounts`]), lobbies ([`lobbies`]), health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
 //! Every refusal is an [`ApiError`] with the JSON error body; the extractors every handler shares
 //! (a JSON body, a match or lobby id) are in [`extract`], the refusals several routes document
 //! alike in [`refusals`], and the document itself in [`openapi`].
@@ -13,7 +13,9 @@ pub mod lobbies;
 pub mod matches;
 pub mod metrics;
 pub mod openapi;
+pub mod ratings;
 pub mod refusals;
+pub mod replay;
 
 pub use error::ApiError;
 
@@ -76,12 +78,12 @@ pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::K
     }
 }
 
-/// A match's history (`/api/matches/{id}/log` or `/chat`): reads of the store that anyone may
+/// A match's history (`/api/matches/{id}/log`, `/chat` or `/replay`): reads of the store that anyone may
 /// make, so limited like the routes that create something.
 fn is_history(path: &str) -> bool {
     path.strip_prefix("/api/matches/")
         .and_then(|rest| rest.split_once('/'))
-        .is_some_and(|(id, tail)| !id.contains('/') && (tail == "log" || tail == "chat"))
+        .is_some_and(|(id, tail)| !id.contains('/') && matches!(tail, "log" | "chat" | "replay"))
 }
 
 /// Every request's client address ([`client_addr`]: the peer, or behind a trusted proxy the
@@ -124,6 +126,10 @@ pub fn api_routes() -> Routes {
         .routes(routes!(matches::create_match))
         .routes(routes!(history::log))
         .routes(routes!(history::chat))
+        .routes(routes!(replay::replay))
+        .routes(routes!(ratings::leaderboard))
+        .routes(routes!(ratings::profile))
+        .routes(routes!(ratings::recompute))
         .nest("/api/admin", admin::router())
         .merge(accounts::router())
         .merge(lobbies::router())

@@ -110,6 +110,10 @@ bodies!(
     WhoamiDoc = protocol::Whoami,
     MatchLogDoc = protocol::MatchLog,
     MatchChatDoc = protocol::MatchChat,
+    MatchReplayDoc = protocol::MatchReplay,
+    LeaderboardDoc = protocol::Leaderboard,
+    PlayerProfileDoc = protocol::PlayerProfile,
+    RecomputeReportDoc = protocol::RecomputeReport,
     CreateLobbyDoc = protocol::CreateLobby,
     JoinLobbyDoc = protocol::JoinLobby,
     PickColourDoc = protocol::PickColour,
@@ -259,6 +263,7 @@ impl Modify for Security {
         (name = "matches", description = "Matches created directly, with seat tokens"),
         (name = "accounts", description = "Guest and registered accounts, sessions"),
         (name = "lobbies", description = "Lobbies: find players, choose the options, start a match"),
+        (name = "ratings", description = "Ratings: the leaderboards and player profiles"),
         (name = "admin", description = "The admin API: match logs, state, secrets, actions (audited)"),
         (name = "websocket", description = "The WebSocket upgrade; the messages are in proto/*.schema.json"),
     )

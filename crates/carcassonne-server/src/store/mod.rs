@@ -5,7 +5,7 @@
 //! path. This file holds the row types and the [`Store`] methods, each dispatching to the
 //! dialect. The SQL is split by domain, each file with both dialects side by side and one
 //! row-mapping function per row type and dialect: [`matches`], [`accounts`], [`lobbies`],
-//! [`chat`], [`admin`]. The infrastructure has its own files: connections and migrations
+//! [`chat`], [`admin`], [`ratings`]. The infrastructure has its own files: connections and migrations
 //! ([`sqlite`], [`postgres`]), the group writers ([`sqlite_writer`], [`pg_writer`]), the
 //! SQLite writer's durability ([`sqlite_sync`]) and cluster mode's ownership leases, Postgres
 //! only ([`leases`]).
@@ -22,6 +22,7 @@ mod lobbies;
 mod matches;
 mod pg_writer;
 pub mod postgres;
+pub mod ratings;
 mod retention;
 pub mod sqlite;
 pub mod sqlite_sync;

@@ -33,5 +33,6 @@ mod history;
 mod lobby;
 mod messages;
 mod play;
+mod records;
 mod spectator;
 mod start;

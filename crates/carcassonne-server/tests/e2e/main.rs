@@ -32,6 +32,7 @@ mod migrations;
 mod openapi;
 mod outside;
 mod proxies;
+mod ratings;
 mod readiness;
 mod resources;
 mod retention;
