@@ -37,3 +37,12 @@ CREATE TABLE ratings (
 );
 
 CREATE INDEX ratings_board ON ratings (family, rating DESC, account_id);
+
+-- An account's webhook for your-turn notices: where to post and the HMAC-SHA256 key that signs
+-- each payload (kept as given, since the server signs with it; the player sees it once).
+CREATE TABLE webhooks (
+    account_id TEXT PRIMARY KEY,
+    url        TEXT NOT NULL,
+    secret     TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);

@@ -86,6 +86,7 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
         ("history.schema.json", schemars::schema_for!(HistoryApi)),
         ("lobbies.schema.json", schemars::schema_for!(LobbiesApi)),
         ("ratings.schema.json", schemars::schema_for!(RatingsApi)),
+        ("webhooks.schema.json", schemars::schema_for!(WebhooksApi)),
     ]
 }
 
@@ -134,6 +135,17 @@ enum RatingsApi {
     PlayerProfile(crate::PlayerProfile),
     MatchReplay(crate::MatchReplay),
     RecomputeReport(crate::RecomputeReport),
+}
+
+/// An account's webhook and the notices posted to it, gathered in one schema file
+/// (`proto/webhooks.schema.json`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum WebhooksApi {
+    SetWebhook(crate::SetWebhook),
+    WebhookCreated(crate::WebhookCreated),
+    WebhookInfo(crate::WebhookInfo),
+    TurnNotice(crate::TurnNotice),
 }
 
 /// The text of a schema file as checked in: pretty JSON with a final newline, so that diffs of

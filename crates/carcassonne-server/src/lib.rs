@@ -17,7 +17,7 @@
 //! - [`chat`]: chat rooms and their fan-out, apart from the actors; [`limits`]: the rate limits
 //!   per connection and per address; [`accounts`]: names, argon2id passwords, sessions;
 //!   [`newmatch`]: a new match's rows and seat tokens; [`ratings`]: the rating task and its
-//!   arithmetic.
+//!   arithmetic; [`webhooks`]: your-turn notices posted to the accounts' webhooks.
 //! - [`outbox`]: a connection's bounded outgoing queue, as actors see it; [`meters`]: the
 //!   Prometheus metrics behind `GET /metrics` (with [`process_metrics`]: the `process_*` and
 //!   build-info series); [`telemetry`]: logging setup.
@@ -57,6 +57,7 @@ pub mod telemetry;
 pub mod tokens;
 pub mod web;
 pub mod web_encoding;
+pub mod webhooks;
 pub mod wire;
 
 pub use config::{Config, LogFormat};

@@ -391,6 +391,17 @@ impl Actor {
                 }
             }
         }
+        // Who a decision waits for now, for the your-turn notices (a finished match: no one).
+        let seq = loaded.seq;
+        let views = &loaded.views;
+        let match_id = self.id;
+        self.registry.turn(|| {
+            Some(crate::webhooks::TurnState {
+                match_id,
+                seq,
+                waiting: views.waiting()?,
+            })
+        });
         if poisoned {
             Box::pin(self.reload()).await;
         }

@@ -38,6 +38,8 @@ pub struct Registry {
     cluster: OnceLock<Arc<crate::cluster::Cluster>>,
     /// The rating task, told of every match that ends here.
     ratings: OnceLock<crate::ratings::Ratings>,
+    /// The your-turn notice task, told of every match's waiting seats after each batch.
+    notices: OnceLock<crate::webhooks::Notices>,
 }
 
 /// Matches waiting in the waker's queue before an idle match with a far deadline must stay in
@@ -92,6 +94,7 @@ impl Registry {
             waker,
             cluster: OnceLock::new(),
             ratings: OnceLock::new(),
+            notices: OnceLock::new(),
         });
         tokio::spawn(wake_matches(Arc::downgrade(&registry), wake_rx));
         registry
@@ -111,6 +114,20 @@ impl Registry {
     pub(super) fn ended(&self, id: Uuid) {
         if let Some(r) = self.ratings.get() {
             r.ended(id);
+        }
+    }
+
+    /// Tells the notice task of every match's waiting seats from now on (set once, at start).
+    pub fn set_notices(&self, notices: crate::webhooks::Notices) {
+        let _ = self.notices.set(notices);
+    }
+
+    /// A batch was committed: who a decision waits for now (never waits).
+    pub(super) fn turn(&self, state: impl FnOnce() -> Option<crate::webhooks::TurnState>) {
+        if let Some(n) = self.notices.get()
+            && let Some(s) = state()
+        {
+            n.turn(s);
         }
     }
 

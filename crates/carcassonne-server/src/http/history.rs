@@ -72,7 +72,11 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// The asker's seat in the match and whether they may watch it (403 `invite_required` when not).
-pub(super) async fn reader(shared: &Shared, headers: &HeaderMap, id: Uuid) -> Result<Reader, ApiError> {
+pub(super) async fn reader(
+    shared: &Shared,
+    headers: &HeaderMap,
+    id: Uuid,
+) -> Result<Reader, ApiError> {
     let row = load_row(shared, id).await?;
     let mut seat = None;
     if let Some(token) = header(headers, SEAT_TOKEN_HEADER)

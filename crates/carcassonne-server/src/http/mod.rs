@@ -1,5 +1,5 @@
 //! HTTP routes: match creation ([`matches`]), a match's history for its players and spectators
-//! ([`history`]) and a finished match's replay ([`replay`]), ratings ([`ratings`]), accounts ([`accounts`]), lobbies ([`lobbies`]), health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
+//! ([`history`]) and a finished match's replay ([`replay`]), ratings ([`ratings`]), an account's webhook ([`webhooks`]), accounts ([`accounts`]), lobbies ([`lobbies`]), health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
 //! Every refusal is an [`ApiError`] with the JSON error body; the extractors every handler shares
 //! (a JSON body, a match or lobby id) are in [`extract`], the refusals several routes document
 //! alike in [`refusals`], and the document itself in [`openapi`].
@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod ratings;
 pub mod refusals;
 pub mod replay;
+pub mod webhooks;
 
 pub use error::ApiError;
 
@@ -68,9 +69,8 @@ async fn nosniff(mut res: Response) -> Response {
 pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::Kind> {
     use crate::limits::Kind;
     match (method, path) {
-        (&Method::POST, "/api/accounts" | "/api/accounts/guest" | "/api/sessions") => {
-            Some(Kind::Account)
-        }
+        (&Method::POST, "/api/accounts" | "/api/accounts/guest" | "/api/sessions")
+        | (&Method::PUT, "/api/me/webhook") => Some(Kind::Account),
         (&Method::POST, p) if p.starts_with("/api/lobbies") => Some(Kind::Lobby),
         (&Method::POST, "/api/matches") => Some(Kind::Match),
         (&Method::GET, p) if is_history(p) => Some(Kind::History),
@@ -130,6 +130,11 @@ pub fn api_routes() -> Routes {
         .routes(routes!(ratings::leaderboard))
         .routes(routes!(ratings::profile))
         .routes(routes!(ratings::recompute))
+        .routes(routes!(
+            webhooks::set_webhook,
+            webhooks::get_webhook,
+            webhooks::delete_webhook
+        ))
         .nest("/api/admin", admin::router())
         .merge(accounts::router())
         .merge(lobbies::router())

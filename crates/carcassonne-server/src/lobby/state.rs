@@ -610,7 +610,11 @@ mod tests {
             "a guest joins no rated lobby"
         );
         assert_eq!(
-            code(apply(l.clone(), &h, Action::Bot(2, protocol::BotLevel::Easy))),
+            code(apply(
+                l.clone(),
+                &h,
+                Action::Bot(2, protocol::BotLevel::Easy)
+            )),
             ErrorCode::BadOption,
             "a rated lobby has no bots"
         );

@@ -176,7 +176,10 @@ mod tests {
         assert!(after[0].sigma < 25.0 / 3.0, "uncertainty shrinks");
         assert_eq!((after[0].games, after[1].games), (1, 1));
         let tie = rate(&[Rating::default(), Rating::default()], &[30, 30]);
-        assert_eq!(tie[0].mu, tie[1].mu, "a tie between equals moves neither apart");
+        assert_eq!(
+            tie[0].mu, tie[1].mu,
+            "a tie between equals moves neither apart"
+        );
     }
 
     #[test]

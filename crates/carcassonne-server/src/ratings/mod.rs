@@ -179,7 +179,9 @@ pub async fn rate(store: &Store, id: Uuid) -> Result<Option<Family>, RatingError
         Event::GameEnded { scores } => Some(scores),
         _ => None,
     }) else {
-        return Err(RatingError::Corrupt("a finished match without its end".into()));
+        return Err(RatingError::Corrupt(
+            "a finished match without its end".into(),
+        ));
     };
     if scores.len() != players.len() {
         return Err(RatingError::Corrupt("scores and seats differ".into()));
@@ -309,10 +311,7 @@ pub async fn recompute(store: &Store) -> Result<RecomputeReport, RatingError> {
         .iter()
         .filter(|(a, f, r)| stored.get(&(*a, *f)) != Some(r))
         .count()
-        + stored
-            .keys()
-            .filter(|k| !ratings.contains_key(k))
-            .count();
+        + stored.keys().filter(|k| !ratings.contains_key(k)).count();
     store.replace_ratings(&all).await?;
     Ok(RecomputeReport {
         matches: rows.len() as u64,

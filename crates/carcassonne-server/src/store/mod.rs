@@ -5,7 +5,7 @@
 //! path. This file holds the row types and the [`Store`] methods, each dispatching to the
 //! dialect. The SQL is split by domain, each file with both dialects side by side and one
 //! row-mapping function per row type and dialect: [`matches`], [`accounts`], [`lobbies`],
-//! [`chat`], [`admin`], [`ratings`]. The infrastructure has its own files: connections and migrations
+//! [`chat`], [`admin`], [`ratings`], [`webhooks`]. The infrastructure has its own files: connections and migrations
 //! ([`sqlite`], [`postgres`]), the group writers ([`sqlite_writer`], [`pg_writer`]), the
 //! SQLite writer's durability ([`sqlite_sync`]) and cluster mode's ownership leases, Postgres
 //! only ([`leases`]).
@@ -27,6 +27,7 @@ mod retention;
 pub mod sqlite;
 pub mod sqlite_sync;
 mod sqlite_writer;
+pub mod webhooks;
 
 pub use accounts::NewSession;
 pub use leases::{Fence, LeaseError, LeaseKey, LeaseKind, Leases};

@@ -219,12 +219,11 @@ impl SqliteStore {
     async fn registered_count(&self, ids: &[Uuid]) -> Result<usize, StoreError> {
         let mut n = 0;
         for id in ids {
-            let found: Option<i64> = sqlx::query_scalar(
-                "SELECT 1 FROM accounts WHERE id = ?1 AND kind = 'registered'",
-            )
-            .bind(id.to_string())
-            .fetch_optional(&self.read)
-            .await?;
+            let found: Option<i64> =
+                sqlx::query_scalar("SELECT 1 FROM accounts WHERE id = ?1 AND kind = 'registered'")
+                    .bind(id.to_string())
+                    .fetch_optional(&self.read)
+                    .await?;
             n += usize::from(found.is_some());
         }
         Ok(n)
@@ -358,7 +357,12 @@ impl SqliteStore {
         .fetch_all(&self.read)
         .await?
         .iter()
-        .map(|r| Ok((family(&r.try_get::<String, _>("family")?)?, sqlite_rating(r)?)))
+        .map(|r| {
+            Ok((
+                family(&r.try_get::<String, _>("family")?)?,
+                sqlite_rating(r)?,
+            ))
+        })
         .collect()
     }
 

@@ -54,7 +54,10 @@ async fn rated_match(players: &[&Client], seed: u64) -> Uuid {
         ) {}
         let seat = conn.take_seat(match_id).await.expect("seat");
         conn.subscribe(match_id, None).await.expect("subscribe");
-        seats.push((seat.seat, Follower::from_conn(conn, match_id, Some(seat.seat))));
+        seats.push((
+            seat.seat,
+            Follower::from_conn(conn, match_id, Some(seat.seat)),
+        ));
     }
     seats.sort_by_key(|(s, _)| *s);
     let mut seats: Vec<Follower> = seats.into_iter().map(|(_, f)| f).collect();
@@ -109,8 +112,11 @@ async fn the_leaderboard_and_a_profile_show_rated_matches() {
     p.screenshot("ratings-leaderboard").await;
 
     // A profile: the rating per family, the history with its replay link, the chart's line.
-    p.click(&format!("#leaders tr[data-name=\"{}\"] a", board.entries[0].name))
-        .await;
+    p.click(&format!(
+        "#leaders tr[data-name=\"{}\"] a",
+        board.entries[0].name
+    ))
+    .await;
     p.wait(
         &format!(
             "document.getElementById('p-name').textContent === {}",
@@ -124,16 +130,23 @@ async fn the_leaderboard_and_a_profile_show_rated_matches() {
         "the rated match in the history",
     )
     .await;
-    let duel = text_of(&p, "document.querySelector('#p-ratings tr[data-family=\"duel\"] .rating').textContent").await;
+    let duel = text_of(
+        &p,
+        "document.querySelector('#p-ratings tr[data-family=\"duel\"] .rating').textContent",
+    )
+    .await;
     assert_eq!(duel, format!("{:.1} ?", board.entries[0].rating.rating));
     assert_eq!(
-        p.eval("document.querySelectorAll('#p-chart path.line').length").await,
+        p.eval("document.querySelectorAll('#p-chart path.line').length")
+            .await,
         json!(1),
         "one family, one line"
     );
     p.screenshot("ratings-profile").await;
-    p.click(&format!("#p-history tr[data-match=\"{match_id}\"] a.replay-link"))
-        .await;
+    p.click(&format!(
+        "#p-history tr[data-match=\"{match_id}\"] a.replay-link"
+    ))
+    .await;
     p.wait(
         "document.body.dataset.seq !== undefined && document.getElementById('r-seq').textContent === document.getElementById('r-last').textContent",
         "the replay at its end",
@@ -197,7 +210,10 @@ async fn the_replay_viewer_steps_through_a_finished_match() {
     assert_eq!(seq_shown(&p).await, to);
     // The link names the match and the step; opened again, it shows the same step.
     let link = text_of(&p, "document.getElementById('r-link').value").await;
-    assert!(link.ends_with(&format!("/replay?match={id}&seq={to}")), "{link}");
+    assert!(
+        link.ends_with(&format!("/replay?match={id}&seq={to}")),
+        "{link}"
+    );
     assert_eq!(
         p.eval("document.querySelectorAll('#r-chart path.line').length")
             .await,
@@ -212,7 +228,11 @@ async fn the_replay_viewer_steps_through_a_finished_match() {
     // A running match has no replay yet: the page says so in words.
     let running = create(&server, &s).await;
     other
-        .goto(&format!("{}/replay?match={}", server.http(), running.match_id))
+        .goto(&format!(
+            "{}/replay?match={}",
+            server.http(),
+            running.match_id
+        ))
         .await;
     other
         .wait(

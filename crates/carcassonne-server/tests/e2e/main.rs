@@ -43,3 +43,4 @@ mod tls;
 mod tollkeepers;
 mod visibility;
 mod web_encoding;
+mod webhooks;

@@ -10,9 +10,7 @@ use crate::common::*;
 use crate::lobby::{call, guest, lobby_of, private_lobby, ready, ws_as};
 use client::Follower;
 use client::bot::Rng;
-use protocol::{
-    Family, Leaderboard, MatchReplay, PlayerProfile, RecomputeReport, SessionCreated,
-};
+use protocol::{Family, Leaderboard, MatchReplay, PlayerProfile, RecomputeReport, SessionCreated};
 use rules::Event;
 use serde_json::{Value, json};
 use server::ratings::compute::{Outcome, Seat, replay};
@@ -96,7 +94,10 @@ pub(crate) async fn play_lobby(
         let mut conn = ws_as(server, p).await;
         let seat = conn.take_seat(match_id).await.expect("take seat");
         conn.subscribe(match_id, None).await.expect("subscribe");
-        seats.push((seat.seat, Follower::from_conn(conn, match_id, Some(seat.seat))));
+        seats.push((
+            seat.seat,
+            Follower::from_conn(conn, match_id, Some(seat.seat)),
+        ));
     }
     seats.sort_by_key(|(s, _)| *s);
     let mut seats: Vec<Follower> = seats.into_iter().map(|(_, f)| f).collect();
@@ -144,16 +145,37 @@ async fn rated_matches_rate_their_players_and_a_recompute_gives_the_same_numbers
     // Who may play rated: registered accounts only, in a public lobby without bots.
     let rated = |public: bool| json!({"name": "R", "seats": 2, "rated": true, "public": public});
     refused(
-        call(&server, "POST", "/api/lobbies", Some(&gus), Some(rated(true))).await,
+        call(
+            &server,
+            "POST",
+            "/api/lobbies",
+            Some(&gus),
+            Some(rated(true)),
+        )
+        .await,
         400,
         "bad_option",
     );
     refused(
-        call(&server, "POST", "/api/lobbies", Some(&ann), Some(rated(false))).await,
+        call(
+            &server,
+            "POST",
+            "/api/lobbies",
+            Some(&ann),
+            Some(rated(false)),
+        )
+        .await,
         400,
         "bad_option",
     );
-    let (s, v) = call(&server, "POST", "/api/lobbies", Some(&ann), Some(rated(true))).await;
+    let (s, v) = call(
+        &server,
+        "POST",
+        "/api/lobbies",
+        Some(&ann),
+        Some(rated(true)),
+    )
+    .await;
     assert_eq!(s, 201, "{v}");
     let lobby = lobby_of(v);
     assert!(lobby.rated);
@@ -212,7 +234,11 @@ async fn rated_matches_rate_their_players_and_a_recompute_gives_the_same_numbers
     );
     assert_eq!(multi.entries.len(), 3);
     for b in [&duel, &multi] {
-        assert!(b.entries.windows(2).all(|w| w[0].rating.rating >= w[1].rating.rating));
+        assert!(
+            b.entries
+                .windows(2)
+                .all(|w| w[0].rating.rating >= w[1].rating.rating)
+        );
         assert!(b.entries.iter().all(|e| e.rating.provisional));
         let ranks: Vec<u32> = b.entries.iter().map(|e| e.rank).collect();
         assert_eq!(ranks, (1..=b.entries.len() as u32).collect::<Vec<_>>());
@@ -244,7 +270,10 @@ async fn rated_matches_rate_their_players_and_a_recompute_gives_the_same_numbers
     assert_eq!(scores(&p.history[0]), s3);
     assert_eq!(scores(&p.history[1]), s1);
     let fresh = 25.0 - 3.0 * (25.0 / 3.0);
-    assert!((p.history[1].before - fresh).abs() < 1e-9, "a first match starts fresh");
+    assert!(
+        (p.history[1].before - fresh).abs() < 1e-9,
+        "a first match starts fresh"
+    );
     assert_eq!(
         p.ratings.iter().map(|r| r.family).collect::<Vec<_>>(),
         vec![Family::Duel, Family::Multi]
@@ -279,17 +308,17 @@ async fn rated_matches_rate_their_players_and_a_recompute_gives_the_same_numbers
     ]
     .iter()
     .map(|(scores, names)| Outcome {
-            family: Family::of(names.len()),
-            seats: names
-                .iter()
-                .zip(scores.iter())
-                .map(|(n, s)| Seat {
-                    account: id_of(n),
-                    score: *s,
-                })
-                .collect(),
-        })
-        .collect();
+        family: Family::of(names.len()),
+        seats: names
+            .iter()
+            .zip(scores.iter())
+            .map(|(n, s)| Seat {
+                account: id_of(n),
+                score: *s,
+            })
+            .collect(),
+    })
+    .collect();
     let (expected, _) = replay(&results);
     for (name, prof) in [("Ann", &p), ("Bo", &bo_p), ("Cy", &cy_p)] {
         for r in &prof.ratings {
@@ -306,7 +335,14 @@ async fn rated_matches_rate_their_players_and_a_recompute_gives_the_same_numbers
 
     // A recompute needs an admin, is audited, and finds the store consistent.
     refused(
-        call(&server, "POST", "/api/admin/ratings/recompute", Some(&ann), None).await,
+        call(
+            &server,
+            "POST",
+            "/api/admin/ratings/recompute",
+            Some(&ann),
+            None,
+        )
+        .await,
         401,
         "bad_token",
     );
@@ -341,8 +377,20 @@ async fn rated_matches_rate_their_players_and_a_recompute_gives_the_same_numbers
     server.stop().await;
 }
 
-async fn replay_of(server: &TestServer, id: Uuid, query: &str, token: Option<&str>) -> (u16, Value) {
-    call(server, "GET", &format!("/api/matches/{id}/replay{query}"), token, None).await
+async fn replay_of(
+    server: &TestServer,
+    id: Uuid,
+    query: &str,
+    token: Option<&str>,
+) -> (u16, Value) {
+    call(
+        server,
+        "GET",
+        &format!("/api/matches/{id}/replay{query}"),
+        token,
+        None,
+    )
+    .await
 }
 
 async fn a_finished_match_replays_for_those_who_may_read_it(db: &TestDb) {
@@ -370,8 +418,16 @@ async fn a_finished_match_replays_for_those_who_may_read_it(db: &TestDb) {
     .await;
     assert_eq!(s, 201, "{v}");
     let id: Uuid = serde_json::from_value(v["match_id"].clone()).expect("match id");
-    refused(replay_of(&server, id, "", Some(&lobby.host)).await, 409, "not_finished");
-    refused(replay_of(&server, id, "", None).await, 403, "invite_required");
+    refused(
+        replay_of(&server, id, "", Some(&lobby.host)).await,
+        409,
+        "not_finished",
+    );
+    refused(
+        replay_of(&server, id, "", None).await,
+        403,
+        "invite_required",
+    );
     let mut seats = Vec::new();
     for p in [&lobby.host, &lobby.friend] {
         let mut conn = ws_as(&server, p).await;
@@ -383,17 +439,41 @@ async fn a_finished_match_replays_for_those_who_may_read_it(db: &TestDb) {
         .await
         .expect("play to the end");
     let last = seats[0].seq().expect("seq");
-    let finals: Vec<u32> = seats[0].view().expect("view").players.iter().map(|p| p.score).collect();
-    refused(replay_of(&server, id, "", None).await, 403, "invite_required");
-    refused(replay_of(&server, id, "", Some(&lobby.stranger)).await, 403, "invite_required");
+    let finals: Vec<u32> = seats[0]
+        .view()
+        .expect("view")
+        .players
+        .iter()
+        .map(|p| p.score)
+        .collect();
+    refused(
+        replay_of(&server, id, "", None).await,
+        403,
+        "invite_required",
+    );
+    refused(
+        replay_of(&server, id, "", Some(&lobby.stranger)).await,
+        403,
+        "invite_required",
+    );
     let with_code = [("X-Invite-Code", lobby.code.as_str())];
-    let (s, _) = http(&server, "GET", &format!("/api/matches/{id}/replay"), &with_code, "").await;
+    let (s, _) = http(
+        &server,
+        "GET",
+        &format!("/api/matches/{id}/replay"),
+        &with_code,
+        "",
+    )
+    .await;
     assert_eq!(s, 403, "an invite code lets a friend watch, not replay");
     let (s, v) = replay_of(&server, id, "", Some(&lobby.friend)).await;
     assert_eq!(s, 200, "{v}");
     assert_no_stack(&v, "a replay");
     for secret in ["seed", "pile_order", "draw_order", "stack", "secrets"] {
-        assert!(!v.to_string().contains(&format!("\"{secret}\"")), "{secret} in {v}");
+        assert!(
+            !v.to_string().contains(&format!("\"{secret}\"")),
+            "{secret} in {v}"
+        );
     }
     let end: MatchReplay = serde_json::from_value(v).expect("a replay");
     assert_eq!(end.last_seq, last);
@@ -401,7 +481,12 @@ async fn a_finished_match_replays_for_those_who_may_read_it(db: &TestDb) {
     assert!(end.view.view.finished);
     assert_eq!(end.scores.len() as u64, last + 1);
     assert_eq!(end.scores.last(), Some(&finals));
-    assert!(end.step.events.iter().any(|e| matches!(e, Event::GameEnded { scores } if *scores == finals)));
+    assert!(
+        end.step
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::GameEnded { scores } if *scores == finals))
+    );
     assert_eq!(end.view.names.len(), 2, "the seats' names");
 
     // Every step is the admin's replay of that seq; the opening is seq 0.
@@ -409,23 +494,43 @@ async fn a_finished_match_replays_for_those_who_may_read_it(db: &TestDb) {
     assert_eq!(s, 200, "{v}");
     let opening: MatchReplay = serde_json::from_value(v).expect("a replay");
     assert_eq!((opening.step.seq, opening.step.seat), (0, None));
-    assert!(matches!(opening.step.events.first(), Some(Event::GameStarted { .. })));
+    assert!(matches!(
+        opening.step.events.first(),
+        Some(Event::GameStarted { .. })
+    ));
     for seq in [1, last / 2, last] {
         let (_, v) = replay_of(&server, id, &format!("?seq={seq}"), Some(&lobby.host)).await;
         let r: MatchReplay = serde_json::from_value(v).expect("a replay");
         let admin = admin_json(&server, &format!("/api/admin/matches/{id}/state?seq={seq}")).await;
-        assert_eq!(serde_json::to_value(&r.view.view).expect("json"), admin["view"], "seq {seq}");
+        assert_eq!(
+            serde_json::to_value(&r.view.view).expect("json"),
+            admin["view"],
+            "seq {seq}"
+        );
         assert_eq!(r.step.seq, seq);
         assert!(r.step.seat.is_some());
         let summed: Vec<u32> = r.view.view.players.iter().map(|p| p.score).collect();
-        assert_eq!(r.scores[seq as usize], summed, "the chart's scores at {seq} are the view's");
+        assert_eq!(
+            r.scores[seq as usize], summed,
+            "the chart's scores at {seq} are the view's"
+        );
     }
     refused(
-        replay_of(&server, id, &format!("?seq={}", last + 1), Some(&lobby.host)).await,
+        replay_of(
+            &server,
+            id,
+            &format!("?seq={}", last + 1),
+            Some(&lobby.host),
+        )
+        .await,
         400,
         "malformed",
     );
-    refused(replay_of(&server, id, "?seq=-1", Some(&lobby.host)).await, 400, "malformed");
+    refused(
+        replay_of(&server, id, "?seq=-1", Some(&lobby.host)).await,
+        400,
+        "malformed",
+    );
     refused(
         replay_of(&server, Uuid::new_v4(), "", Some(&lobby.host)).await,
         404,
