@@ -206,6 +206,7 @@ function showEntry() {
 /** The open lobbies (with filters), the running public matches, and the create form. */
 function showList() {
   $('browse').hidden = false;
+  showWebhook();
   const module = /** @type {HTMLSelectElement} */ ($('filter-module'));
   const free = /** @type {HTMLSelectElement} */ ($('filter-free'));
   let shown = '';
@@ -295,6 +296,44 @@ function showList() {
     if (new URLSearchParams(frag).get('lobby')) location.hash = frag;
     else showError('Paste the whole invite link (it ends with #lobby=…&code=…).');
   });
+}
+
+/**
+ * The account's your-turn webhook: where it points (never its secret, which is shown once, right
+ * after it is set), set or replace it, remove it.
+ */
+function showWebhook() {
+  const state = $('webhook-state');
+  const url = /** @type {HTMLInputElement} */ ($('webhook-url'));
+  const remove = /** @type {HTMLButtonElement} */ ($('webhook-remove'));
+  const refresh = async () => {
+    try {
+      /** @type {import('./proto').WebhookInfo} */
+      const w = await api('GET', '/api/me/webhook');
+      state.textContent = `Notices go to ${w.url} (since ${w.created_at}).`;
+      remove.hidden = false;
+    } catch {
+      state.textContent = 'No webhook: your turns are shown only in this page.';
+      remove.hidden = true;
+    }
+  };
+  $('webhook-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    attempt(async () => {
+      /** @type {import('./proto').WebhookCreated} */
+      const w = await api('PUT', '/api/me/webhook', { url: url.value.trim() });
+      await refresh();
+      const secret = $('webhook-secret');
+      secret.hidden = false;
+      secret.textContent = `Its signing secret, shown this once: ${w.secret}`;
+    });
+  });
+  remove.addEventListener('click', () => attempt(async () => {
+    await api('DELETE', '/api/me/webhook');
+    $('webhook-secret').hidden = true;
+    await refresh();
+  }));
+  refresh();
 }
 
 /**

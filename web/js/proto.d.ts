@@ -256,6 +256,17 @@ export type ServerMessage = ({
   type: "chat";
 });
 
+/** An account's webhook and the notices posted to it, gathered in one schema file (`proto/webhooks.schema.json`). */
+export type WebhooksApi = ({
+  SetWebhook: SetWebhook;
+} | {
+  WebhookCreated: WebhookCreated;
+} | {
+  WebhookInfo: WebhookInfo;
+} | {
+  TurnNotice: TurnNotice;
+});
+
 /** An account: a guest (a display name only) or registered (name and password). */
 export type Account = {
   admin: boolean;
@@ -935,6 +946,9 @@ export type NewGuest = {
   name: string;
 };
 
+/** Why a notice was sent. */
+export type NoticeKind = ("your_turn" | "reminder");
+
 /** Who sits on a lobby seat. */
 export type Occupant = ({
   account_id: string;
@@ -1173,6 +1187,11 @@ export type SetReady = {
   ready: boolean;
 };
 
+/** `PUT /api/me/webhook`: where to post the notices (`https://`; `http://` only on a server started with `--webhook-allow-http`). */
+export type SetWebhook = {
+  url: string;
+};
+
 /** Everything a match is a function of, together with the commands applied to it (B10).  The `seed` is secret (B9): it decides the pile order and never leaves the server. */
 export type Setup = {
   /** The squares tiles may lie on (P1). `None`: an open table that grows as needed. */
@@ -1273,6 +1292,20 @@ export type Town = {
   pos: Pos;
 };
 
+/** What the server posts to a webhook. */
+export type TurnNotice = {
+  /** When the server answers for the player (a deadline, or the game clock running out), in Unix milliseconds; absent when nothing runs. */
+  due_at?: number | null;
+  kind: NoticeKind;
+  match_id: string;
+  /** The player's seat. */
+  seat: number;
+  /** When this notice was made (Unix milliseconds): a receiver may refuse old ones. */
+  sent_at: number;
+  /** The match's seq when the decision came to wait. */
+  seq: number;
+};
+
 export type View = {
   /** Whose turn it is. */
   active: number;
@@ -1315,6 +1348,20 @@ export type WatchableMatch = {
   name: string;
   /** Player names in seat order (`bot` for bots). */
   players: string[];
+};
+
+/** The answer to `PUT /api/me/webhook`: the secret that signs every payload, shown this once. */
+export type WebhookCreated = {
+  /** 64 hex digits: the HMAC-SHA256 key of `X-Carcassonne-Signature`. */
+  secret: string;
+  url: string;
+};
+
+/** `GET /api/me/webhook`: the account's webhook, without its secret. */
+export type WebhookInfo = {
+  /** When it was set (RFC 3339). */
+  created_at: string;
+  url: string;
 };
 
 /** `GET /api/whoami`: the request's account, or none (no session, or one that ended): never an error, so that a page asks it without logging one. */

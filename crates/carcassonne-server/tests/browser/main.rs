@@ -11,8 +11,10 @@
 //! the host starts and both play their seat by clicking; a bot seat is added and removed; a private
 //! lobby and its match need the invite code; a spectator watches from the list; two players chat
 //! at the table; the end of a game names the winner and splits each score by kind, for a player
-//! and a late spectator; every page runs clean under the Content-Security-Policy. Each test saves a
-//! screenshot under `target/browser-tests/`. Without Chromium the tests are skipped with a notice
+//! and a late spectator; the leaderboard and a profile after rated matches, the replay viewer
+//! stepping through a finished match, and the your-turn notice (title, browser notification);
+//! every page runs clean under the Content-Security-Policy. Each test saves a screenshot under
+//! `target/browser-tests/`. Without Chromium the tests are skipped with a notice
 //! (and fail with `CI=true`).
 //!
 //! One file per area; `harness` and `clicks` hold what they share, `cdp` drives Chromium.
@@ -36,3 +38,4 @@ mod play;
 mod records;
 mod spectator;
 mod start;
+mod turns;
