@@ -129,7 +129,7 @@ enum LobbiesApi {
 /// The answers of the ratings API and of a finished match's replay, gathered in one schema file
 /// (`proto/ratings.schema.json`).
 #[derive(JsonSchema)]
-#[allow(dead_code)]
+#[allow(dead_code, clippy::large_enum_variant)]
 enum RatingsApi {
     Leaderboard(crate::Leaderboard),
     PlayerProfile(crate::PlayerProfile),

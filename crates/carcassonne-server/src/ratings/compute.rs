@@ -106,9 +106,12 @@ pub struct Change {
     pub after: Rating,
 }
 
+/// Every account's rating per family.
+pub type Ratings = BTreeMap<(Uuid, Family), Rating>;
+
 /// Applies one result to `ratings` (every account's rating per family; a missing one is the
 /// default) and gives each seat's change, in seat order.
-pub fn apply(ratings: &mut BTreeMap<(Uuid, Family), Rating>, result: &Outcome) -> Vec<Change> {
+pub fn apply(ratings: &mut Ratings, result: &Outcome) -> Vec<Change> {
     let before: Vec<Rating> = result
         .seats
         .iter()
@@ -137,9 +140,7 @@ pub fn apply(ratings: &mut BTreeMap<(Uuid, Family), Rating>, result: &Outcome) -
 
 /// Every rating from every result, in the order given (the order the matches were rated):
 /// the ratings at the end, and each result's changes.
-pub fn replay<'a>(
-    results: impl IntoIterator<Item = &'a Outcome>,
-) -> (BTreeMap<(Uuid, Family), Rating>, Vec<Vec<Change>>) {
+pub fn replay<'a>(results: impl IntoIterator<Item = &'a Outcome>) -> (Ratings, Vec<Vec<Change>>) {
     let mut ratings = BTreeMap::new();
     let changes = results
         .into_iter()

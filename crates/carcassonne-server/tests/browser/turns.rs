@@ -65,7 +65,10 @@ async fn a_decision_waiting_marks_the_title_and_notifies_a_player_elsewhere() {
             break;
         }
         let out = seats[1]
-            .command(&format!("blue{i}"), step.command.clone().expect("a command"))
+            .command(
+                &format!("blue{i}"),
+                step.command.clone().expect("a command"),
+            )
             .await
             .expect("command");
         assert!(matches!(out, CommandOutcome::Accepted { .. }), "{out:?}");
@@ -74,7 +77,11 @@ async fn a_decision_waiting_marks_the_title_and_notifies_a_player_elsewhere() {
     wait_seq(&blue, seq).await;
     blue.wait("!document.title.startsWith('●')", "the mark gone")
         .await;
-    assert!(text_of(&blue, "document.body.dataset.notices").await.ends_with("/1"));
+    assert!(
+        text_of(&blue, "document.body.dataset.notices")
+            .await
+            .ends_with("/1")
+    );
 
     // The choices are the browser's: a reload keeps them.
     blue.reload().await;

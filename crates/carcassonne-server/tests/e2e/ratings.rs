@@ -269,7 +269,7 @@ async fn rated_matches_rate_their_players_and_a_recompute_gives_the_same_numbers
     let scores = |c: &protocol::RatingChange| c.seats.iter().map(|s| s.score).collect::<Vec<_>>();
     assert_eq!(scores(&p.history[0]), s3);
     assert_eq!(scores(&p.history[1]), s1);
-    let fresh = 25.0 - 3.0 * (25.0 / 3.0);
+    let fresh = server::ratings::compute::Rating::default().conservative();
     assert!(
         (p.history[1].before - fresh).abs() < 1e-9,
         "a first match starts fresh"

@@ -342,7 +342,16 @@ async fn notices_are_signed_retried_and_remind_before_the_clock_runs_out(db: &Te
     let (_, bo) = registered(&server, "Bo").await;
     let receiver = Receiver::start(Script::Answers(vec![500])).await;
     let hook = set_hook(&server, &bo, &receiver.url).await;
+    let ann_receiver = Receiver::start(Script::Answers(vec![])).await;
+    set_hook(&server, &ann, &ann_receiver.url).await;
     let (match_id, mut seats) = lobby_match(&server, &ann, &bo, 60_000).await;
+    // The match opens with Ann's turn: her notice at seq 0.
+    let first: TurnNotice =
+        serde_json::from_slice(&ann_receiver.wait_posts(1).await[0].body).expect("a notice");
+    assert_eq!(
+        (first.kind, first.match_id, first.seat, first.seq),
+        (NoticeKind::YourTurn, match_id, 0, 0)
+    );
     let mut rng = client::bot::Rng::new(3);
     // Ann's turn ends: a decision waits for Bo.
     play_turn(&mut seats, 0, &mut rng).await;
@@ -387,13 +396,24 @@ async fn notices_are_signed_retried_and_remind_before_the_clock_runs_out(db: &Te
         posts[2].header("x-carcassonne-delivery"),
         posts[0].header("x-carcassonne-delivery")
     );
-    // Ann has no webhook: nothing for her when Bo's turn ends.
+    // Bo's turn ends: Ann's second notice; Bo got no second reminder.
     play_turn(&mut seats, 1, &mut rng).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let again: TurnNotice =
+        serde_json::from_slice(&ann_receiver.wait_posts(2).await[1].body).expect("a notice");
+    assert_eq!(
+        (again.kind, again.seat, again.seq),
+        (NoticeKind::YourTurn, 0, seats[0].seq().expect("seq"))
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         receiver.posts().len(),
         3,
-        "no notice for an account without a webhook, no second reminder"
+        "one notice, its retry and one reminder for Bo"
+    );
+    assert_eq!(
+        ann_receiver.posts().len(),
+        2,
+        "a notice per turn, not per decision of it"
     );
     server.stop().await;
 }
