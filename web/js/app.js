@@ -460,6 +460,8 @@ function play() {
     // What a page shows once it has a view (a refused link shows only the refusal).
     for (const id of ['chat', 'players-wrap', 'pile-row', 'events', 'zoom']) $(id).hidden = false;
     renderEnd($('end'), v, client.seat, names);
+    $('replay-row').hidden = !v.finished;
+    if (v.finished) $('replay-link').setAttribute('href', `/replay?match=${encodeURIComponent(client.matchId ?? '')}`);
     paint($('end'));
 
     const chips = !!v.map?.hands?.length;

@@ -183,6 +183,22 @@ async fn the_replay_viewer_steps_through_a_finished_match() {
     assert_eq!(view["finished"], json!(true));
     let id = created.match_id;
 
+    // The end of the game links to its replay.
+    let seat = seat_page(&b, &server, &created.seats[0].token).await;
+    seat.wait(
+        "!document.getElementById('replay-row').hidden",
+        "the replay link at the end",
+    )
+    .await;
+    assert_eq!(
+        text_of(
+            &seat,
+            "document.getElementById('replay-link').getAttribute('href')"
+        )
+        .await,
+        format!("/replay?match={id}")
+    );
+
     let p = b.page(1280, 900).await;
     p.goto(&format!("{}/replay?match={id}&seq=0", server.http()))
         .await;

@@ -1,9 +1,11 @@
 //! The your-turn notice of the play page: the player turns on the sound and the browser
 //! notification (the browser grants the permission), looks at another tab, and when the other
 //! player's turn ends the title is marked and one notification is shown; the mark goes when
-//! the player has moved, and the choices stay after a reload.
+//! the player has moved, and the choices stay after a reload. The lobby page sets the account's
+//! webhook, shows its secret once, and removes it.
 
 use crate::harness::*;
+use crate::lobby::guest_page;
 use client::CommandOutcome;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -88,6 +90,58 @@ async fn a_decision_waiting_marks_the_title_and_notifies_a_player_elsewhere() {
     blue.wait(
         "window.carcassonne && window.carcassonne.view && document.getElementById('notify-sound').checked && document.getElementById('notify-browser').checked",
         "the choices after a reload",
+    )
+    .await;
+    server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lobby_page_sets_and_removes_the_webhook() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    let p = guest_page(&b, &server, "Hook", 1280, 900).await;
+    p.wait(
+        "document.getElementById('webhook-state').textContent.startsWith('No webhook')",
+        "no webhook yet",
+    )
+    .await;
+    p.eval("document.getElementById('webhook-url').value = 'https://relay.example/turns'")
+        .await;
+    p.click("#webhook-form button").await;
+    p.wait(
+        "document.getElementById('webhook-state').textContent.startsWith('Notices go to https://relay.example/turns')",
+        "the webhook set",
+    )
+    .await;
+    let secret = text_of(&p, "document.getElementById('webhook-secret').textContent").await;
+    let hex = secret.rsplit(' ').next().unwrap_or_default();
+    assert!(
+        hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()),
+        "{secret}"
+    );
+    p.screenshot("webhook-settings").await;
+    // Shown once: after a reload the page knows the URL, never the secret.
+    p.reload().await;
+    p.wait(
+        "document.getElementById('webhook-state').textContent.startsWith('Notices go to https://relay.example/turns') && document.getElementById('webhook-secret').hidden",
+        "the webhook without its secret",
+    )
+    .await;
+    assert!(!text_of(&p, "document.body.innerHTML").await.contains(hex));
+    // An http URL is refused on a server that does not allow it, in words.
+    p.eval("document.getElementById('webhook-url').value = 'http://127.0.0.1:9/h'")
+        .await;
+    p.click("#webhook-form button").await;
+    p.wait(
+        "!document.getElementById('lobby-error').hidden && document.getElementById('lobby-error').textContent.includes('https://')",
+        "the refusal",
+    )
+    .await;
+    p.click("#webhook-remove").await;
+    p.wait(
+        "document.getElementById('webhook-state').textContent.startsWith('No webhook')",
+        "the webhook removed",
     )
     .await;
     server.kill();
