@@ -375,6 +375,16 @@ async fn rated_matches_rate_their_players_and_a_recompute_gives_the_same_numbers
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(board(&server, "?family=duel").await, duel);
     server.stop().await;
+    // Ends the rating task never saw (the records gone): the next start rates the finished
+    // rated matches, in the order they ended, to the same numbers; the unrated one stays out.
+    for table in ["rated_matches", "rating_history", "ratings"] {
+        db.execute(&format!("DELETE FROM {table}")).await;
+    }
+    let server = TestServer::start(db.config());
+    assert_eq!(wait_rated(&server, "duel", 4).await, duel);
+    assert_eq!(wait_rated(&server, "multi", 3).await, multi);
+    assert_eq!(profile(&server, "Ann").await, p);
+    server.stop().await;
 }
 
 async fn replay_of(
