@@ -6,6 +6,7 @@
 
 import { Board } from './board.js';
 import { COLOURS, cap, eventWords, playerNaming } from './words.js';
+import { bindStepper, clampSeq, showStep } from './stepper.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -59,6 +60,12 @@ let board = null;
 let designs = new Map();
 /** @type {MatchReplay|null} */
 let shown = null;
+const stepButtons = {
+  first: /** @type {HTMLButtonElement} */ ($('r-first')),
+  prev: /** @type {HTMLButtonElement} */ ($('r-prev')),
+  next: /** @type {HTMLButtonElement} */ ($('r-next')),
+  last: /** @type {HTMLButtonElement} */ ($('r-last-btn')),
+};
 /** Bumped by every step, so that an older answer arriving late draws nothing. */
 let want = 0;
 
@@ -101,9 +108,7 @@ function draw(r, b) {
   const to = /** @type {HTMLInputElement} */ ($('r-to'));
   to.max = String(r.last_seq);
   to.value = String(seq);
-  for (const [id, off] of /** @type {[string, boolean][]} */ ([['r-first', seq === 0], ['r-prev', seq === 0], ['r-next', seq === r.last_seq], ['r-last-btn', seq === r.last_seq]])) {
-    /** @type {HTMLButtonElement} */ ($(id)).disabled = off;
-  }
+  showStep(stepButtons, seq, r.last_seq);
   $('r-where').textContent = names.join(' · ');
   document.title = `Replay, step ${seq} — Carcassonne`;
   const naming = playerNaming((id) => designs.get(id));
@@ -150,17 +155,16 @@ function drawChart(r, fills) {
   chart.append(svg('line', { class: 'now', x1: x(r.step.seq), y1: pad, x2: x(r.step.seq), y2: ht - pad }));
 }
 
-/** Steps and shows what the server refused. @param {number|null} seq */
+/** Steps and shows what the server refused. @param {number} seq */
 function go(seq) {
-  const last = shown?.last_seq ?? 0;
-  const n = seq === null ? null : Math.max(0, Math.min(last, Math.round(seq)));
-  step(n).catch(showError);
+  step(clampSeq(seq, shown?.last_seq ?? 0)).catch(showError);
 }
 
-$('r-first').addEventListener('click', () => go(0));
-$('r-prev').addEventListener('click', () => go((shown?.step.seq ?? 0) - 1));
-$('r-next').addEventListener('click', () => go((shown?.step.seq ?? 0) + 1));
-$('r-last-btn').addEventListener('click', () => go(shown?.last_seq ?? null));
+bindStepper(stepButtons, {
+  at: () => shown?.step.seq ?? 0,
+  end: () => shown?.last_seq ?? 0,
+  go,
+}, () => shown !== null, { zoom: (f) => board?.zoom(f), fit: () => board?.fit() });
 $('r-jump').addEventListener('submit', (e) => {
   e.preventDefault();
   go(Number(/** @type {HTMLInputElement} */ ($('r-to')).value));
@@ -168,13 +172,6 @@ $('r-jump').addEventListener('submit', (e) => {
 $('zoom-in').addEventListener('click', () => board?.zoom(1.25));
 $('zoom-out').addEventListener('click', () => board?.zoom(0.8));
 $('zoom-fit').addEventListener('click', () => board?.fit());
-document.addEventListener('keydown', (e) => {
-  if (!shown || e.target instanceof HTMLInputElement) return;
-  if (e.key === 'ArrowLeft') go(shown.step.seq - 1);
-  else if (e.key === 'ArrowRight') go(shown.step.seq + 1);
-  else if (e.key === 'Home') go(0);
-  else if (e.key === 'End') go(shown.last_seq);
-});
 
 if (!matchId) showError('No match named: the link needs ?match=ID.');
 else {

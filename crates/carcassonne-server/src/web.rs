@@ -57,6 +57,7 @@ assets!(
     "js/patch.js",
     "js/ratings.js",
     "js/replay.js",
+    "js/stepper.js",
     "js/tiles.js",
     "js/words.js",
 );
