@@ -122,6 +122,11 @@ impl Registry {
         let _ = self.notices.set(notices);
     }
 
+    /// The notice task, once the server started it.
+    pub fn notices(&self) -> Option<&crate::webhooks::Notices> {
+        self.notices.get()
+    }
+
     /// A batch was committed: who a decision waits for now (never waits).
     pub(super) fn turn(&self, state: impl FnOnce() -> Option<crate::webhooks::TurnState>) {
         if let Some(n) = self.notices.get()

@@ -56,6 +56,9 @@ pub(super) async fn set_webhook(
         .set_webhook(session.account.id, &row)
         .await
         .map_err(store_failed)?;
+    if let Some(n) = shared.registry.notices() {
+        n.hook_changed(session.account.id, true);
+    }
     Ok((StatusCode::CREATED, Json(WebhookCreated { url, secret })).into_response())
 }
 
@@ -117,7 +120,12 @@ pub(super) async fn delete_webhook(
         .await
         .map_err(store_failed)?
     {
-        true => Ok(StatusCode::NO_CONTENT),
+        true => {
+            if let Some(n) = shared.registry.notices() {
+                n.hook_changed(session.account.id, false);
+            }
+            Ok(StatusCode::NO_CONTENT)
+        }
         false => Err(none()),
     }
 }

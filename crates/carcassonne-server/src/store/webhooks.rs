@@ -1,8 +1,8 @@
-//! Webhooks in both dialects: an account's webhook (URL and signing secret), and which account
-//! holds a seat (to find whose webhook a your-turn notice goes to).
+//! Webhooks in both dialects: an account's webhook (URL and signing secret), the accounts that
+//! have one, and which accounts hold a match's seats (whose webhook a your-turn notice goes to).
 
 use super::sqlite::uuid_text;
-use super::{PgStore, SqliteStore, Store, StoreError};
+use super::{PgStore, SqliteStore, Store, StoreError, seat_from_db};
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use uuid::Uuid;
@@ -39,17 +39,42 @@ impl Store {
         both!(self.delete_webhook(account))
     }
 
-    /// The account that holds a seat of a match, if one does (a lobby's match).
-    pub async fn account_of_seat(
-        &self,
-        match_id: Uuid,
-        seat: u8,
-    ) -> Result<Option<Uuid>, StoreError> {
-        both!(self.account_of_seat(match_id, seat))
+    /// Every account with a webhook.
+    pub async fn webhook_accounts(&self) -> Result<Vec<Uuid>, StoreError> {
+        both!(self.webhook_accounts())
+    }
+
+    /// The accounts that hold the seats of a match, by seat (a lobby's match; none otherwise).
+    pub async fn seat_accounts(&self, match_id: Uuid) -> Result<Vec<(u8, Uuid)>, StoreError> {
+        both!(self.seat_accounts(match_id))
     }
 }
 
 impl SqliteStore {
+    async fn webhook_accounts(&self) -> Result<Vec<Uuid>, StoreError> {
+        sqlx::query("SELECT account_id FROM webhooks")
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(|r| uuid_text(r, "account_id"))
+            .collect()
+    }
+
+    async fn seat_accounts(&self, match_id: Uuid) -> Result<Vec<(u8, Uuid)>, StoreError> {
+        sqlx::query("SELECT seat, account_id FROM seat_accounts WHERE match_id = ?1")
+            .bind(match_id.to_string())
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(|r| {
+                Ok((
+                    seat_from_db(r.try_get("seat")?)?,
+                    uuid_text(r, "account_id")?,
+                ))
+            })
+            .collect()
+    }
+
     async fn set_webhook(&self, account: Uuid, w: &WebhookRow) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO webhooks (account_id, url, secret, created_at) VALUES (?1, ?2, ?3, ?4) \
@@ -88,19 +113,28 @@ impl SqliteStore {
         self.sync().await?;
         Ok(done.rows_affected() == 1)
     }
-
-    async fn account_of_seat(&self, match_id: Uuid, seat: u8) -> Result<Option<Uuid>, StoreError> {
-        sqlx::query("SELECT account_id FROM seat_accounts WHERE match_id = ?1 AND seat = ?2")
-            .bind(match_id.to_string())
-            .bind(i64::from(seat))
-            .fetch_optional(&self.read)
-            .await?
-            .map(|r| uuid_text(&r, "account_id"))
-            .transpose()
-    }
 }
 
 impl PgStore {
+    async fn webhook_accounts(&self) -> Result<Vec<Uuid>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT account_id FROM webhooks")
+            .fetch_all(&self.pool)
+            .await?)
+    }
+
+    async fn seat_accounts(&self, match_id: Uuid) -> Result<Vec<(u8, Uuid)>, StoreError> {
+        sqlx::query("SELECT seat, account_id FROM seat_accounts WHERE match_id = $1")
+            .bind(match_id)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| {
+                let seat: i16 = r.try_get("seat")?;
+                Ok((seat_from_db(i64::from(seat))?, r.try_get("account_id")?))
+            })
+            .collect()
+    }
+
     async fn set_webhook(&self, account: Uuid, w: &WebhookRow) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO webhooks (account_id, url, secret, created_at) VALUES ($1, $2, $3, $4) \
@@ -137,15 +171,5 @@ impl PgStore {
             .execute(&self.pool)
             .await?;
         Ok(done.rows_affected() == 1)
-    }
-
-    async fn account_of_seat(&self, match_id: Uuid, seat: u8) -> Result<Option<Uuid>, StoreError> {
-        Ok(sqlx::query_scalar(
-            "SELECT account_id FROM seat_accounts WHERE match_id = $1 AND seat = $2",
-        )
-        .bind(match_id)
-        .bind(i16::from(seat))
-        .fetch_optional(&self.pool)
-        .await?)
     }
 }

@@ -7,7 +7,8 @@
 //!
 //! Each notice is delivered by a task of its own (at most [`MAX_DELIVERIES`] at once; more are
 //! dropped and logged), so a slow or dead receiver delays only its own notices: it finds the
-//! seat's account and its webhook in the store, signs the JSON body (HMAC-SHA256 under the
+//! seat's account (the match's seats are read once while it is played) and, if that account is
+//! one of those with a webhook (kept in memory, so other notices read nothing), its webhook, signs the JSON body (HMAC-SHA256 under the
 //! webhook's secret, [`deliver::signature`]) and posts it, retrying on a failure, a 5xx, 408 or
 //! 429 with exponential backoff (`--webhook-retry`, doubled each time, `--webhook-attempts` in
 //! all) under one delivery id.
@@ -18,8 +19,8 @@ use crate::config::WebhookConfig;
 use crate::store::Store;
 use protocol::{NoticeKind, Seq, TurnNotice};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::sync::Arc;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant;
@@ -28,6 +29,8 @@ use uuid::Uuid;
 
 /// Turn states waiting for the notice task before the next is dropped.
 const QUEUE: usize = 4_096;
+/// How often the accounts with a webhook are read again (those set on other nodes).
+const HOOKS_REREAD: Duration = Duration::from_secs(60);
 /// Deliveries in flight at once, over all accounts.
 pub const MAX_DELIVERIES: usize = 256;
 
@@ -46,17 +49,33 @@ pub struct TurnState {
     pub waiting: Vec<Waiting>,
 }
 
+/// The accounts that have a webhook: a notice for anyone else costs no store read (a server
+/// whose accounts have none reads nothing for its notices).
+type Hooks = Arc<RwLock<HashSet<Uuid>>>;
+
 /// The handle the actors tell.
 #[derive(Debug, Clone)]
 pub struct Notices {
     tx: mpsc::Sender<TurnState>,
+    hooks: Hooks,
 }
 
 impl Notices {
+    /// Starts the notice task; it first reads which accounts have a webhook.
     pub fn start(store: Store, config: WebhookConfig) -> Notices {
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(run(store, Arc::new(config), rx));
-        Notices { tx }
+        let hooks = Hooks::default();
+        tokio::spawn(run(store, Arc::new(config), Arc::clone(&hooks), rx));
+        Notices { tx, hooks }
+    }
+
+    /// An account's webhook was set (`true`) or removed.
+    pub fn hook_changed(&self, account: Uuid, set: bool) {
+        let mut hooks = self.hooks.write().unwrap_or_else(PoisonError::into_inner);
+        match set {
+            true => hooks.insert(account),
+            false => hooks.remove(&account),
+        };
     }
 
     /// A match's waiting seats now. Never waits.
@@ -79,23 +98,37 @@ struct Seat {
     reminded: bool,
 }
 
+/// The accounts of each match's seats, read once per match while it has waiting seats.
+type SeatAccounts = Arc<Mutex<HashMap<Uuid, Arc<Vec<(u8, Uuid)>>>>>;
+
 struct Task {
     store: Store,
     config: Arc<WebhookConfig>,
+    hooks: Hooks,
+    accounts: SeatAccounts,
     seats: HashMap<Uuid, HashMap<u8, Seat>>,
     /// (when, match, seat, since): a reminder, valid if the seat still waits since then.
     reminders: BinaryHeap<Reverse<(u64, Uuid, u8, Seq)>>,
     slots: Arc<Semaphore>,
 }
 
-async fn run(store: Store, config: Arc<WebhookConfig>, mut rx: mpsc::Receiver<TurnState>) {
+async fn run(
+    store: Store,
+    config: Arc<WebhookConfig>,
+    hooks: Hooks,
+    mut rx: mpsc::Receiver<TurnState>,
+) {
     let mut t = Task {
         store,
         config,
+        hooks,
+        accounts: SeatAccounts::default(),
         seats: HashMap::new(),
         reminders: BinaryHeap::new(),
         slots: Arc::new(Semaphore::new(MAX_DELIVERIES)),
     };
+    // Read at start and again every minute: in a cluster a webhook is set on any node.
+    let mut reread = tokio::time::interval(HOOKS_REREAD);
     loop {
         let next = t.reminders.peek().map(|Reverse((at, ..))| *at);
         let sleep = match next {
@@ -108,11 +141,22 @@ async fn run(store: Store, config: Arc<WebhookConfig>, mut rx: mpsc::Receiver<Tu
                 None => return,
             },
             _ = tokio::time::sleep_until(Instant::now() + sleep) => t.remind(),
+            _ = reread.tick() => t.reread_hooks().await,
         }
     }
 }
 
 impl Task {
+    async fn reread_hooks(&self) {
+        match self.store.webhook_accounts().await {
+            Ok(all) => {
+                *self.hooks.write().unwrap_or_else(PoisonError::into_inner) =
+                    all.into_iter().collect();
+            }
+            Err(e) => warn!(error = %e, "webhooks: the accounts with a webhook could not be read"),
+        }
+    }
+
     fn update(&mut self, s: TurnState) {
         let margin = u64::try_from(self.config.webhook_reminder.as_millis()).unwrap_or(u64::MAX);
         let known = self.seats.entry(s.match_id).or_default();
@@ -140,6 +184,10 @@ impl Task {
         }
         if known.is_empty() {
             self.seats.remove(&s.match_id);
+            self.accounts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&s.match_id);
         }
         for (kind, seat, seq, due_at) in sends {
             self.send(kind, s.match_id, seat, seq, due_at);
@@ -166,11 +214,20 @@ impl Task {
     }
 
     fn send(&self, kind: NoticeKind, match_id: Uuid, seat: u8, seq: Seq, due_at: Option<u64>) {
+        if self
+            .hooks
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+        {
+            return;
+        }
         let Ok(permit) = Arc::clone(&self.slots).try_acquire_owned() else {
             warn!(%match_id, seat, "webhooks: too many deliveries in flight; a notice was dropped");
             return;
         };
         let (store, config) = (self.store.clone(), Arc::clone(&self.config));
+        let (hooks, accounts) = (Arc::clone(&self.hooks), Arc::clone(&self.accounts));
         let notice = TurnNotice {
             kind,
             match_id,
@@ -180,19 +237,48 @@ impl Task {
             sent_at: now_ms(),
         };
         tokio::spawn(async move {
-            deliver_notice(&store, &config, &notice).await;
+            if let Some(account) = account_of(&store, &accounts, match_id, seat).await
+                && hooks
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .contains(&account)
+            {
+                deliver_notice(&store, &config, account, &notice).await;
+            }
             drop(permit);
         });
     }
 }
 
-/// Finds the seat's webhook and posts the notice, with retries.
-async fn deliver_notice(store: &Store, config: &WebhookConfig, notice: &TurnNotice) {
-    let account = match store.account_of_seat(notice.match_id, notice.seat).await {
-        Ok(Some(a)) => a,
-        Ok(None) => return,
-        Err(e) => return warn!(error = %e, "webhooks: the seat's account could not be read"),
+/// The account holding a seat: the match's seats read once while it is played.
+async fn account_of(store: &Store, cache: &SeatAccounts, match_id: Uuid, seat: u8) -> Option<Uuid> {
+    let known = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&match_id)
+        .cloned();
+    let seats = match known {
+        Some(s) => s,
+        None => match store.seat_accounts(match_id).await {
+            Ok(s) => {
+                let s = Arc::new(s);
+                cache
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(match_id, Arc::clone(&s));
+                s
+            }
+            Err(e) => {
+                warn!(error = %e, "webhooks: the seats' accounts could not be read");
+                return None;
+            }
+        },
     };
+    seats.iter().find(|(s, _)| *s == seat).map(|(_, a)| *a)
+}
+
+/// Finds the account's webhook and posts the notice, with retries.
+async fn deliver_notice(store: &Store, config: &WebhookConfig, account: Uuid, notice: &TurnNotice) {
     let hook = match store.webhook(account).await {
         Ok(Some(h)) => h,
         Ok(None) => return,
