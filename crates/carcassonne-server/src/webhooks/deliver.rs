@@ -61,25 +61,32 @@ pub fn parse_url(url: &str, allow_http: bool) -> Result<Target, UrlError> {
     if authority.is_empty() || authority.contains('@') || url.chars().any(bad) {
         return Err(UrlError::Host);
     }
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => {
-            let port: u16 = p.parse().map_err(|_| UrlError::Port)?;
-            if port == 0 {
-                return Err(UrlError::Port);
+    let default = if tls { 443 } else { 80 };
+    let port_of = |p: &str| match p.parse::<u16>() {
+        Ok(0) | Err(_) => Err(UrlError::Port),
+        Ok(p) => Ok(p),
+    };
+    // `[v6]:port`, `[v6]`, `host:port` or `host`.
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let (h, after) = rest.split_once(']').ok_or(UrlError::Host)?;
+            match after.strip_prefix(':') {
+                Some(p) => (h, port_of(p)?),
+                None if after.is_empty() => (h, default),
+                None => return Err(UrlError::Host),
             }
-            (h, port)
         }
-        _ => (authority, if tls { 443 } else { 80 }),
+        None => match authority.split_once(':') {
+            Some((h, p)) => (h, port_of(p)?),
+            None => (authority, default),
+        },
     };
     if host.is_empty() {
         return Err(UrlError::Host);
     }
     Ok(Target {
         tls,
-        host: host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_string(),
+        host: host.to_string(),
         port,
         path: path.to_string(),
     })
@@ -161,6 +168,19 @@ pub async fn post(
     .map_err(|_| PostError::Timeout)?
 }
 
+/// The `Host` header: the host (an IPv6 address in brackets), with the port unless it is the
+/// scheme's.
+fn host_header(t: &Target) -> String {
+    let host = match t.host.contains(':') {
+        true => format!("[{}]", t.host),
+        false => t.host.clone(),
+    };
+    match (t.tls, t.port) {
+        (true, 443) | (false, 80) => host,
+        (_, port) => format!("{host}:{port}"),
+    }
+}
+
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     mut s: S,
     target: &Target,
@@ -173,7 +193,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
          Content-Type: application/json\r\nContent-Length: {}\r\n{SIGNATURE_HEADER}: {signature}\r\n\
          {DELIVERY_HEADER}: {delivery}\r\nConnection: close\r\n\r\n",
         target.path,
-        target.host,
+        host_header(target),
         body.len()
     );
     s.write_all(head.as_bytes()).await?;
@@ -226,6 +246,16 @@ mod tests {
         assert_eq!(parse_url("https:///path", false), Err(UrlError::Host));
         assert_eq!(parse_url("https://h/a b", false), Err(UrlError::Host));
         assert_eq!(parse_url("ftp://h/", true), Err(UrlError::Scheme));
+        let v6 = parse_url("https://[::1]:8443/h", false).expect("v6 with a port");
+        assert_eq!((v6.host.as_str(), v6.port), ("::1", 8443));
+        assert_eq!(parse_url("https://[::1]/h", false).map(|t| t.port), Ok(443));
+        assert_eq!(parse_url("https://[::1/h", false), Err(UrlError::Host));
+        assert_eq!(host_header(&v6), "[::1]:8443");
+        assert_eq!(host_header(&t), "127.0.0.1:9000");
+        assert_eq!(
+            host_header(&parse_url("https://relay.example/", false).expect("https")),
+            "relay.example"
+        );
         assert_eq!(
             parse_url(&format!("https://h/{}", "a".repeat(MAX_URL)), false),
             Err(UrlError::TooLong)
