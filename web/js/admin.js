@@ -8,6 +8,7 @@
 import { Board } from './board.js';
 import { COLOURS, at, cap, chipWords, commandWords, eventWords } from './words.js';
 import { openModeration } from './moderation.js';
+import { bindStepper, clampSeq, showStep } from './stepper.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -33,6 +34,11 @@ const input = (id) => /** @type {HTMLInputElement} */ (document.getElementById(i
 const button = (id) => /** @type {HTMLButtonElement} */ (document.getElementById(id));
 
 const TOKEN_KEY = 'carcassonne.admin-token';
+
+/** The match page's stepper. */
+const stepButtons = {
+  first: button('seq-first'), prev: button('seq-prev'), next: button('seq-next'), last: button('seq-last'),
+};
 
 /** The refusals an admin meets, in words; the server's own message follows. */
 /** @type {Record<string, string>} */
@@ -469,12 +475,11 @@ function renderTimeline() {
 /** @param {number} seq */
 async function step(seq) {
   if (!current) return;
-  const n = Math.max(0, Math.min(current.summary.seq, Math.round(Number.isFinite(seq) ? seq : current.summary.seq)));
+  const n = clampSeq(seq, current.summary.seq);
   current.seq = n;
   input('seq').value = String(n);
   $('at-seq').textContent = String(n);
-  button('seq-first').disabled = button('seq-prev').disabled = n === 0;
-  button('seq-last').disabled = button('seq-next').disabled = n === current.summary.seq;
+  showStep(stepButtons, n, current.summary.seq);
   for (const li of /** @type {NodeListOf<HTMLElement>} */ ($('timeline').querySelectorAll('li[data-seq]'))) {
     const s = Number(li.dataset.seq);
     if (s === n) {
@@ -549,30 +554,18 @@ function drawAt(seq, view) {
 }
 
 input('seq').addEventListener('input', () => step(Number(input('seq').value)));
-$('seq-first').addEventListener('click', () => step(0));
-$('seq-prev').addEventListener('click', () => current && step(current.seq - 1));
-$('seq-next').addEventListener('click', () => current && step(current.seq + 1));
-$('seq-last').addEventListener('click', () => current && step(current.summary.seq));
+bindStepper(stepButtons, {
+  at: () => current?.seq ?? 0,
+  end: () => current?.summary.seq ?? 0,
+  go: (n) => { if (current) step(n); },
+}, () => !$('match').hidden && !!current && !(/** @type {HTMLDialogElement} */ ($('confirm-dialog'))).open, {
+  zoom: (f) => board?.zoom(f),
+  fit: () => board?.fit(),
+});
 $('zoom-in').addEventListener('click', () => board?.zoom(1.25));
 $('zoom-out').addEventListener('click', () => board?.zoom(0.8));
 $('zoom-fit').addEventListener('click', () => board?.fit());
 window.addEventListener('resize', () => board?.fit());
-
-document.addEventListener('keydown', (e) => {
-  if ($('match').hidden || !current) return;
-  const t = e.target;
-  if (t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement) return;
-  if ((/** @type {HTMLDialogElement} */ ($('confirm-dialog'))).open) return;
-  if (e.key === 'ArrowLeft') step(current.seq - 1);
-  else if (e.key === 'ArrowRight') step(current.seq + 1);
-  else if (e.key === 'Home') step(0);
-  else if (e.key === 'End') step(current.summary.seq);
-  else if (e.key === '+' || e.key === '=') board?.zoom(1.25);
-  else if (e.key === '-') board?.zoom(0.8);
-  else if (e.key === '0') board?.fit();
-  else return;
-  e.preventDefault();
-});
 
 /** Reloads the summary, the log and the trail after an action. */
 async function refresh() {

@@ -11,6 +11,7 @@ import { clockSpan, clocks, isAway, tickClocks } from './clocks.js';
 import { renderEnd } from './end.js';
 import { LogPanel } from './log.js';
 import { ChatPanel } from './chat.js';
+import { TurnNotice } from './notify.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -146,6 +147,10 @@ function play() {
   let extraTile = false;
   /** Whether this page's player declined the standing preference offered at the start (M3). */
   let prefDeclined = false;
+  const notice = new TurnNotice(
+    /** @type {HTMLInputElement} */ ($('notify-sound')),
+    /** @type {HTMLInputElement} */ ($('notify-browser')),
+  );
   /** The Messages decision whose buttons were last shown, to focus its first button once. */
   let shownDecision = '';
 
@@ -433,9 +438,10 @@ function play() {
     const mine = d !== null;
     const you = client.seat !== null ? colours[client.seat] : null;
     const theirTurn = mine && client.seat !== v.active;
-    document.title = v.finished
+    notice.update(mine && !v.finished && client.seat !== null, theirTurn ? 'Your choice' : 'Your turn');
+    document.title = notice.title(v.finished
       ? 'Game over — Carcassonne'
-      : `${theirTurn ? 'Your choice' : mine ? 'Your turn' : `${activeName}'s turn`} — Carcassonne`;
+      : `${theirTurn ? 'Your choice' : mine ? 'Your turn' : `${activeName}'s turn`} — Carcassonne`);
     $('whoami').textContent = you ? `You play ${cap(you)}` : 'Watching';
     const turnLine = $('turn');
     turnLine.replaceChildren(v.finished ? 'Game over' : `Turn ${v.turn}: ${activeName}${client.seat === v.active ? ' (you)' : ''}`);
@@ -455,6 +461,8 @@ function play() {
     // What a page shows once it has a view (a refused link shows only the refusal).
     for (const id of ['chat', 'players-wrap', 'pile-row', 'events', 'zoom']) $(id).hidden = false;
     renderEnd($('end'), v, client.seat, names);
+    $('replay-row').hidden = !v.finished;
+    if (v.finished) $('replay-link').setAttribute('href', `/replay?match=${encodeURIComponent(client.matchId ?? '')}`);
     paint($('end'));
 
     const chips = !!v.map?.hands?.length;

@@ -216,6 +216,7 @@ function showEntry() {
 /** The open lobbies (with filters), the running public matches, and the create form. */
 function showList() {
   $('browse').hidden = false;
+  showWebhook();
   const module = /** @type {HTMLSelectElement} */ ($('filter-module'));
   const free = /** @type {HTMLSelectElement} */ ($('filter-free'));
   let shown = '';
@@ -245,7 +246,7 @@ function showList() {
       join.setAttribute('aria-label', `Join ${l.name}`);
       return h('tr', { 'data-lobby': l.id }, [
         h('td', {}, [l.name]),
-        h('td', {}, [modulesWords(l.modules)]),
+        h('td', {}, [modulesWords(l.modules) + (l.rated ? ' · rated' : '')]),
         h('td', {}, [`${taken} / ${l.seats.length}`]),
         h('td', {}, [clockWords(l.clock)]),
         h('td', {}, [join]),
@@ -290,6 +291,7 @@ function showList() {
       meeples: meeples ? Number(meeples) : null,
       clock: bank ? { bank_ms: bank, increment_ms: increment ?? 0 } : null,
       public: !priv.checked,
+      rated: checked('new-rated'),
     };
     attempt(async () => {
       /** @type {LobbyState} */
@@ -304,6 +306,44 @@ function showList() {
     if (new URLSearchParams(frag).get('lobby')) location.hash = frag;
     else showError('Paste the whole invite link (it ends with #lobby=…&code=…).');
   });
+}
+
+/**
+ * The account's your-turn webhook: where it points (never its secret, which is shown once, right
+ * after it is set), set or replace it, remove it.
+ */
+function showWebhook() {
+  const state = $('webhook-state');
+  const url = /** @type {HTMLInputElement} */ ($('webhook-url'));
+  const remove = /** @type {HTMLButtonElement} */ ($('webhook-remove'));
+  const refresh = async () => {
+    try {
+      /** @type {import('./proto').WebhookInfo} */
+      const w = await api('GET', '/api/me/webhook');
+      state.textContent = `Notices go to ${w.url} (since ${w.created_at}).`;
+      remove.hidden = false;
+    } catch {
+      state.textContent = 'No webhook: your turns are shown only in this page.';
+      remove.hidden = true;
+    }
+  };
+  $('webhook-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    attempt(async () => {
+      /** @type {import('./proto').WebhookCreated} */
+      const w = await api('PUT', '/api/me/webhook', { url: url.value.trim() });
+      await refresh();
+      const secret = $('webhook-secret');
+      secret.hidden = false;
+      secret.textContent = `Its signing secret, shown this once: ${w.secret}`;
+    });
+  });
+  remove.addEventListener('click', () => attempt(async () => {
+    await api('DELETE', '/api/me/webhook');
+    $('webhook-secret').hidden = true;
+    await refresh();
+  }));
+  refresh();
 }
 
 /**
@@ -384,7 +424,7 @@ async function showRoom(me, id, code) {
     const host = l.host === me.id;
     document.title = `${l.name} — Carcassonne lobby`;
     $('room-name').textContent = l.name;
-    $('room-about').textContent = `${modulesWords(l.modules)} · ${clockWords(l.clock)}${l.meeples ? ` · ${l.meeples} meeples` : ''} · ${l.public ? 'public' : 'private'}`;
+    $('room-about').textContent = `${modulesWords(l.modules)} · ${clockWords(l.clock)}${l.meeples ? ` · ${l.meeples} meeples` : ''} · ${l.public ? 'public' : 'private'}${l.rated ? ' · rated' : ''}`;
     const invite = $('room-invite');
     invite.hidden = !l.invite_code;
     if (l.invite_code) {

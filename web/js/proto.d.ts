@@ -222,6 +222,17 @@ export type MeApi = ({
   ReportCreated: ReportCreated;
 });
 
+/** The answers of the ratings API and of a finished match's replay, gathered in one schema file (`proto/ratings.schema.json`). */
+export type RatingsApi = ({
+  Leaderboard: Leaderboard;
+} | {
+  PlayerProfile: PlayerProfile;
+} | {
+  MatchReplay: MatchReplay;
+} | {
+  RecomputeReport: RecomputeReport;
+});
+
 export type Scenario = {
   description?: string;
   expect?: Expect;
@@ -278,6 +289,17 @@ export type ServerMessage = ({
   id: number;
   lobby_id?: string | null;
   match_id?: string | null;
+});
+
+/** An account's webhook and the notices posted to it, gathered in one schema file (`proto/webhooks.schema.json`). */
+export type WebhooksApi = ({
+  SetWebhook: SetWebhook;
+} | {
+  WebhookCreated: WebhookCreated;
+} | {
+  WebhookInfo: WebhookInfo;
+} | {
+  TurnNotice: TurnNotice;
 });
 
 /** An account: a guest (a display name only) or registered (name and password). */
@@ -490,6 +512,8 @@ export type CreateLobby = {
   name: string;
   /** Listed and open to all (default), or private: joined and watched with the invite code. */
   public?: boolean;
+  /** The match's result changes its players' ratings (default: not rated). A rated lobby is public, and seats registered accounts only: no guest, no bot. */
+  rated?: boolean;
   /** 2 to 6. */
   seats: number;
 };
@@ -718,6 +742,9 @@ export type Expect = {
   view?: unknown;
 };
 
+/** The configuration families that are rated apart: a duel plays otherwise than a table of five. */
+export type Family = ("duel" | "multi");
+
 /** The four kinds of feature a meeple can stand on. */
 export type FeatureKind = "road" | "city" | "field" | "monastery";
 
@@ -742,6 +769,30 @@ export type LargeCity = {
   open: unknown[][];
   /** The printed squares, sorted by `(x, y)`. */
   squares: Pos[];
+};
+
+/** `GET /api/ratings?family=…`: a page of one family's leaderboard, best first. */
+export type Leaderboard = {
+  entries: LeaderboardEntry[];
+  family: Family;
+  /** The `offset` of the next page, when there is one. */
+  next_offset?: number | null;
+};
+
+/** A line of the leaderboard. */
+export type LeaderboardEntry = {
+  family: Family;
+  /** Rated matches played in this family. */
+  games: number;
+  mu: number;
+  name: string;
+  /** Fewer rated matches than [`PROVISIONAL_GAMES`]: the estimate is still rough. */
+  provisional: boolean;
+  /** 1 for the best rating of the family. */
+  rank: number;
+  /** The conservative estimate `mu - 3 sigma` that ranks players. */
+  rating: number;
+  sigma: number;
 };
 
 /** `GET /api/lobbies`: open public lobbies and running public matches. */
@@ -786,6 +837,8 @@ export type LobbyState = {
   modules: LobbyModules;
   name: string;
   public: boolean;
+  /** Its match is rated (see [`CreateLobby::rated`]). */
+  rated?: boolean;
   seats: LobbySeat[];
   status: LobbyStatus;
   /** Bumped on every change. */
@@ -855,6 +908,19 @@ export type MatchLog = {
   before?: number | null;
   entries: LogEntry[];
   match_id: string;
+};
+
+/** `GET /api/matches/{id}/replay?seq=N`: a finished match at seq N, for stepping through it. */
+export type MatchReplay = {
+  /** The match's last seq (its end). */
+  last_seq: number;
+  match_id: string;
+  /** Every player's score after each seq, from 0 to `last_seq`: `scores[seq][seat]`. */
+  scores: number[][];
+  /** What happened at seq N. */
+  step: ReplayStep;
+  /** The public view after seq N. */
+  view: MatchView;
 };
 
 /** Where a match stands. */
@@ -1010,6 +1076,9 @@ export type NewReport = {
   reason: string;
 };
 
+/** Why a notice was sent. */
+export type NoticeKind = ("your_turn" | "reminder");
+
 /** Who sits on a lobby seat. */
 export type Occupant = ({
   account_id: string;
@@ -1085,6 +1154,15 @@ export type Placement = {
   rotations: Rotation[];
 };
 
+/** `GET /api/players/{name}`: a registered player's ratings and their history, newest first. */
+export type PlayerProfile = {
+  /** The most recent rated matches (at most 50), newest first. */
+  history: RatingChange[];
+  name: string;
+  /** One per family the player has played rated matches in. */
+  ratings: RatingView[];
+};
+
 export type PlayerView = {
   colour: Colour;
   /** Meeples in the supply. */
@@ -1113,6 +1191,62 @@ export type Print = ({
   coat: boolean;
   kind: "city";
 });
+
+/** One seat of a rated match, as its result was recorded. */
+export type RatedSeat = {
+  name: string;
+  /** 1 for the winner; tied players share a place. */
+  place: number;
+  /** Final points. */
+  score: number;
+};
+
+/** One rated match in a player's history: the result and what it did to the player's rating. */
+export type RatingChange = {
+  after: number;
+  /** The player's rating (`mu - 3 sigma`) before and after. */
+  before: number;
+  /** When the match ended (RFC 3339). */
+  ended_at: string;
+  family: Family;
+  match_id: string;
+  /** The player's place. */
+  place: number;
+  /** Every seat, in seat order. */
+  seats: RatedSeat[];
+};
+
+/** One account's rating in one family. */
+export type RatingView = {
+  family: Family;
+  /** Rated matches played in this family. */
+  games: number;
+  mu: number;
+  /** Fewer rated matches than [`PROVISIONAL_GAMES`]: the estimate is still rough. */
+  provisional: boolean;
+  /** The conservative estimate `mu - 3 sigma` that ranks players. */
+  rating: number;
+  sigma: number;
+};
+
+/** `POST /api/admin/ratings/recompute`: every rating computed again from the recorded results of the rated matches, in the order they were rated. */
+export type RecomputeReport = {
+  /** Ratings whose stored value differed from the recomputed one (0 when the store was consistent). */
+  changed: number;
+  /** Rated matches replayed. */
+  matches: number;
+  /** Ratings (account and family) written. */
+  ratings: number;
+};
+
+/** One step of a replay: the public events of the command at `seq` (the opening's at 0). */
+export type ReplayStep = {
+  by_server?: (ServerMove | null);
+  events: Event[];
+  /** The seat whose command it was (none for the opening). */
+  seat?: number | null;
+  seq: number;
+};
 
 /** A player's report, as admins see it. */
 export type Report = {
@@ -1245,6 +1379,11 @@ export type SetReady = {
   ready: boolean;
 };
 
+/** `PUT /api/me/webhook`: where to post the notices (`https://`; `http://` only on a server started with `--webhook-allow-http`). */
+export type SetWebhook = {
+  url: string;
+};
+
 /** Everything a match is a function of, together with the commands applied to it (B10).  The `seed` is secret (B9): it decides the pile order and never leaves the server. */
 export type Setup = {
   /** The squares tiles may lie on (P1). `None`: an open table that grows as needed. */
@@ -1361,6 +1500,20 @@ export type Town = {
   pos: Pos;
 };
 
+/** What the server posts to a webhook. */
+export type TurnNotice = {
+  /** When the server answers for the player (a deadline, or the game clock running out), in Unix milliseconds; absent when nothing runs. */
+  due_at?: number | null;
+  kind: NoticeKind;
+  match_id: string;
+  /** The player's seat. */
+  seat: number;
+  /** When this notice was made (Unix milliseconds): a receiver may refuse old ones. */
+  sent_at: number;
+  /** The match's seq when the decision came to wait. */
+  seq: number;
+};
+
 export type View = {
   /** Whose turn it is. */
   active: number;
@@ -1403,6 +1556,20 @@ export type WatchableMatch = {
   name: string;
   /** Player names in seat order (`bot` for bots). */
   players: string[];
+};
+
+/** The answer to `PUT /api/me/webhook`: the secret that signs every payload, shown this once. */
+export type WebhookCreated = {
+  /** 64 hex digits: the HMAC-SHA256 key of `X-Carcassonne-Signature`. */
+  secret: string;
+  url: string;
+};
+
+/** `GET /api/me/webhook`: the account's webhook, without its secret. */
+export type WebhookInfo = {
+  /** When it was set (RFC 3339). */
+  created_at: string;
+  url: string;
 };
 
 /** `GET /api/whoami`: the request's account, or none (no session, or one that ended): never an error, so that a page asks it without logging one. */

@@ -61,6 +61,7 @@ pub async fn find_match(client: &Client) -> Result<Uuid, ClientError> {
         meeples: None,
         clock: None,
         public: true,
+        rated: false,
     };
     let lobby = client.create_lobby(&options).await?;
     client.add_bot(lobby.id, 1, BotLevel::Random).await?;

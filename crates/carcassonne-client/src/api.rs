@@ -294,6 +294,7 @@ impl Client {
     ///         meeples: None,
     ///         clock: None,
     ///         public: true,
+    ///         rated: false,
     ///     })
     ///     .await?;
     /// # Ok(()) }

@@ -20,6 +20,7 @@
 //!         meeples: None,
 //!         clock: None,
 //!         public: false,
+//!         rated: false,
 //!     })
 //!     .await?;
 //! client.add_bot(lobby.id, 1, BotLevel::Easy).await?;

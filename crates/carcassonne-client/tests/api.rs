@@ -16,6 +16,7 @@ fn lobby(name: &str, seats: u8) -> CreateLobby {
         meeples: None,
         clock: None,
         public: true,
+        rated: false,
     }
 }
 

@@ -61,6 +61,7 @@ async fn the_example_bot_joins_an_open_lobby_and_plays_its_seat() -> Result<(), 
             meeples: None,
             clock: None,
             public: true,
+            rated: false,
         })
         .await?;
     host.set_ready(lobby.id, true).await?;

@@ -16,7 +16,9 @@
 //!   [`lobby`] (lobbies), [`admin`] (the admin API's answers), [`history`] (a match's log and
 //!   chat for its players and spectators, who made a move: [`ServerMove`]), [`me`] (a player's
 //!   own matches, password, deletion, export, reports), [`moderation`] (suspensions, reset
-//!   links, reports as admins see them).
+//!   links, reports as admins see them), [`ratings`]
+//!   (the leaderboard, player profiles, a finished match's replay), [`webhooks`] (an
+//!   account's webhook and the your-turn notices posted to it).
 //! - [`diff`]: the JSON Patch from one view to the next, over the typed view (with the private
 //!   `json` writer, which writes a value's JSON without building a `serde_json::Value`).
 //! - [`schema`]: the JSON Schemas in `proto/` ([`json_schemas`], [`schema_file_text`]).
@@ -36,9 +38,11 @@ mod json;
 pub mod lobby;
 pub mod me;
 pub mod moderation;
+pub mod ratings;
 pub mod schema;
 pub mod server_message;
 pub mod view;
+pub mod webhooks;
 
 pub use account::{Account, AccountKind, Credentials, NewGuest, SessionCreated, SessionInfo};
 pub use chat::{ChatChannel, ChatFrom, ChatLine, MAX_CHAT_CHARS, check_chat_text};
@@ -56,9 +60,14 @@ pub use me::{
     AccountDeletion, AccountExport, MyMatch, MyMatchPlayer, MyMatchStatus, MyMatches, NewReport,
     PasswordChange, PasswordReset, ReportCreated,
 };
+pub use ratings::{
+    Family, Leaderboard, LeaderboardEntry, MatchReplay, PROVISIONAL_GAMES, PlayerProfile,
+    RatedSeat, RatingChange, RatingView, RecomputeReport, ReplayStep,
+};
 pub use schema::{json_schemas, schema_file_text};
 pub use server_message::{PatchOp, ServerMessage};
 pub use view::{Deadline, MatchView, SeatName};
+pub use webhooks::{NoticeKind, SetWebhook, TurnNotice, WebhookCreated, WebhookInfo};
 
 /// Bumped on any incompatible change of these types.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -64,6 +64,10 @@ pub struct CreateLobby {
     /// Listed and open to all (default), or private: joined and watched with the invite code.
     #[serde(default = "yes")]
     pub public: bool,
+    /// The match's result changes its players' ratings (default: not rated). A rated lobby is
+    /// public, and seats registered accounts only: no guest, no bot.
+    #[serde(default)]
+    pub rated: bool,
 }
 
 /// `POST /api/lobbies/{id}/join`: a seat (default: the first free) and a colour (default: the
@@ -197,6 +201,9 @@ pub struct LobbyState {
     pub modules: LobbyModules,
     pub meeples: Option<u8>,
     pub clock: Option<ClockSettings>,
+    /// Its match is rated (see [`CreateLobby::rated`]).
+    #[serde(default)]
+    pub rated: bool,
     pub seats: Vec<LobbySeat>,
     pub status: LobbyStatus,
     #[serde(default)]

@@ -90,6 +90,8 @@ pub fn json_schemas() -> Vec<(&'static str, schemars::Schema)> {
             "admin-moderation.schema.json",
             schemars::schema_for!(ModerationApi),
         ),
+        ("ratings.schema.json", schemars::schema_for!(RatingsApi)),
+        ("webhooks.schema.json", schemars::schema_for!(WebhooksApi)),
     ]
 }
 
@@ -153,6 +155,28 @@ enum ModerationApi {
     ResetLink(crate::moderation::ResetLink),
     ReportList(crate::moderation::ReportList),
     ResolveReport(crate::moderation::ResolveReport),
+}
+
+/// The answers of the ratings API and of a finished match's replay, gathered in one schema file
+/// (`proto/ratings.schema.json`).
+#[derive(JsonSchema)]
+#[allow(dead_code, clippy::large_enum_variant)]
+enum RatingsApi {
+    Leaderboard(crate::Leaderboard),
+    PlayerProfile(crate::PlayerProfile),
+    MatchReplay(crate::MatchReplay),
+    RecomputeReport(crate::RecomputeReport),
+}
+
+/// An account's webhook and the notices posted to it, gathered in one schema file
+/// (`proto/webhooks.schema.json`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum WebhooksApi {
+    SetWebhook(crate::SetWebhook),
+    WebhookCreated(crate::WebhookCreated),
+    WebhookInfo(crate::WebhookInfo),
+    TurnNotice(crate::TurnNotice),
 }
 
 /// The text of a schema file as checked in: pretty JSON with a final newline, so that diffs of

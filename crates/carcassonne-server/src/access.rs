@@ -73,3 +73,14 @@ pub async fn may_watch(
         None => false,
     })
 }
+
+/// Whether someone may step through a finished match's replay: any match that no private lobby
+/// started; a private one only for its own players (`seated`: the asker holds a seat of it, by
+/// token or account). An invite code, which lets a friend watch live, does not open the record.
+pub async fn may_replay(store: &Store, match_id: Uuid, seated: bool) -> Result<bool, StoreError> {
+    let private = store
+        .match_access(match_id)
+        .await?
+        .is_some_and(|a| !a.public);
+    Ok(!private || seated)
+}

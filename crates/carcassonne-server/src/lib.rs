@@ -16,7 +16,8 @@
 //!   [`cluster`]: several nodes on one Postgres and one NATS server (leases, forwarding).
 //! - [`chat`]: chat rooms and their fan-out, apart from the actors; [`limits`]: the rate limits
 //!   per connection and per address; [`accounts`]: names, argon2id passwords, sessions;
-//!   [`newmatch`]: a new match's rows and seat tokens.
+//!   [`newmatch`]: a new match's rows and seat tokens; [`ratings`]: the rating task and its
+//!   arithmetic; [`webhooks`]: your-turn notices posted to the accounts' webhooks.
 //! - [`outbox`]: a connection's bounded outgoing queue, as actors see it; [`meters`]: the
 //!   Prometheus metrics behind `GET /metrics` (with [`process_metrics`]: the `process_*` and
 //!   build-info series); [`telemetry`]: logging setup.
@@ -47,6 +48,7 @@ pub mod newmatch;
 pub mod origin;
 pub mod outbox;
 pub mod process_metrics;
+pub mod ratings;
 pub mod retention;
 pub mod server;
 pub mod state;
@@ -55,6 +57,7 @@ pub mod telemetry;
 pub mod tokens;
 pub mod web;
 pub mod web_encoding;
+pub mod webhooks;
 pub mod wire;
 
 pub use config::{Config, LogFormat};

@@ -61,6 +61,11 @@ pub async fn run(
         store.attach_sync_meters(m.clone());
     }
     let registry = Registry::new(store.clone(), Arc::clone(&config), Arc::clone(&metrics));
+    registry.set_ratings(crate::ratings::Ratings::start(store.clone()));
+    registry.set_notices(crate::webhooks::Notices::start(
+        store.clone(),
+        config.webhooks.clone(),
+    ));
     let cluster = match config.cluster.nats_url() {
         Some(url) => Some(crate::cluster::Cluster::start(&config, &store, &registry, url).await?),
         None => None,

@@ -38,6 +38,9 @@ assets!(
     "style.css",
     "admin.html",
     "admin.css",
+    "ratings.html",
+    "replay.html",
+    "records.css",
     "favicon.svg",
     "js/account.js",
     "js/admin.js",
@@ -52,7 +55,11 @@ assets!(
     "js/map.js",
     "js/messages.js",
     "js/moderation.js",
+    "js/notify.js",
     "js/patch.js",
+    "js/ratings.js",
+    "js/replay.js",
+    "js/stepper.js",
     "js/tiles.js",
     "js/words.js",
 );
@@ -74,6 +81,10 @@ pub fn router() -> Router {
         .route("/watch/{id}", get(index))
         // The admin console; the page asks for the admin token and sends it to `/api/admin`.
         .route("/admin", get(admin))
+        // The leaderboard and profiles, and a finished match's replay: public pages whose API
+        // calls decide what the reader may see.
+        .route("/ratings", get(ratings))
+        .route("/replay", get(replay))
         .route("/web/{*path}", get(asset))
         .layer(axum::middleware::map_response(page_headers))
 }
@@ -138,6 +149,14 @@ async fn index(request: HeaderMap) -> Response {
 
 async fn admin(request: HeaderMap) -> Response {
     serve("admin.html", &request)
+}
+
+async fn ratings(request: HeaderMap) -> Response {
+    serve("ratings.html", &request)
+}
+
+async fn replay(request: HeaderMap) -> Response {
+    serve("replay.html", &request)
 }
 
 async fn asset(Path(path): Path<String>, request: HeaderMap) -> Response {

@@ -355,6 +355,7 @@ impl Actor {
             }
             if batch.finished {
                 info!(seq = last_seq, "match finished");
+                self.registry.ended(self.id);
             }
             if let (Some(due), ActorState::Ready(loaded)) = (wake, &mut self.state) {
                 loaded.stored_wake = due;
@@ -390,6 +391,17 @@ impl Actor {
                 }
             }
         }
+        // Who a decision waits for now, for the your-turn notices (a finished match: no one).
+        let seq = loaded.seq;
+        let views = &loaded.views;
+        let match_id = self.id;
+        self.registry.turn(|| {
+            Some(crate::webhooks::TurnState {
+                match_id,
+                seq,
+                waiting: views.waiting()?,
+            })
+        });
         if poisoned {
             Box::pin(self.reload()).await;
         }

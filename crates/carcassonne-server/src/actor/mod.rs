@@ -394,6 +394,29 @@ impl Actor {
         });
     }
 
+    /// A match that no command moved yet: who the opening's decisions wait for (the first
+    /// player), for the your-turn notices that later batches give after each commit.
+    fn opening_notice(&mut self) {
+        let ActorState::Ready(loaded) = &mut self.state else {
+            return;
+        };
+        if loaded.seq != 0 {
+            return;
+        }
+        let (game, deadlines, views) = (&loaded.game, &loaded.deadlines, &mut loaded.views);
+        let match_id = self.id;
+        self.registry.turn(|| {
+            let view = views.take(game, deadlines);
+            let waiting = views::waiting_in(&view);
+            views.put_back(view);
+            Some(crate::webhooks::TurnState {
+                match_id,
+                seq: 0,
+                waiting,
+            })
+        });
+    }
+
     /// The lease is lost (cluster mode): the match stops here, as a failed one does.
     fn moved(&mut self) {
         warn!("the match moved to another node");
@@ -419,6 +442,7 @@ impl Actor {
                 };
                 debug!(seq = loaded.seq, "loaded");
                 self.state = ActorState::Ready(Box::new(loaded));
+                self.opening_notice();
                 outcome
             }
             Err(e) => {

@@ -36,6 +36,10 @@ pub struct Registry {
     waker: mpsc::Sender<(Millis, Uuid)>,
     /// Cluster mode: who owns each match decides whether it gets an actor or a proxy here.
     cluster: OnceLock<Arc<crate::cluster::Cluster>>,
+    /// The rating task, told of every match that ends here.
+    ratings: OnceLock<crate::ratings::Ratings>,
+    /// The your-turn notice task, told of every match's waiting seats after each batch.
+    notices: OnceLock<crate::webhooks::Notices>,
 }
 
 /// Matches waiting in the waker's queue before an idle match with a far deadline must stay in
@@ -89,9 +93,47 @@ impl Registry {
             metrics,
             waker,
             cluster: OnceLock::new(),
+            ratings: OnceLock::new(),
+            notices: OnceLock::new(),
         });
         tokio::spawn(wake_matches(Arc::downgrade(&registry), wake_rx));
         registry
+    }
+
+    /// Hands every match that ends from now on to the rating task (set once, at start).
+    pub fn set_ratings(&self, ratings: crate::ratings::Ratings) {
+        let _ = self.ratings.set(ratings);
+    }
+
+    /// The rating task, once the server started it.
+    pub fn ratings(&self) -> Option<&crate::ratings::Ratings> {
+        self.ratings.get()
+    }
+
+    /// A match ended (its end is stored): the rating task rates it if it is rated.
+    pub(super) fn ended(&self, id: Uuid) {
+        if let Some(r) = self.ratings.get() {
+            r.ended(id);
+        }
+    }
+
+    /// Tells the notice task of every match's waiting seats from now on (set once, at start).
+    pub fn set_notices(&self, notices: crate::webhooks::Notices) {
+        let _ = self.notices.set(notices);
+    }
+
+    /// The notice task, once the server started it.
+    pub fn notices(&self) -> Option<&crate::webhooks::Notices> {
+        self.notices.get()
+    }
+
+    /// A batch was committed: who a decision waits for now (never waits).
+    pub(super) fn turn(&self, state: impl FnOnce() -> Option<crate::webhooks::TurnState>) {
+        if let Some(n) = self.notices.get()
+            && let Some(s) = state()
+        {
+            n.turn(s);
+        }
     }
 
     /// Asks the waker to load the match at `at` (its next deadline), so that it may leave memory

@@ -103,6 +103,13 @@ impl Views {
         f
     }
 
+    /// The seats a decision waits for in the kept view, each with when the server would answer
+    /// for it (a non-active player's deadline, or the running game clock's end); `None` when no
+    /// view is kept.
+    pub(super) fn waiting(&self) -> Option<Vec<crate::webhooks::Waiting>> {
+        self.current.as_ref().map(waiting_in)
+    }
+
     /// Drops every view: a quiet match holds none (the names stay).
     pub(super) fn clear(&mut self) {
         *self = Views {
@@ -110,4 +117,33 @@ impl Views {
             ..Views::default()
         };
     }
+}
+
+/// The seats a decision waits for in a view, each with when the server would answer for it (a
+/// non-active player's deadline, or the running game clock's end).
+pub(super) fn waiting_in(v: &MatchView) -> Vec<crate::webhooks::Waiting> {
+    let mut seats: Vec<u8> = v.view.decisions.iter().map(|d| d.player()).collect();
+    seats.sort_unstable();
+    seats.dedup();
+    seats
+        .into_iter()
+        .map(|seat| {
+            let deadline = v
+                .deadlines
+                .iter()
+                .filter(|d| d.player == seat)
+                .map(|d| d.at)
+                .min();
+            let clock = v
+                .clocks
+                .iter()
+                .find(|c| c.player == seat)
+                .and_then(|c| c.running_since.map(|s| s.saturating_add(c.remaining_ms)));
+            let due_at = match (deadline, clock) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            crate::webhooks::Waiting { seat, due_at }
+        })
+        .collect()
 }

@@ -1,5 +1,5 @@
 //! Configuration, from flags, environment variables and a TOML file (`config_file`), in groups:
-//! the store, connections, matches, the admin side, the cluster ([`cluster`]). Every value is checked when parsed (ranges,
+//! the store, connections, matches, the admin side, the cluster ([`cluster`]), webhooks ([`webhooks`]). Every value is checked when parsed (ranges,
 //! durations such as `30s` or `5m`), so the parts use them as they are, with no clamping. Each
 //! default is written once, in its `#[arg]` attribute: [`Config::default`] asks clap for them
 //! (ignoring the environment, so that tests do not pick up a stray `DATABASE_URL`). Secrets (the
@@ -10,8 +10,10 @@
 //! drifts, and `UPDATE_README=1 cargo test -p carcassonne-server --lib config` rewrites it.
 
 mod cluster;
+mod webhooks;
 
 pub use cluster::ClusterConfig;
+pub use webhooks::WebhookConfig;
 
 use crate::client_addr::ProxyRange;
 use crate::origin::Origin;
@@ -90,6 +92,9 @@ pub struct Config {
 
     #[command(flatten)]
     pub cluster: ClusterConfig,
+
+    #[command(flatten)]
+    pub webhooks: WebhookConfig,
 
     #[command(flatten)]
     legacy: LegacyMillis,
@@ -367,7 +372,7 @@ pub struct LimitsConfig {
     #[arg(long, env = "LOBBY_RATE_ADDR", default_value = "60/1m", value_parser = rate)]
     pub lobby_rate_addr: Rate,
 
-    /// New accounts (guest and registered) and log-ins per client address.
+    /// New accounts (guest and registered), log-ins and webhooks set per client address.
     #[arg(long, env = "ACCOUNT_RATE_ADDR", default_value = "10/10m", value_parser = rate)]
     pub account_rate_addr: Rate,
 
@@ -375,7 +380,8 @@ pub struct LimitsConfig {
     #[arg(long, env = "MATCH_RATE_ADDR", default_value = "30/10m", value_parser = rate)]
     pub match_rate_addr: Rate,
 
-    /// Reads of a match's history (`GET /api/matches/{id}/log` and `/chat`) per client address.
+    /// Reads of a match's history (`GET /api/matches/{id}/log`, `/chat`, `/replay`) per client
+    /// address.
     #[arg(long, env = "HISTORY_RATE_ADDR", default_value = "240/1m", value_parser = rate)]
     pub history_rate_addr: Rate,
 

@@ -42,9 +42,9 @@ pub(super) struct Page {
 }
 
 /// Who reads: the seat they hold in this match, if any; and the match as stored.
-struct Reader {
-    seat: Option<u8>,
-    row: MatchRow,
+pub(super) struct Reader {
+    pub(super) seat: Option<u8>,
+    pub(super) row: MatchRow,
 }
 
 fn store_failed(e: impl std::fmt::Display) -> ApiError {
@@ -72,7 +72,11 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// The asker's seat in the match and whether they may watch it (403 `invite_required` when not).
-async fn reader(shared: &Shared, headers: &HeaderMap, id: Uuid) -> Result<Reader, ApiError> {
+pub(super) async fn reader(
+    shared: &Shared,
+    headers: &HeaderMap,
+    id: Uuid,
+) -> Result<Reader, ApiError> {
     let row = load_row(shared, id).await?;
     let mut seat = None;
     if let Some(token) = header(headers, SEAT_TOKEN_HEADER)
@@ -182,7 +186,7 @@ pub(super) async fn log(
 
 /// The opening's events (seq 0), replayed from the stored setup: the setup holds the seed, its
 /// events only what every player saw.
-async fn opening(row: &MatchRow) -> Result<LogEntry, ApiError> {
+pub(super) async fn opening(row: &MatchRow) -> Result<LogEntry, ApiError> {
     let setup = parse_setup(&row.setup)?;
     let started = tokio::task::spawn_blocking(move || rules::Game::start(setup).map(|(_, e)| e))
         .await

@@ -298,6 +298,10 @@ async fn delete_me(
         .await
         .map_err(store_failed)?;
     shared.revoke_live(account.id, None);
+    // Its webhook row went with it: no notice is posted for it any more.
+    if let Some(n) = shared.registry.notices() {
+        n.hook_changed(account.id, false);
+    }
     let seats = mark_seats_away(&shared, account.id).await?;
     info!(account = %account.id, seats, "account deleted");
     Ok(super::accounts::cleared(&shared))

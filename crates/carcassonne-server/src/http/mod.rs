@@ -1,5 +1,5 @@
 //! HTTP routes: match creation ([`matches`]), a match's history for its players and spectators
-//! ([`history`]), accounts ([`accounts`]), a player's own account and reports ([`me`]), lobbies ([`lobbies`]), health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
+//! ([`history`]) and a finished match's replay ([`replay`]), ratings ([`ratings`]), an account's webhook ([`webhooks`]), accounts ([`accounts`]), a player's own account and reports ([`me`]), lobbies ([`lobbies`]), health, the admin API ([`admin`]), the metrics ([`metrics`]), and the WebSocket upgrade.
 //! Every refusal is an [`ApiError`] with the JSON error body; the extractors every handler shares
 //! (a JSON body, a match or lobby id) are in [`extract`], the refusals several routes document
 //! alike in [`refusals`], and the document itself in [`openapi`].
@@ -14,7 +14,10 @@ pub mod matches;
 pub mod me;
 pub mod metrics;
 pub mod openapi;
+pub mod ratings;
 pub mod refusals;
+pub mod replay;
+pub mod webhooks;
 
 pub use error::ApiError;
 
@@ -75,7 +78,7 @@ pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::K
             | "/api/password-resets"
             | "/api/reports",
         )
-        | (&Method::PUT, "/api/me/password")
+        | (&Method::PUT, "/api/me/password" | "/api/me/webhook")
         | (&Method::DELETE, "/api/me") => Some(Kind::Account),
         (&Method::POST, p) if p.starts_with("/api/lobbies") => Some(Kind::Lobby),
         (&Method::POST, "/api/matches") => Some(Kind::Match),
@@ -84,12 +87,12 @@ pub(crate) fn limit_kind(method: &Method, path: &str) -> Option<crate::limits::K
     }
 }
 
-/// A match's history (`/api/matches/{id}/log` or `/chat`): reads of the store that anyone may
+/// A match's history (`/api/matches/{id}/log`, `/chat` or `/replay`): reads of the store that anyone may
 /// make, so limited like the routes that create something.
 fn is_history(path: &str) -> bool {
     path.strip_prefix("/api/matches/")
         .and_then(|rest| rest.split_once('/'))
-        .is_some_and(|(id, tail)| !id.contains('/') && (tail == "log" || tail == "chat"))
+        .is_some_and(|(id, tail)| !id.contains('/') && matches!(tail, "log" | "chat" | "replay"))
 }
 
 /// Every request's client address ([`client_addr`]: the peer, or behind a trusted proxy the
@@ -132,6 +135,15 @@ pub fn api_routes() -> Routes {
         .routes(routes!(matches::create_match))
         .routes(routes!(history::log))
         .routes(routes!(history::chat))
+        .routes(routes!(replay::replay))
+        .routes(routes!(ratings::leaderboard))
+        .routes(routes!(ratings::profile))
+        .routes(routes!(ratings::recompute))
+        .routes(routes!(
+            webhooks::set_webhook,
+            webhooks::get_webhook,
+            webhooks::delete_webhook
+        ))
         .nest("/api/admin", admin::router())
         .merge(accounts::router())
         .merge(me::router())

@@ -83,6 +83,14 @@ pub fn create(
     if let Some(clock) = &req.clock {
         clock.validate().map_err(bad)?;
     }
+    if req.rated && !req.public {
+        return Err(bad(
+            "a rated lobby is public: its result goes on the leaderboard and its replay is open",
+        ));
+    }
+    if req.rated {
+        registered_for_rated(host)?;
+    }
     let mut seats: Vec<LobbySeat> = (0..req.seats)
         .map(|seat| LobbySeat {
             seat,
@@ -102,11 +110,22 @@ pub fn create(
         modules: req.modules,
         meeples: req.meeples,
         clock: req.clock,
+        rated: req.rated,
         seats,
         status: LobbyStatus::Open,
         match_id: None,
         version: 1,
     })
+}
+
+/// Only registered accounts play rated matches: a guest's rating would belong to no one.
+fn registered_for_rated(a: &Account) -> Result<(), LobbyError> {
+    match a.kind {
+        protocol::AccountKind::Registered => Ok(()),
+        protocol::AccountKind::Guest => Err(bad(
+            "a rated lobby seats registered accounts only: sign up to play rated matches",
+        )),
+    }
 }
 
 fn player(a: &Account) -> Occupant {
@@ -208,6 +227,9 @@ pub fn apply(mut l: LobbyState, by: &Account, action: Action) -> Result<After, L
                     "you already have a seat in this lobby",
                 ));
             }
+            if l.rated {
+                registered_for_rated(by)?;
+            }
             if !code_matches(&l, req.invite_code.as_deref()) {
                 return Err(refuse(
                     ErrorCode::InviteRequired,
@@ -288,6 +310,9 @@ pub fn apply(mut l: LobbyState, by: &Account, action: Action) -> Result<After, L
         }
         Action::Bot(seat, level) => {
             host_only(&l, by)?;
+            if l.rated {
+                return Err(bad("a rated lobby has no bots: only people are rated"));
+            }
             let i = seat_index(&l, seat)?;
             if l.seats[i].occupant.is_some() {
                 return Err(refuse(
@@ -374,6 +399,7 @@ mod tests {
             meeples: None,
             clock: None,
             public: true,
+            rated: false,
         }
     }
 
@@ -549,5 +575,50 @@ mod tests {
         assert_eq!(shown(None), None, "an anonymous reader");
         let l = open(apply(l, &b, Action::Leave).expect("leave"));
         assert_eq!(seen_by(&l, Some(b.id)).invite_code, None, "one who left");
+    }
+
+    #[test]
+    fn a_rated_lobby_is_public_and_seats_registered_people_only() {
+        let registered = |name: &str| Account {
+            kind: AccountKind::Registered,
+            ..account(name)
+        };
+        let (h, b, g) = (registered("h"), registered("b"), account("g"));
+        let rated = CreateLobby {
+            rated: true,
+            ..req(3)
+        };
+        let bad_opt = |r: Result<LobbyState, LobbyError>| r.err().map(|e| e.code);
+        assert_eq!(
+            bad_opt(create(&g, &rated, None)),
+            Some(ErrorCode::BadOption),
+            "a guest hosts no rated lobby"
+        );
+        let private = CreateLobby {
+            public: false,
+            ..rated.clone()
+        };
+        assert_eq!(
+            bad_opt(create(&h, &private, Some("code".into()))),
+            Some(ErrorCode::BadOption)
+        );
+        let l = create(&h, &rated, None).expect("a rated lobby");
+        assert!(l.rated);
+        assert_eq!(
+            code(apply(l.clone(), &g, Action::Join(JoinLobby::default()))),
+            ErrorCode::BadOption,
+            "a guest joins no rated lobby"
+        );
+        assert_eq!(
+            code(apply(
+                l.clone(),
+                &h,
+                Action::Bot(2, protocol::BotLevel::Easy)
+            )),
+            ErrorCode::BadOption,
+            "a rated lobby has no bots"
+        );
+        let l = open(apply(l, &b, Action::Join(JoinLobby::default())).expect("join"));
+        assert!(seat_of(&l, b.id).is_some());
     }
 }

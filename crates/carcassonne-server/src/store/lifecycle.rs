@@ -244,6 +244,7 @@ impl SqliteStore {
             "DELETE FROM sessions WHERE account_id = ?1",
             "DELETE FROM chat WHERE account_id = ?1",
             "DELETE FROM password_resets WHERE account_id = ?1",
+            "DELETE FROM webhooks WHERE account_id = ?1",
             "UPDATE reports SET chat_text = NULL WHERE account_id = ?1",
         ] {
             sqlx::query(sql).bind(&key).execute(&mut *tx).await?;
@@ -434,6 +435,7 @@ impl PgStore {
             "DELETE FROM sessions WHERE account_id = $1",
             "DELETE FROM chat WHERE account_id = $1",
             "DELETE FROM password_resets WHERE account_id = $1",
+            "DELETE FROM webhooks WHERE account_id = $1",
             "UPDATE reports SET chat_text = NULL WHERE account_id = $1",
         ] {
             sqlx::query(sql).bind(id).execute(&mut *tx).await?;

@@ -6,7 +6,7 @@
 //! dialect. The SQL is split by domain, each file with both dialects side by side and one
 //! row-mapping function per row type and dialect: [`matches`], [`accounts`], [`lobbies`],
 //! [`chat`], [`admin`], [`lifecycle`] (an account's life: password, reset links, deletion,
-//! suspension), [`moderation`] (reports, a chat line removed). The infrastructure has its own files: connections and migrations
+//! suspension), [`moderation`] (reports, a chat line removed), [`ratings`], [`webhooks`]. The infrastructure has its own files: connections and migrations
 //! ([`sqlite`], [`postgres`]), the group writers ([`sqlite_writer`], [`pg_writer`]), the
 //! SQLite writer's durability ([`sqlite_sync`]) and cluster mode's ownership leases, Postgres
 //! only ([`leases`]).
@@ -25,10 +25,12 @@ mod matches;
 pub mod moderation;
 mod pg_writer;
 pub mod postgres;
+pub mod ratings;
 mod retention;
 pub mod sqlite;
 pub mod sqlite_sync;
 mod sqlite_writer;
+pub mod webhooks;
 
 pub use accounts::NewSession;
 pub use leases::{Fence, LeaseError, LeaseKey, LeaseKind, Leases};

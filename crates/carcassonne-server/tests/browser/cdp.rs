@@ -174,7 +174,11 @@ impl Browser {
             )
             .await;
         let session = s["sessionId"].as_str().expect("session").to_string();
-        let page = Page { cdp, session };
+        let page = Page {
+            cdp,
+            session,
+            context: ctx,
+        };
         page.call("Page.enable", json!({})).await;
         page.viewport(width, height, false).await;
         page
@@ -235,11 +239,25 @@ impl Cdp {
 pub struct Page {
     cdp: Cdp,
     session: String,
+    /// The page's own browser context (its cookies, storage and permissions).
+    context: String,
 }
 
 impl Page {
     pub async fn call(&self, method: &str, params: Value) -> Value {
         self.cdp.call(Some(&self.session), method, params).await
+    }
+
+    /// Grants `origin` these permissions in the page's context, as a player answering the
+    /// browser's prompt would (`notifications`).
+    pub async fn grant(&self, origin: &str, permissions: &[&str]) {
+        self.cdp
+            .call(
+                None,
+                "Browser.grantPermissions",
+                json!({"origin": origin, "permissions": permissions, "browserContextId": self.context}),
+            )
+            .await;
     }
 
     pub async fn viewport(&self, width: u32, height: u32, mobile: bool) {

@@ -87,6 +87,11 @@ async fn pages_run_clean_under_the_content_security_policy() {
             "!document.getElementById('login').hidden",
             "the admin console",
         ),
+        (
+            "/ratings",
+            "document.body.dataset.ready !== undefined",
+            "the leaderboard",
+        ),
     ] {
         let p = recording_page(&b).await;
         p.goto(&format!("{}{path}", server.http())).await;

@@ -13,7 +13,10 @@
 //! at the table; the end of a game names the winner and splits each score by kind, for a player
 //! and a late spectator; "My games" follows the turn live, a password change signs another
 //! device out, and the console's moderation screen removes a reported line, resolves the report,
-//! suspends and lifts an account and hands out a reset link whose page sets a password; every page runs clean under the Content-Security-Policy. Each test saves a
+//! suspends and lifts an account and hands out a reset link whose page sets a password; the
+//! leaderboard and a profile after rated matches, the replay viewer stepping through a finished
+//! match, and the your-turn notice (title, browser notification); every page runs clean under
+//! the Content-Security-Policy. Each test saves a
 //! screenshot under `target/browser-tests/`. Without Chromium the tests are skipped with a notice
 //! (and fail with `CI=true`).
 //!
@@ -36,5 +39,7 @@ mod history;
 mod lobby;
 mod messages;
 mod play;
+mod records;
 mod spectator;
 mod start;
+mod turns;

@@ -127,7 +127,7 @@ async fn messages_pawn_choices_and_a_dispatch_by_clicking() {
     );
     assert_eq!(
         text_of(&blue, "document.title").await,
-        "Your choice — Carcassonne"
+        "● Your choice — Carcassonne"
     );
     // The keyboard reaches the choice: the first button has the focus, N moves it.
     blue.key("n").await;

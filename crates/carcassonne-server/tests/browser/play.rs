@@ -281,7 +281,7 @@ async fn keyboard_play_on_a_phone_viewport() {
         .await;
     assert_eq!(
         red.eval("document.title").await,
-        json!("Your turn — Carcassonne")
+        json!("● Your turn — Carcassonne")
     );
     let cmd = serde_json::to_value(&s.steps[0].command).expect("json");
     let key = format!("{},{}", cmd["pos"]["x"], cmd["pos"]["y"]);

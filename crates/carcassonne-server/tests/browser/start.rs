@@ -85,7 +85,7 @@ async fn start_page_creates_a_test_match_and_links_its_seats() {
     );
     assert_eq!(
         seat.eval("document.title").await,
-        json!("Your turn — Carcassonne")
+        json!("● Your turn — Carcassonne")
     );
 }
 

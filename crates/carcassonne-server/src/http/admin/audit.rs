@@ -19,7 +19,7 @@ use uuid::Uuid;
 
 /// Writes one entry of the audit trail. An action whose entry cannot be written is reported
 /// as failed: nothing an admin does goes unlogged.
-pub(super) async fn audit(
+pub(in crate::http) async fn audit(
     shared: &Shared,
     admin: &Admin,
     action: &str,

@@ -11,7 +11,7 @@
 //! extractor, the helpers they share and the stats.
 
 mod actions;
-mod audit;
+pub(in crate::http) mod audit;
 mod history;
 mod matches;
 mod moderation;
@@ -278,7 +278,10 @@ pub(in crate::http) async fn summaries(
 /// Replays the match's first `upto` commands off the async threads (a long game is many
 /// milliseconds of rules work). Unlike loading a match to play it, any status is replayed: an
 /// admin reads broken and aborted matches too.
-async fn replay_upto(row: &MatchRow, records: Vec<CommandRow>) -> Result<Replayed, ApiError> {
+pub(in crate::http) async fn replay_upto(
+    row: &MatchRow,
+    records: Vec<CommandRow>,
+) -> Result<Replayed, ApiError> {
     let (version, setup, created, clock) = (
         row.rules_version.clone(),
         row.setup.clone(),
