@@ -141,9 +141,9 @@ export class ChatPanel {
         const r = document.createElement('button');
         r.type = 'button';
         r.className = 'report';
-        r.setAttribute('aria-label', `Report this line of ${who}`);
-        r.title = `Report this line of ${who} to the admins`;
-        r.addEventListener('click', () => this.report(/** @type {number} */ (line.id), who, r));
+        r.setAttribute('aria-label', `Report ${who} or this line`);
+        r.title = `Report this line of ${who}, or ${who}, to the admins`;
+        r.addEventListener('click', () => this.openReport(li, /** @type {number} */ (line.id), line.from.account_id ?? null, who));
         li.append(r);
       }
     }
@@ -156,20 +156,74 @@ export class ChatPanel {
   }
 
   /**
-   * Reports a line to the admins (with the session cookie; a seat-token page has none).
-   * @param {number} id @param {string} who @param {HTMLButtonElement} button
+   * Opens (or closes) the report form under a line: the line itself, or its speaker when they
+   * speak from an account; a reason the admins read. Sent with the session cookie (a page on a
+   * seat token has none, and is told so).
+   * @param {HTMLLIElement} li @param {number} chatId @param {string|null} accountId @param {string} who
    */
-  async report(id, who, button) {
-    const reason = prompt(`Why report this line of ${who}? (the admins read it)`);
-    if (!reason || !reason.trim()) return;
+  openReport(li, chatId, accountId, who) {
+    const open = li.querySelector('form.report-form');
+    if (open) {
+      open.remove();
+      return;
+    }
+    const form = document.createElement('form');
+    form.className = 'report-form';
+    const what = document.createElement('select');
+    what.name = 'what';
+    what.setAttribute('aria-label', 'What to report');
+    const options = [['line', 'this message']];
+    if (accountId) options.push(['player', who]);
+    for (const [value, label] of options) {
+      const o = document.createElement('option');
+      o.value = value;
+      o.textContent = label;
+      what.append(o);
+    }
+    const reason = document.createElement('input');
+    reason.name = 'reason';
+    reason.required = true;
+    reason.maxLength = 500;
+    reason.placeholder = 'Why? (the admins read it)';
+    reason.setAttribute('aria-label', 'Why you report it');
+    const send = document.createElement('button');
+    send.type = 'submit';
+    send.textContent = 'Send report';
+    const status = document.createElement('span');
+    status.className = 'report-status';
+    status.setAttribute('role', 'status');
+    form.append(what, reason, send, status);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const text = reason.value.trim();
+      if (!text) return;
+      const body = what.value === 'player' && accountId ? { account_id: accountId, reason: text } : { chat_id: chatId, reason: text };
+      void this.report(body, form, status);
+    });
+    li.append(form);
+    reason.focus();
+  }
+
+  /**
+   * Sends a report; the form says how it went.
+   * @param {{chat_id?: number, account_id?: string, reason: string}} body
+   * @param {HTMLFormElement} form @param {HTMLElement} status
+   */
+  async report(body, form, status) {
     const res = await fetch('/api/reports', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ chat_id: id, reason }),
+      body: JSON.stringify(body),
       credentials: 'same-origin',
     });
-    button.disabled = true;
-    button.title = res.ok || res.status === 409 ? 'Reported' : `Not reported (${res.status === 401 ? 'log in to report' : `HTTP ${res.status}`})`;
+    if (res.ok || res.status === 409) {
+      status.textContent = res.ok ? 'Reported: thank you.' : 'Already reported.';
+      form.dataset.sent = 'true';
+      const reason = /** @type {HTMLInputElement|null} */ (form.querySelector('input[name=reason]'));
+      if (reason) reason.value = '';
+    } else {
+      status.textContent = res.status === 401 ? 'Log in to report.' : res.status === 429 ? 'Too many reports: try later.' : `Not reported (HTTP ${res.status}).`;
+    }
   }
 
   /**

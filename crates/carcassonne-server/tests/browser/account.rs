@@ -320,14 +320,35 @@ async fn the_moderation_screen_removes_resolves_suspends_and_resets() {
         "document.querySelector('#chat-log li[data-chat-id]').dataset.chatId",
     )
     .await;
-    let r = fetch(
-        &ann,
-        "POST",
-        "/api/reports",
-        json!({"chat_id": chat_id.parse::<i64>().expect("id"), "reason": "insults"}),
-    )
-    .await;
-    assert_eq!(r["status"], 201, "{r}");
+    // Ann reports the line, then its speaker, through the line's report form.
+    let line = format!("#chat-log li[data-chat-id=\"{chat_id}\"]");
+    for (what, reason) in [("line", "insults"), ("player", "keeps insulting")] {
+        ann.click(&format!("{line} button.report")).await;
+        ann.wait(
+            &format!("document.querySelector({})", json!(format!("{line} form.report-form"))),
+            "the report form",
+        )
+        .await;
+        ann.eval(&format!(
+            "(() => {{ const f = document.querySelector({}); f.what.value = {}; f.reason.value = {}; }})()",
+            json!(format!("{line} form.report-form")),
+            json!(what),
+            json!(reason)
+        ))
+        .await;
+        ann.click(&format!("{line} form.report-form button[type=submit]"))
+            .await;
+        ann.wait(
+            &format!(
+                "document.querySelector({})?.dataset.sent === 'true'",
+                json!(format!("{line} form.report-form"))
+            ),
+            "the report sent",
+        )
+        .await;
+        // Closed again (the button toggles the form), ready for the next report.
+        ann.click(&format!("{line} button.report")).await;
+    }
 
     let admin = admin_page(&b, &server, ADMIN_TOKEN, "#moderation").await;
     admin
@@ -341,6 +362,7 @@ async fn the_moderation_screen_removes_resolves_suspends_and_resets() {
     assert!(
         listed.contains("you play like a potato")
             && listed.contains("insults")
+            && listed.contains("keeps insulting")
             && listed.contains("Ann"),
         "{listed}"
     );
@@ -356,25 +378,29 @@ async fn the_moderation_screen_removes_resolves_suspends_and_resets() {
         )
         .await;
     }
-    let rid = text_of(
-        &admin,
-        "document.querySelector('#reports-body tr[data-report]').dataset.report",
-    )
-    .await;
-    admin
-        .eval(&format!(
-            "document.getElementById('note-{rid}').value = 'line removed'"
-        ))
-        .await;
-    admin
-        .click(&format!("button[data-resolve=\"{rid}\"]"))
-        .await;
-    admin
-        .wait(
-            "!document.querySelector('#reports-body tr[data-report]')",
-            "no open report left",
+    for left in [1, 0] {
+        let rid = text_of(
+            &admin,
+            "document.querySelector('#reports-body tr[data-report]').dataset.report",
         )
         .await;
+        admin
+            .eval(&format!(
+                "document.getElementById('note-{rid}').value = 'line removed'"
+            ))
+            .await;
+        admin
+            .click(&format!("button[data-resolve=\"{rid}\"]"))
+            .await;
+        admin
+            .wait(
+                &format!(
+                    "document.querySelectorAll('#reports-body tr[data-report]').length === {left}"
+                ),
+                "the report resolved",
+            )
+            .await;
+    }
 
     // Bo's account, reached from the match's seats: suspended for an hour, his page signed
     // out, his log-in refused; lifted.
