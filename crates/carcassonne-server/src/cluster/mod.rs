@@ -211,12 +211,13 @@ impl Cluster {
         lock(&self.owned).contains_key(&id)
     }
 
-    /// Whether another node that is alive holds the match's lease: then that node runs the
-    /// match and whatever belongs with it (its bots). An unreachable store counts as held, so
-    /// that nothing is taken over on a guess.
+    /// Whether another node holds the match's lease (not expired): then that node runs the
+    /// match and whatever belongs with it (its bots), and nobody else can take it before the
+    /// lease runs out. An unreachable store counts as held, so that nothing is taken over on a
+    /// guess.
     pub async fn held_elsewhere(&self, id: Uuid) -> bool {
         match self.leases.owner(LeaseKey::of_match(id)).await {
-            Ok(Some(lease)) => lease.node != *self.node && self.is_alive(&lease.node),
+            Ok(Some(lease)) => lease.node != *self.node,
             Ok(None) => false,
             Err(_) => true,
         }

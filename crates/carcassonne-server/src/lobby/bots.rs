@@ -5,9 +5,9 @@
 //! answers the first open decision of one of its seats.
 //!
 //! In a cluster every node that knows the started lobby runs this task, but only the node that
-//! holds the match's lease plays: the others wait while a live node holds it, and take over
-//! (by loading the match, which claims the lease) once it lapses, so that the bots go on when
-//! the node that started the match is gone.
+//! holds the match's lease plays: the others wait while another node holds it, and take over
+//! (by loading the match, which claims the lease) once it runs out, so that the bots go on when
+//! the node that played them is gone.
 
 use super::bot_mind::Minds;
 use crate::actor::{ActorMsg, CommandMsg, Registry};
@@ -71,8 +71,15 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel
             Some(h) => h,
             None => {
                 if misses >= MAX_MISSES {
-                    warn!("the match cannot be reached: bots stop");
-                    return;
+                    let Some(cluster) = registry.cluster() else {
+                        warn!("the match cannot be reached: bots stop");
+                        return;
+                    };
+                    // In a cluster the match may be between owners (one gone, its lease not
+                    // yet run out): wait a lease's renewal and look again; the task ends
+                    // when the match does.
+                    tokio::time::sleep(cluster.renew_period()).await;
+                    misses = 0;
                 }
                 if misses > 0 {
                     tokio::time::sleep(Duration::from_millis(200 * u64::from(misses))).await;
@@ -165,8 +172,8 @@ async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel
 }
 
 /// Whether the bots play on: false once the match is over (read from the store, so that a
-/// finished match is not loaded for nothing). In a cluster it first waits while another live
-/// node holds the match: that node plays the bots.
+/// finished match is not loaded for nothing). In a cluster it first waits while another node
+/// holds the match's lease: that node plays the bots.
 async fn our_turn_to_drive(registry: &Registry, match_id: Uuid) -> bool {
     loop {
         if let Ok(Some(row)) = registry.store().load_match(match_id).await

@@ -325,7 +325,10 @@ async fn the_moderation_screen_removes_resolves_suspends_and_resets() {
     for (what, reason) in [("line", "insults"), ("player", "keeps insulting")] {
         ann.click(&format!("{line} button.report")).await;
         ann.wait(
-            &format!("document.querySelector({})", json!(format!("{line} form.report-form"))),
+            &format!(
+                "document.querySelector({})",
+                json!(format!("{line} form.report-form"))
+            ),
             "the report form",
         )
         .await;

@@ -17,10 +17,15 @@ impl ServerProcess {
     /// Spawns `cmd` (the server binary, or a shell that execs it, given `--bind 127.0.0.1:0
     /// --log-format json`) and waits for its address.
     pub fn spawn(mut cmd: Command) -> ServerProcess {
-        // `TEST_SERVER_LOG=<filter>` echoes the log to stderr at that level (debugging).
+        // `TEST_SERVER_LOG=<directives>` (`server::lobby=debug`, say) echoes the log to stderr,
+        // with these directives added to `info` (the harness reads the `listening` line).
         let echo = std::env::var("TEST_SERVER_LOG").ok();
+        let filter = match &echo {
+            Some(extra) if !extra.is_empty() => format!("info,{extra}"),
+            _ => "info".to_owned(),
+        };
         let mut child = cmd
-            .env("RUST_LOG", echo.as_deref().unwrap_or("info"))
+            .env("RUST_LOG", filter)
             .env_remove("DATABASE_URL")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
