@@ -33,6 +33,10 @@ pub enum Decision {
         player: PlayerId,
         pos: Pos,
         meeple_targets: Vec<Target>,
+        /// Inns & Cathedrals: where the large meeple may go (`place_meeple` with `figure:
+        /// large_meeple`), while it is in the supply (I4).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        large_meeple_targets: Vec<Target>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tollhouse_targets: Vec<Pos>,
     },
@@ -118,7 +122,7 @@ impl Options for Decision {
     fn groups(&self) -> usize {
         match self {
             Decision::PlaceTile { .. } => 1,
-            Decision::PlaceFollower { .. } => 2,
+            Decision::PlaceFollower { .. } => 3,
             Decision::SellWine { .. } => 1,
             #[cfg(test)]
             Decision::Witness { .. } => 0,
@@ -133,6 +137,13 @@ impl Options for Decision {
                 placements.iter().map(|p| p.rotations.len()).sum()
             }
             (Decision::PlaceFollower { meeple_targets, .. }, 0) => meeple_targets.len(),
+            (
+                Decision::PlaceFollower {
+                    large_meeple_targets,
+                    ..
+                },
+                1,
+            ) => large_meeple_targets.len(),
             (Decision::SellWine { sales, .. }, _) => sales.len(),
             (
                 Decision::PlaceFollower {
@@ -167,6 +178,17 @@ impl Options for Decision {
             }
             (Decision::PlaceFollower { meeple_targets, .. }, 0) => Some(Command::PlaceMeeple {
                 target: *meeple_targets.get(i)?,
+                figure: crate::command::Figure::Meeple,
+            }),
+            (
+                Decision::PlaceFollower {
+                    large_meeple_targets,
+                    ..
+                },
+                1,
+            ) => Some(Command::PlaceMeeple {
+                target: *large_meeple_targets.get(i)?,
+                figure: crate::command::Figure::LargeMeeple,
             }),
             (Decision::SellWine { sales, .. }, _) => {
                 let s = sales.get(i)?;

@@ -30,6 +30,9 @@ pub enum RuleError {
     FeatureOccupied(Target),
     #[error("module {0} is not switched on in this match")]
     ModuleOff(&'static str),
+    // Inns & Cathedrals
+    #[error("your large meeple is not in your supply")]
+    NoLargeMeepleLeft,
     #[error("square {0} holds no crossroads (a village where 2 to 4 roads end)")]
     NotACrossroads(Pos),
     #[error("the crossroads at {0} already holds a tollhouse")]
@@ -70,6 +73,7 @@ impl RuleError {
         "no_such_feature",
         "feature_occupied",
         "module_off",
+        "no_large_meeple_left",
         "not_a_crossroads",
         "crossroads_taken",
         "tollhouse_already_there",
@@ -96,6 +100,7 @@ impl RuleError {
             RuleError::NoSuchFeature(_) => "no_such_feature",
             RuleError::FeatureOccupied(_) => "feature_occupied",
             RuleError::ModuleOff(_) => "module_off",
+            RuleError::NoLargeMeepleLeft => "no_large_meeple_left",
             RuleError::NotACrossroads(_) => "not_a_crossroads",
             RuleError::CrossroadsTaken(_) => "crossroads_taken",
             RuleError::TollhouseAlreadyThere(_) => "tollhouse_already_there",
@@ -120,6 +125,8 @@ impl RuleError {
             }
             RuleError::NoMeepleLeft => "B3",
             RuleError::NoSuchFeature(_) | RuleError::FeatureOccupied(_) => "B5",
+            RuleError::ModuleOff(m) if *m == crate::modules::inns_cathedrals::NAME => "I14",
+            RuleError::NoLargeMeepleLeft => "I4",
             RuleError::ModuleOff(_) => "T2",
             RuleError::NotACrossroads(_) => "T3",
             RuleError::CrossroadsTaken(_) => "T4",
@@ -181,6 +188,7 @@ mod tests {
             RuleError::NoSuchFeature(crate::command::Target::Monastery),
             RuleError::FeatureOccupied(crate::command::Target::Monastery),
             RuleError::ModuleOff("x"),
+            RuleError::NoLargeMeepleLeft,
             RuleError::NotACrossroads(pos),
             RuleError::CrossroadsTaken(pos),
             RuleError::TollhouseAlreadyThere(pos),
@@ -205,6 +213,7 @@ mod tests {
                 | RuleError::NoSuchFeature(_)
                 | RuleError::FeatureOccupied(_)
                 | RuleError::ModuleOff(_)
+                | RuleError::NoLargeMeepleLeft
                 | RuleError::NotACrossroads(_)
                 | RuleError::CrossroadsTaken(_)
                 | RuleError::TollhouseAlreadyThere(_)

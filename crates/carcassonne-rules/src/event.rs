@@ -1,18 +1,30 @@
 //! What happened: the events a command produces. They are public (B9) and are what the server
 //! stores and broadcasts.
 
-use crate::command::{Pawn, PawnPreference, Target};
+use crate::command::{Figure, Pawn, PawnPreference, Target};
 use crate::geometry::{Pos, Rotation};
 use crate::setup::PlayerId;
 use crate::tiles::FeatureKind;
 use serde::{Deserialize, Serialize};
 
-/// How many meeples one player has on a feature.
+/// How many meeples one player has on a feature, as majority counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MeepleCount {
     pub player: PlayerId,
+    /// The player's strength on the feature: 1 a meeple, 2 a large meeple (I5).
     pub count: u32,
+    /// Inns & Cathedrals: how many of them are large meeples (each counted 2 in `count`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub large: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One event. Events of one command come in the order they happened (B11).
@@ -50,6 +62,9 @@ pub enum Event {
         player: PlayerId,
         pos: Pos,
         target: Target,
+        /// Which figure (absent: a meeple; the large meeple, I4).
+        #[serde(default, skip_serializing_if = "Figure::is_meeple")]
+        figure: Figure,
     },
     /// The player placed nothing in phase 2.
     Passed { player: PlayerId },
@@ -68,6 +83,14 @@ pub enum Event {
         points: u32,
         /// The players with the most meeples (all tied players score, B6).
         winners: Vec<PlayerId>,
+        /// Inns & Cathedrals: an inn set the road's rate: 2 a tile complete (I7), 0 incomplete
+        /// at the end (I8).
+        #[serde(default, skip_serializing_if = "is_false")]
+        inn: bool,
+        /// Inns & Cathedrals: a cathedral set the city's rate: 3 a tile and coat complete (I9), 0
+        /// incomplete at the end (I10).
+        #[serde(default, skip_serializing_if = "is_false")]
+        cathedral: bool,
     },
     /// A field scored at the end (B7).
     FieldScored {
@@ -83,6 +106,9 @@ pub enum Event {
         player: PlayerId,
         pos: Pos,
         target: Target,
+        /// Which figure (absent: a meeple; the large meeple, I6).
+        #[serde(default, skip_serializing_if = "Figure::is_meeple")]
+        figure: Figure,
     },
     /// T2: a tollhouse was put into play, `value` up.
     TollhousePlaced {

@@ -48,6 +48,10 @@ pub struct Modules {
     /// Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map: Option<Box<MapSetup>>,
+    /// Inns & Cathedrals (I1–I18): its 18 tiles join the pile and each player gets a large
+    /// meeple. Left out of the JSON when off, so views of older matches stay byte for byte.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inns_cathedrals: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -62,6 +66,7 @@ impl Modules {
             tollkeepers: true,
             messages: true,
             map: Some(Box::new(MapSetup::france(true))),
+            inns_cathedrals: false,
         }
     }
 
@@ -270,6 +275,12 @@ impl Setup {
     /// Builder: switches The Messages on or off.
     pub fn messages(mut self, on: bool) -> Self {
         self.modules.messages = on;
+        self
+    }
+
+    /// Builder: switches Inns & Cathedrals on or off.
+    pub fn inns_cathedrals(mut self, on: bool) -> Self {
+        self.modules.inns_cathedrals = on;
         self
     }
 

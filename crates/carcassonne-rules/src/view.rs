@@ -2,7 +2,7 @@
 //! secret (B9): the pile's order and the seed are not in it. Collections are maps keyed by stable
 //! ids so that JSON Patches between two views stay small.
 
-use crate::command::Target;
+use crate::command::{Figure, Target};
 use crate::decision::Decision;
 use crate::geometry::{Pos, Rotation};
 pub use crate::ids::Key;
@@ -95,6 +95,9 @@ pub struct PlayerView {
     pub score: u32,
     /// Meeples in the supply.
     pub meeples: u8,
+    /// Inns & Cathedrals: large meeples in the supply (0 or 1, I4); absent without the module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_meeples: Option<u8>,
     /// The Tollkeepers: the tollhouse, once in play.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tollhouse: Option<TollhouseView>,
@@ -178,4 +181,7 @@ pub struct MeepleView {
     pub player: PlayerId,
     pub pos: Pos,
     pub target: Target,
+    /// Which figure stands there (absent: a meeple; the large meeple, I4).
+    #[serde(default, skip_serializing_if = "Figure::is_meeple")]
+    pub figure: Figure,
 }

@@ -146,6 +146,12 @@ fn halves_beside(road: &Segment) -> u8 {
 /// city run from corner to corner, so this is exactly the set of cities the field touches.
 fn cities_at_corners(t: &TileDesign, field: &Segment) -> BTreeSet<u8> {
     let mut out = BTreeSet::new();
+    // A field that reaches no side (I2, tile H) lies among all the tile's cities.
+    if field.halves == 0 {
+        return (0..t.segments.len() as u8)
+            .filter(|&i| t.segments[i as usize].kind == FeatureKind::City)
+            .collect();
+    }
     for h in Half::ALL {
         if field.halves & (1 << h.index()) == 0 {
             continue;
@@ -283,7 +289,12 @@ fn b1_road_ends_and_segment_shapes() {
                     }
                 }
                 FeatureKind::City => assert!(s.side_count() >= 1, "{}", t.id),
-                FeatureKind::Field => assert!(s.halves != 0, "{}: empty field", t.id),
+                // Only a field walled in by cities on all four sides reaches no side (I2, H).
+                FeatureKind::Field => assert!(
+                    s.halves != 0 || t.edges.iter().all(|&e| e == Edge::City),
+                    "{}: empty field",
+                    t.id
+                ),
                 FeatureKind::Monastery => {}
             }
         }
@@ -352,9 +363,15 @@ fn b1_fields_touch_exactly_the_cities_they_border() {
                 continue;
             }
             let declared: BTreeSet<u8> = s.touches.iter().copied().collect();
+            let at_corners = cities_at_corners(t, s);
+            // I2: O's field reaches the north city's wall in the middle of the tile, not at a
+            // corner (its cities W, N, E are separate): it touches all three.
+            if t.id == "inns-cathedrals/O" {
+                assert!(declared.is_superset(&at_corners) && declared.len() == 3);
+                continue;
+            }
             assert_eq!(
-                declared,
-                cities_at_corners(t, s),
+                declared, at_corners,
                 "B7: cities touched by field segment {i} of {}",
                 t.id
             );
@@ -443,23 +460,26 @@ fn b2_t7_pictures_stand_in_a_field_that_borders_their_road() {
             if let Some(f) = p.field {
                 assert_eq!(t.segments[f as usize].kind, FeatureKind::Field, "{}", t.id);
             }
-            let (Some(f), Some(r)) = (p.field, p.road) else {
+            let Some(f) = p.field else {
                 continue;
             };
-            let road = &t.segments[r as usize];
-            assert_eq!(
-                road.kind,
-                FeatureKind::Road,
-                "{}: picture beside a non-road",
-                t.id
-            );
-            let field = &t.segments[f as usize];
-            assert!(
-                field.halves & halves_beside(road) != 0,
-                "{}: the {:?} stands in field segment {f}, which does not border road {r}",
-                t.id,
-                p.kind
-            );
+            assert_eq!(p.road, p.roads.first().copied(), "{}", t.id);
+            for &r in &p.roads {
+                let road = &t.segments[r as usize];
+                assert_eq!(
+                    road.kind,
+                    FeatureKind::Road,
+                    "{}: picture beside a non-road",
+                    t.id
+                );
+                let field = &t.segments[f as usize];
+                assert!(
+                    field.halves & halves_beside(road) != 0,
+                    "{}: the {:?} stands in field segment {f}, which does not border road {r}",
+                    t.id,
+                    p.kind
+                );
+            }
         }
     }
 }
@@ -472,7 +492,7 @@ fn t7_beside_counts_agree_with_pictures() {
                 let n = t
                     .pictures
                     .iter()
-                    .filter(|p| p.kind == kind && p.road == Some(i as u8))
+                    .filter(|p| p.kind == kind && p.roads.contains(&(i as u8)))
                     .count();
                 assert_eq!(
                     usize::from(s.beside[kind as usize]),

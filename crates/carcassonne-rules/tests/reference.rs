@@ -98,6 +98,10 @@ impl Model {
         let seg = match target {
             Target::Road(s) | Target::City(s) => self.seg_at_side(pos, s),
             Target::Field(h) => self.seg_at_half(pos, h),
+            Target::InnerField => k
+                .segments
+                .iter()
+                .position(|s| s.kind == FeatureKind::Field && s.halves == 0),
             Target::Monastery => k
                 .segments
                 .iter()
@@ -400,7 +404,7 @@ fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool, meeples: u
                 m.board.insert(pos, (k, rotation));
                 last = pos;
             }
-            Command::PlaceMeeple { target } => {
+            Command::PlaceMeeple { target, .. } => {
                 let node = m.node_of(last, target);
                 let f = m.feature(node);
                 assert!(

@@ -1,7 +1,7 @@
 //! No command can panic the engine or change the state when refused (B4, B5, T2–T5): any player
 //! id, any square (the extremes of `i32` included), any target, in every phase.
 
-use carcassonne_rules::{Colour, Command, Game, Half, Pos, Rotation, Setup, Side, Target};
+use carcassonne_rules::{Colour, Command, Figure, Game, Half, Pos, Rotation, Setup, Side, Target};
 
 fn extreme_squares() -> Vec<Pos> {
     let values = [
@@ -34,22 +34,22 @@ fn every_command() -> Vec<Command> {
         }
         out.push(Command::PlaceTollhouse { pos });
     }
-    for s in Side::ALL {
-        out.push(Command::PlaceMeeple {
-            target: Target::Road(s),
-        });
-        out.push(Command::PlaceMeeple {
-            target: Target::City(s),
-        });
+    let mut targets: Vec<Target> = Side::ALL
+        .into_iter()
+        .flat_map(|s| [Target::Road(s), Target::City(s)])
+        .chain(Half::ALL.map(Target::Field))
+        .collect();
+    targets.extend([Target::Monastery, Target::InnerField]);
+    for target in targets {
+        for figure in [
+            Figure::Meeple,
+            Figure::LargeMeeple,
+            Figure::Builder,
+            Figure::Pig,
+        ] {
+            out.push(Command::PlaceMeeple { target, figure });
+        }
     }
-    for h in Half::ALL {
-        out.push(Command::PlaceMeeple {
-            target: Target::Field(h),
-        });
-    }
-    out.push(Command::PlaceMeeple {
-        target: Target::Monastery,
-    });
     out
 }
 

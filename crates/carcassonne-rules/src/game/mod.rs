@@ -8,7 +8,7 @@
 //! - [`view`]: the public projection ([`Game::view`], [`Game::refresh_view`]);
 //! - [`standings`]: the unscored features with meeples, as public facts ([`Game::standings`]).
 
-use crate::command::{Command, Target};
+use crate::command::{Command, Figure, Target};
 use crate::engine::agenda::{Award, Source};
 use crate::engine::board::Board;
 use crate::engine::features::Features;
@@ -28,6 +28,9 @@ use serde::{Deserialize, Serialize};
 struct PlayerState {
     score: u32,
     supply: u8,
+    /// Inns & Cathedrals: large meeples in the supply (I4; 0 without the module).
+    #[serde(default)]
+    large: u8,
     /// The score by kind of scoring (the view's `scored`).
     #[serde(default)]
     scored: crate::view::Scored,
@@ -51,8 +54,8 @@ pub struct Game {
     board: Board,
     features: Features,
     players: Vec<PlayerState>,
-    /// Meeples on the board in the order they were placed: owner and segment.
-    on_board: Vec<(PlayerId, SegRef)>,
+    /// Meeples on the board in the order they were placed: owner, segment and figure.
+    on_board: Vec<(PlayerId, SegRef, Figure)>,
     modules: Modules,
     agenda: Agenda,
     active: PlayerId,
@@ -220,18 +223,26 @@ impl Game {
             (Ask::PlaceTile { .. }, _) => Err(RuleError::WrongPhase {
                 expected: "phase 1: place_tile",
             }),
-            (&Ask::PlaceFollower { tile: t, .. }, &Command::PlaceMeeple { target }) => {
-                let seg = self.check_meeple(player, t, target)?;
+            (&Ask::PlaceFollower { tile: t, .. }, &Command::PlaceMeeple { target, figure }) => {
+                let seg = self.check_meeple(player, t, target, figure)?;
                 let root = self.features.find(seg);
-                self.features.get_mut(root).meeples.push((player, seg));
-                self.on_board.push((player, seg));
-                self.players[player as usize].supply -= 1;
+                self.features
+                    .get_mut(root)
+                    .meeples
+                    .push((player, seg, figure));
+                self.on_board.push((player, seg, figure));
+                let p = &mut self.players[player as usize];
+                match figure {
+                    Figure::LargeMeeple => p.large -= 1,
+                    _ => p.supply -= 1,
+                }
                 // Named canonically (first side or half in board order), as the view and
                 // `meeple_returned` name it, whichever side the player wrote.
                 events.push(Event::MeeplePlaced {
                     player,
                     pos: self.board.pos(t),
                     target: self.features.target_of(&self.board, seg),
+                    figure,
                 });
                 Ok(())
             }
@@ -341,14 +352,19 @@ impl Game {
         t
     }
 
+    /// B5, I4: the figure is in the player's supply and the feature named holds no meeple.
     fn check_meeple(
         &self,
         player: PlayerId,
         t: TileRef,
         target: Target,
+        figure: Figure,
     ) -> Result<SegRef, RuleError> {
-        if self.players[player as usize].supply == 0 {
-            return Err(RuleError::NoMeepleLeft);
+        let p = &self.players[player as usize];
+        match crate::modules::inns_cathedrals::check_figure(&self.setup.modules, figure)? {
+            true if p.large == 0 => return Err(RuleError::NoLargeMeepleLeft),
+            false if p.supply == 0 => return Err(RuleError::NoMeepleLeft),
+            _ => {}
         }
         let seg = self
             .features
@@ -442,8 +458,8 @@ impl Game {
     /// Meeples on a scored feature go back to their supplies (B6).
     fn return_meeples(&mut self, root: SegRef, events: &mut Vec<Event>) {
         let meeples = std::mem::take(&mut self.features.get_mut(root).meeples);
-        for (player, seg) in meeples {
-            self.meeple_home(player, seg, events);
+        for (player, seg, figure) in meeples {
+            self.meeple_home(player, seg, figure, events);
         }
     }
 
@@ -452,19 +468,31 @@ impl Game {
     fn return_meeple(&mut self, seg: SegRef, events: &mut Vec<Event>) {
         let root = self.features.find(seg);
         let meeples = &mut self.features.get_mut(root).meeples;
-        if let Some(i) = meeples.iter().position(|&(_, s)| s == seg) {
-            let (player, _) = meeples.remove(i);
-            self.meeple_home(player, seg, events);
+        if let Some(i) = meeples.iter().position(|&(_, s, _)| s == seg) {
+            let (player, _, figure) = meeples.remove(i);
+            self.meeple_home(player, seg, figure, events);
         }
     }
 
-    fn meeple_home(&mut self, player: PlayerId, seg: SegRef, events: &mut Vec<Event>) {
-        self.players[player as usize].supply += 1;
-        self.on_board.retain(|&(_, s)| s != seg);
+    /// A figure goes back to its owner's supply (B6, I6).
+    fn meeple_home(
+        &mut self,
+        player: PlayerId,
+        seg: SegRef,
+        figure: Figure,
+        events: &mut Vec<Event>,
+    ) {
+        let p = &mut self.players[player as usize];
+        match figure {
+            Figure::LargeMeeple => p.large += 1,
+            _ => p.supply += 1,
+        }
+        self.on_board.retain(|&(_, s, _)| s != seg);
         events.push(Event::MeepleReturned {
             player,
             pos: self.board.pos(self.features.tile_of(seg)),
             target: self.features.target_of(&self.board, seg),
+            figure,
         });
     }
 
@@ -531,11 +559,23 @@ impl Game {
         self.players.iter().map(|p| p.supply).collect()
     }
 
-    /// Meeples on the board, per player, in seat order.
+    /// Meeples on the board, per player, in seat order (large meeples not counted).
     pub fn meeples_on_board(&self) -> Vec<u8> {
+        self.figures_on_board(Figure::Meeple)
+    }
+
+    /// Inns & Cathedrals: large meeples in each player's supply, in seat order (I4).
+    pub fn large_supplies(&self) -> Vec<u8> {
+        self.players.iter().map(|p| p.large).collect()
+    }
+
+    /// Figures of one kind on the board, per player, in seat order.
+    pub fn figures_on_board(&self, figure: Figure) -> Vec<u8> {
         let mut out = vec![0u8; self.players.len()];
-        for &(p, _) in &self.on_board {
-            out[p as usize] += 1;
+        for &(p, _, f) in &self.on_board {
+            if f == figure {
+                out[p as usize] += 1;
+            }
         }
         out
     }

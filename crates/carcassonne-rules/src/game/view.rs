@@ -18,6 +18,7 @@ impl Game {
                 colour: *colour,
                 score: p.score,
                 meeples: p.supply,
+                large_meeples: self.large_view(p.large),
                 tollhouse: self.modules.tollhouse_view(i as PlayerId, &self.board),
                 scored: p.scored,
             })
@@ -39,7 +40,7 @@ impl Game {
         let meeples = self
             .on_board
             .iter()
-            .map(|&(player, seg)| {
+            .map(|&(player, seg, figure)| {
                 let pos = self.board.pos(self.features.tile_of(seg));
                 let target = self.features.target_of(&self.board, seg);
                 (
@@ -48,6 +49,7 @@ impl Game {
                         player,
                         pos,
                         target,
+                        figure,
                     },
                 )
             })
@@ -93,6 +95,7 @@ impl Game {
             v.colour = *colour;
             v.score = p.score;
             v.meeples = p.supply;
+            v.large_meeples = self.large_view(p.large);
             v.scored = p.scored;
             v.tollhouse = self.modules.tollhouse_view(i as PlayerId, &self.board);
         }
@@ -111,10 +114,11 @@ impl Game {
         let meeples: Vec<MeepleView> = self
             .on_board
             .iter()
-            .map(|&(player, seg)| MeepleView {
+            .map(|&(player, seg, figure)| MeepleView {
                 player,
                 pos: self.board.pos(self.features.tile_of(seg)),
                 target: self.features.target_of(&self.board, seg),
+                figure,
             })
             .collect();
         let same = view.meeples.len() == meeples.len()
@@ -174,6 +178,12 @@ impl Game {
             .unwrap_or_default()
             .iter()
             .map(|p| p.pos)
+    }
+
+    /// Inns & Cathedrals: a player's large meeples in supply, absent without the module (so views
+    /// of matches without it stay byte for byte).
+    fn large_view(&self, large: u8) -> Option<u8> {
+        self.setup.modules.inns_cathedrals.then_some(large)
     }
 
     /// The map's part of the view (P1–P10).

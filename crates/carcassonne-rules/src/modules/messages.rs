@@ -337,7 +337,12 @@ impl Messages {
             }
             (false, Some(m)) => {
                 let seg = seg_of(ctx, m)
-                    .filter(|&s| f.get(f.find(s)).meeples.contains(&(player, s)))
+                    .filter(|&s| {
+                        f.get(f.find(s))
+                            .meeples
+                            .iter()
+                            .any(|&(p, at, _)| (p, at) == (player, s))
+                    })
                     .ok_or(RuleError::DispatchChoice("no meeple of yours stands there"))?;
                 // 1–3: any meeple on one of the equally smallest features; 8: that meeple.
                 let offered = self.offer.iter().filter_map(|&o| seg_of(ctx, o));
@@ -523,7 +528,8 @@ fn seg_of(ctx: &Ctx<'_>, m: MeepleRef) -> Option<SegRef> {
     ctx.features.seg_of_target(ctx.board, t, m.target)
 }
 
-/// `player`'s meeples on the board: (root, kind), in segment order of the roots.
+/// `player`'s meeples on the board: (root, kind), in segment order of the roots. A large meeple
+/// is one figure here: dispatches 6 and 7 count it once (I16).
 fn my_meeples(
     f: &crate::engine::features::Features,
     player: PlayerId,
@@ -532,7 +538,7 @@ fn my_meeples(
         let feat = f.get(r);
         feat.meeples
             .iter()
-            .filter(move |&&(p, _)| p == player)
+            .filter(move |&&(p, _, figure)| p == player && figure.strength() > 0)
             .map(move |_| (r, feat.kind))
     })
 }
@@ -548,8 +554,8 @@ fn offer(ctx: &Ctx<'_>, d: u8) -> (bool, Vec<MeepleRef>) {
     // The player's meeples: (root, own segment), in order of roots.
     let mut mine: Vec<(SegRef, SegRef)> = Vec::new();
     for r in (0..f.len()).filter(|&s| f.is_root(s)) {
-        for &(p, seg) in &f.get(r).meeples {
-            if p == player {
+        for &(p, seg, figure) in &f.get(r).meeples {
+            if p == player && figure.strength() > 0 {
                 mine.push((r, seg));
             }
         }

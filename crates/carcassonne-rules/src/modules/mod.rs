@@ -32,6 +32,7 @@
 //! they were pushed, before the steps already on the agenda: The Tollkeepers' first. Asks pushed
 //! in one hook open together. Award hooks see awards in the order they are made.
 
+pub mod inns_cathedrals;
 pub mod messages;
 pub mod tollkeepers;
 // Carcassonne Maps
@@ -232,7 +233,9 @@ impl Modules {
     /// Whether a tile set is in the match: `base` always, a module's set when it is on.
     #[inline]
     pub fn uses_set(setup: &Setup, set: &str) -> bool {
-        set == "base" || (set == tollkeepers::SET && setup.modules.tollkeepers)
+        set == "base"
+            || (set == tollkeepers::SET && setup.modules.tollkeepers)
+            || (set == inns_cathedrals::SET && setup.modules.inns_cathedrals)
     }
 
     #[inline]
