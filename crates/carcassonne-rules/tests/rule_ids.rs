@@ -5,7 +5,7 @@
 //! each id once, keeps the ids of the rules it was written from, lists its DECISIONs, that
 //! `docs/rules.md` lists every DECISION, and that the B1 table is the tile data.
 //!
-//! An id is one of the letters B, T, M, P followed by a number from 1 to 29 without a leading
+//! An id is one of the letters B, T, M, P, I followed by a number from 1 to 29 without a leading
 //! zero, standing alone as a word. Higher numbers are no ids: no part of the reference comes near
 //! them, and `B64` (base64) or `P404` stay out. Hex (`0xB1`, `#B1B2C3`), `P2P` and `T1a` are no
 //! ids because a letter or digit touches them. A range written `B4–B7` cites both ends; the short
@@ -14,24 +14,25 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const PREFIXES: [char; 4] = ['B', 'T', 'M', 'P'];
+const PREFIXES: [char; 5] = ['B', 'T', 'M', 'P', 'I'];
 const MAX_NUMBER: u32 = 29;
 
 /// The reference's rule files and the letter each defines.
-const RULE_FILES: [(&str, char); 4] = [
+const RULE_FILES: [(&str, char); 5] = [
     ("base-game.md", 'B'),
     ("tollkeepers.md", 'T'),
     ("messages.md", 'M'),
     ("maps-france.md", 'P'),
+    ("inns-cathedrals.md", 'I'),
 ];
 
 /// The ids of the English reference this one was written from (`B1`–`B11`, `T1`–`T10`,
-/// `M1`–`M18`, `P1`–`P10`). Ids are never dropped, so these must stay defined.
-const KEPT: [(char, u32); 4] = [('B', 11), ('T', 10), ('M', 18), ('P', 10)];
+/// `M1`–`M18`, `P1`–`P10`, `I1`–`I18`). Ids are never dropped, so these must stay defined.
+const KEPT: [(char, u32); 5] = [('B', 11), ('T', 10), ('M', 18), ('P', 10), ('I', 18)];
 
 /// Letters of the modules the server applies. Their DECISIONs must be rows of the decisions table
 /// of `docs/rules.md`; the others (not built yet) need only be cited there.
-const APPLIED: [char; 4] = ['B', 'T', 'M', 'P'];
+const APPLIED: [char; 5] = ['B', 'T', 'M', 'P', 'I'];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -316,6 +317,33 @@ fn scenario_rules_lists_hold_defined_ids() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every rule of Inns & Cathedrals (I1–I18) is cited by the `rules` list of at least one
+/// scenario: each has a written-down game that shows how the server reads it.
+#[test]
+fn every_inns_cathedrals_rule_has_a_scenario() {
+    let mut files = Vec::new();
+    walk(
+        &root().join("crates/carcassonne-rules/scenarios"),
+        &["json"],
+        &mut files,
+    );
+    let mut cited_ids = BTreeSet::new();
+    for path in &files {
+        let json: serde_json::Value =
+            serde_json::from_str(&read(path)).expect("a scenario is JSON");
+        for id in json["rules"].as_array().cloned().unwrap_or_default() {
+            if let Some(id) = id.as_str() {
+                cited_ids.insert(id.to_string());
+            }
+        }
+    }
+    let missing: Vec<String> = (1..=18)
+        .map(|n| format!("I{n}"))
+        .filter(|id| !cited_ids.contains(id))
+        .collect();
+    assert!(missing.is_empty(), "no scenario cites {missing:?}");
 }
 
 #[test]
