@@ -59,14 +59,14 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Modules {
-    /// Every module at once: The Tollkeepers, The Messages, and the France map with its chips
-    /// (benchmarks and tests that cover everything).
+    /// Every module at once: The Tollkeepers, The Messages, the France map with its chips, and
+    /// Inns & Cathedrals (benchmarks and tests that cover everything).
     pub fn all() -> Modules {
         Modules {
             tollkeepers: true,
             messages: true,
             map: Some(Box::new(MapSetup::france(true))),
-            inns_cathedrals: false,
+            inns_cathedrals: true,
         }
     }
 

@@ -66,6 +66,12 @@ pub fn meeples_conserved(game: &Game, meeples: u8) {
     for (s, b) in game.supplies().iter().zip(game.meeples_on_board()) {
         assert_eq!(s + b, meeples, "meeples conserved");
     }
+    // Inns & Cathedrals: one large meeple a player, in the supply or on the board (I4, I14).
+    let large = u8::from(game.setup().modules.inns_cathedrals);
+    let on_board = game.figures_on_board(carcassonne_rules::Figure::LargeMeeple);
+    for (s, b) in game.large_supplies().iter().zip(on_board) {
+        assert_eq!(s + b, large, "large meeples conserved");
+    }
 }
 
 /// At the end of a game with The Messages: every point is in an event, and the pawns moved by
