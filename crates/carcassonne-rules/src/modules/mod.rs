@@ -28,7 +28,8 @@
 //! # Order in which modules answer (a B11 for modules)
 //!
 //! At every hook the modules are called in one fixed order: The Tollkeepers, then The Messages,
-//! then the map (France chips). The steps pushed during one hook (by all modules) run in the order
+//! then the map (France chips). Inns & Cathedrals answers no hook: its inns, cathedrals and
+//! large meeple are data the engine reads (see [`inns_cathedrals`]). The steps pushed during one hook (by all modules) run in the order
 //! they were pushed, before the steps already on the agenda: The Tollkeepers' first. Asks pushed
 //! in one hook open together. Award hooks see awards in the order they are made.
 
