@@ -76,6 +76,7 @@ fn extreme_squares_and_unknown_players_are_refused_without_panic_b4() {
     for tollkeepers in [false, true] {
         let setup = Setup::new(vec![Colour::Red, Colour::Blue], 7)
             .tollkeepers(tollkeepers)
+            .inns_cathedrals(tollkeepers)
             .draw_order(vec!["base/X".into(), "base/U".into()]);
         let (mut game, _) = Game::start(setup).expect("valid setup");
         // Phase 1.
