@@ -202,21 +202,25 @@ impl Model {
         n
     }
 
-    /// Pictures along a road, as tolls count them, and the crossroads at its ends (T6–T8).
+    /// Pictures along a road, as tolls count them (each picture once, even one beside two of
+    /// the road's segments, I3), and the crossroads at its ends (T6–T8).
     fn along(&self, f: &Feature) -> (u32, u32, BTreeSet<Pos>) {
+        let mut seen: BTreeSet<(Pos, usize)> = BTreeSet::new();
         let (mut pictures, mut travellers) = (0, 0);
         let mut ends = BTreeSet::new();
         for &(pos, i) in &f.nodes {
             let k = self.board[&pos].0;
-            let seg = &k.segments[i];
-            for kind in PictureKind::ALL {
-                let n = u32::from(seg.beside[kind as usize]);
-                match kind {
+            for (pi, p) in k.pictures.iter().enumerate() {
+                if !p.roads.contains(&(i as u8)) || !seen.insert((pos, pi)) {
+                    continue;
+                }
+                match p.kind {
                     PictureKind::WaterTower => {}
-                    PictureKind::Travellers => travellers += n,
-                    _ => pictures += n,
+                    PictureKind::Travellers => travellers += 1,
+                    _ => pictures += 1,
                 }
             }
+            let seg = &k.segments[i];
             if k.is_crossroads() && seg.end == Some(carcassonne_rules::RoadEnd::Village) {
                 ends.insert(pos);
             }
