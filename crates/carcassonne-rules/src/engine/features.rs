@@ -386,7 +386,10 @@ impl Features {
         f.printed += s.printed;
         f.inn |= s.inn;
         f.cathedral |= s.cathedral;
-        f.meeples.extend(s.meeples);
+        // Most merges bring no meeple: skip the extend's setup.
+        if !s.meeples.is_empty() {
+            f.meeples.extend(s.meeples);
+        }
         if kind == FeatureKind::Road {
             merged(big, small);
         }
