@@ -5,6 +5,9 @@ use crate::command::Target;
 use crate::geometry::{Pos, Side};
 use crate::setup::PlayerId;
 
+/// Inns & Cathedrals' name in `module_off` refusals (its rule is I14, not T2).
+pub const INNS_CATHEDRALS: &str = "inns & cathedrals";
+
 /// A command that the rules refuse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuleError {
@@ -125,7 +128,7 @@ impl RuleError {
             }
             RuleError::NoMeepleLeft => "B3",
             RuleError::NoSuchFeature(_) | RuleError::FeatureOccupied(_) => "B5",
-            RuleError::ModuleOff(m) if *m == crate::modules::inns_cathedrals::NAME => "I14",
+            RuleError::ModuleOff(m) if *m == INNS_CATHEDRALS => "I14",
             RuleError::NoLargeMeepleLeft => "I4",
             RuleError::ModuleOff(_) => "T2",
             RuleError::NotACrossroads(_) => "T3",

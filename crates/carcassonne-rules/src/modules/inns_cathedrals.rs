@@ -32,7 +32,7 @@ use crate::setup::Modules;
 pub const SET: &str = "inns-cathedrals";
 
 /// The module's name in refusals (`module_off`).
-pub const NAME: &str = "inns & cathedrals";
+pub const NAME: &str = crate::error::INNS_CATHEDRALS;
 
 /// Large meeples per player (I4); only in a match with the module (I14).
 pub const LARGE_MEEPLES: u8 = 1;
