@@ -233,3 +233,52 @@ fn i2_field_splits_and_the_cities_they_touch() {
     assert_eq!(of_kind(tile("P"), FeatureKind::City).len(), 2);
     assert_eq!(of_kind(tile("I"), FeatureKind::City).len(), 2);
 }
+
+/// The loader refuses inn and picture data that does not hold together, naming the reason:
+/// an inn beside an undefined road or in an undefined field, a road named twice, an inn beside
+/// no road.
+#[test]
+fn i3_malformed_inns_are_refused_with_the_reason() {
+    let tile = |extra: &str| {
+        format!(
+            "start = \"t/B\"\n[[tile]]\nid = \"t/B\"\nletter = \"B\"\ncount = 1\n\
+             edges = \"F R F R\"\nroad = [{{ sides = \"E W\" }}]\n\
+             field = [{{ halves = \"Wn Nw Ne En\" }}, {{ halves = \"Es Se Sw Ws\" }}]\n{extra}"
+        )
+    };
+    let ok =
+        carcassonne_rules::tiles::parse(&[("t.toml", &tile("inns = [{ field = 0, road = 0 }]"))]);
+    let Ok(cat) = ok else {
+        panic!("a well-formed inn is refused: {:?}", ok.err());
+    };
+    assert!(cat.get(0).segments[0].inn);
+    let cases = [
+        (
+            "inns = [{ field = 0, road = 1 }]",
+            "beside road 1, which is not defined",
+        ),
+        (
+            "inns = [{ field = 2, road = 0 }]",
+            "in field 2, which is not defined",
+        ),
+        (
+            "inns = [{ field = 0, road = [0, 0] }]",
+            "beside road 0 twice",
+        ),
+        (
+            "inns = [{ field = 0, road = [] }]",
+            "an inn stands beside a road",
+        ),
+        (
+            "pictures = [{ kind = \"pigsty\", field = 1, road = [0, 3] }]",
+            "beside road 3, which is not defined",
+        ),
+        ("inns = [{ field = 0 }]", "missing field `road`"),
+    ];
+    for (extra, why) in cases {
+        match carcassonne_rules::tiles::parse(&[("t.toml", &tile(extra))]) {
+            Ok(_) => panic!("accepted: {extra}"),
+            Err(e) => assert!(e.0.contains(why), "{e} should say {why}"),
+        }
+    }
+}
