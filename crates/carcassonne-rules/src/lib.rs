@@ -1,5 +1,5 @@
-//! The rules of Carcassonne (2nd/3rd edition) with The Tollkeepers, The Messages and
-//! Carcassonne Maps with the Map Chips of France, as a pure library.
+//! The rules of Carcassonne (2nd/3rd edition) with The Tollkeepers, The Messages, Carcassonne
+//! Maps with the Map Chips of France, and Inns & Cathedrals, as a pure library.
 //!
 //! A match is a function of its [`Setup`] (with a seed) and the [`Command`]s applied to it (B10):
 //! no I/O, no clock, no global randomness. [`Game::start`] begins a match; [`Game::apply`] takes one
@@ -18,7 +18,7 @@
 //! - on top: [`bot`] (a random legal mover), [`scenario`] (scenario files and their runner),
 //!   [`text`] (a position as plain text).
 //!
-//! Rule ids (B.., T.., M.., P..) refer to `docs/reference/`; `docs/rules.md` lists the decisions applied.
+//! Rule ids (B.., T.., M.., P.., I..) refer to `docs/reference/`; `docs/rules.md` lists the decisions applied.
 
 pub mod bot;
 pub mod command;
