@@ -46,6 +46,8 @@ pub enum RoadEnd {
     Village,
     City,
     Monastery,
+    /// A house standing on the road's end, no village (tile C of Traders & Builders, R3).
+    House,
 }
 
 /// The field illustrations of B2 and the traveller groups of T1.
@@ -94,6 +96,23 @@ pub struct Picture {
     /// Segment index of the road segment it stands beside, if any (T7). Roads come first in
     /// [`TileDesign::segments`], so this is also the index into the file's `road` list.
     pub road: Option<u8>,
+    /// A second road segment it stands beside: a picture between two roads of its tile (R3).
+    pub other_road: Option<u8>,
+}
+
+/// The trade goods of Traders & Builders (R1, R5): a symbol on a city, a token in a player's hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Goods {
+    Wine,
+    Grain,
+    Cloth,
+}
+
+impl Goods {
+    /// The kinds in the order final scoring pays them (R14).
+    pub const ALL: [Goods; 3] = [Goods::Wine, Goods::Grain, Goods::Cloth];
 }
 
 /// One feature segment printed on a tile (a road piece, a city piece, a field area, a monastery).
@@ -106,6 +125,8 @@ pub struct Segment {
     pub halves: u8,
     /// Cities: the segment shows a coat of arms.
     pub coat: bool,
+    /// Cities: the goods symbol it shows (R2).
+    pub goods: Option<Goods>,
     /// Roads reaching a single side: where the other end stops.
     pub end: Option<RoadEnd>,
     /// Fields: segment indices of the city segments this field touches (farmers, B7).
@@ -223,6 +244,10 @@ impl Catalogue {
 const DATA: &[(&str, &str)] = &[
     ("base.toml", include_str!("../data/base.toml")),
     ("tollkeepers.toml", include_str!("../data/tollkeepers.toml")),
+    (
+        "traders-builders.toml",
+        include_str!("../data/traders-builders.toml"),
+    ),
 ];
 
 /// The catalogue, parsed once. The data is part of the build and checked by tests, so a broken
@@ -288,6 +313,8 @@ struct CityDef {
     sides: String,
     #[serde(default)]
     coat: bool,
+    #[serde(default)]
+    goods: Option<Goods>,
 }
 
 #[derive(Deserialize)]
@@ -303,7 +330,15 @@ struct FieldDef {
 struct PictureDef {
     kind: PictureKind,
     field: Option<u8>,
-    road: Option<u8>,
+    road: Option<Roads>,
+}
+
+/// A picture's road: one index, or the two roads it stands between (R3).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Roads {
+    One(u8),
+    Two([u8; 2]),
 }
 
 /// The bit mask of the sides (`N E`) or halves (`Nw Ne`) a data file names, one bit per
@@ -456,6 +491,7 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
         sides,
         halves,
         coat: false,
+        goods: None,
         end: None,
         touches: Vec::new(),
         beside: [0; PictureKind::COUNT],
@@ -476,7 +512,7 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
             Some(RoadEnd::Village) => !def.village,
             Some(RoadEnd::Monastery) => !def.monastery,
             Some(RoadEnd::City) => def.city.is_empty(),
-            None => false,
+            Some(RoadEnd::House) | None => false,
         };
         if missing {
             return Err(err(format!(
@@ -494,6 +530,7 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
     for c in &def.city {
         segments.push(Segment {
             coat: c.coat,
+            goods: c.goods,
             ..segment(FeatureKind::City, side_mask(&c.sides, ctx)?, 0)
         });
     }
@@ -569,15 +606,17 @@ fn pictures_of(
             Some(f) => return Err(err(format!("picture in field {f}, which is not defined"))),
             None => None,
         };
-        let road = match p.road {
-            Some(r) if (r as usize) < def.road.len() => Some(r),
-            Some(r) => {
-                return Err(err(format!(
-                    "picture beside road {r}, which is not defined"
-                )));
-            }
-            None => None,
+        let (road, other_road) = match p.road {
+            Some(Roads::One(r)) => (Some(r), None),
+            Some(Roads::Two([a, b])) if a != b => (Some(a), Some(b)),
+            Some(Roads::Two(_)) => return Err(err("a picture names one road twice".into())),
+            None => (None, None),
         };
+        if let Some(r) = road.into_iter().chain(other_road).find(|&r| r as usize >= def.road.len()) {
+            return Err(err(format!(
+                "picture beside road {r}, which is not defined"
+            )));
+        }
         if field.is_none() && road.is_none() {
             return Err(err(
                 "a picture must stand in a field or beside a road".into()
@@ -586,13 +625,14 @@ fn pictures_of(
         if p.kind == PictureKind::Travellers && road.is_none() {
             return Err(err("a traveller group stands beside a road (T1)".into()));
         }
-        if let Some(r) = road {
+        for r in road.into_iter().chain(other_road) {
             segments[r as usize].beside[p.kind as usize] += 1;
         }
         pictures.push(Picture {
             kind: p.kind,
             field,
             road,
+            other_road,
         });
     }
     Ok(pictures)

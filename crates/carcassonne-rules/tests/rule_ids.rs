@@ -5,7 +5,7 @@
 //! each id once, keeps the ids of the rules it was written from, lists its DECISIONs, that
 //! `docs/rules.md` lists every DECISION, and that the B1 table is the tile data.
 //!
-//! An id is one of the letters B, T, M, P followed by a number from 1 to 29 without a leading
+//! An id is one of the letters B, T, M, P, R followed by a number from 1 to 29 without a leading
 //! zero, standing alone as a word. Higher numbers are no ids: no part of the reference comes near
 //! them, and `B64` (base64) or `P404` stay out. Hex (`0xB1`, `#B1B2C3`), `P2P` and `T1a` are no
 //! ids because a letter or digit touches them. A range written `B4–B7` cites both ends; the short
@@ -14,24 +14,25 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const PREFIXES: [char; 4] = ['B', 'T', 'M', 'P'];
+const PREFIXES: [char; 5] = ['B', 'T', 'M', 'P', 'R'];
 const MAX_NUMBER: u32 = 29;
 
 /// The reference's rule files and the letter each defines.
-const RULE_FILES: [(&str, char); 4] = [
+const RULE_FILES: [(&str, char); 5] = [
     ("base-game.md", 'B'),
     ("tollkeepers.md", 'T'),
     ("messages.md", 'M'),
     ("maps-france.md", 'P'),
+    ("traders-builders.md", 'R'),
 ];
 
 /// The ids of the English reference this one was written from (`B1`–`B11`, `T1`–`T10`,
-/// `M1`–`M18`, `P1`–`P10`). Ids are never dropped, so these must stay defined.
-const KEPT: [(char, u32); 4] = [('B', 11), ('T', 10), ('M', 18), ('P', 10)];
+/// `M1`–`M18`, `P1`–`P10`, `R1`–`R20`). Ids are never dropped, so these must stay defined.
+const KEPT: [(char, u32); 5] = [('B', 11), ('T', 10), ('M', 18), ('P', 10), ('R', 20)];
 
 /// Letters of the modules the server applies. Their DECISIONs must be rows of the decisions table
 /// of `docs/rules.md`; the others (not built yet) need only be cited there.
-const APPLIED: [char; 4] = ['B', 'T', 'M', 'P'];
+const APPLIED: [char; 5] = ['B', 'T', 'M', 'P', 'R'];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
