@@ -13,8 +13,13 @@ use std::str::FromStr;
 pub enum Command {
     /// Phase 1 (B4): put the drawn tile on `pos`, turned clockwise by `rotation`.
     PlaceTile { pos: Pos, rotation: Rotation },
-    /// Phase 2 (B5): put a meeple from the supply on a feature of the tile just placed.
-    PlaceMeeple { target: Target },
+    /// Phase 2 (B5): put a meeple from the supply on a feature of the tile just placed; with
+    /// Traders & Builders, `figure` puts the builder (R8) or the pig (R12) there instead.
+    PlaceMeeple {
+        target: Target,
+        #[serde(default, skip_serializing_if = "Figure::is_meeple")]
+        figure: Figure,
+    },
     /// Phase 2 with The Tollkeepers (T2): instead of a meeple, put the tollhouse into play on the
     /// crossroads at `pos`, or move it there.
     PlaceTollhouse { pos: Pos },
@@ -39,6 +44,9 @@ pub enum Command {
     DispatchPoints {},
     /// M6: draw the next dispatch of a chain (`pass` declines).
     DrawDispatch {},
+    // Traders & Builders
+    /// R9: play the builder's double turn now: draw and place another tile (`pass` declines).
+    TakeDoubleTurn {},
     // Carcassonne Maps
     /// P9, in the wine sale decision: sell these chips (one colour, worth exactly 2) abroad or to
     /// the town of the tile just placed.
@@ -46,6 +54,31 @@ pub enum Command {
         sale: Sale,
         chips: Vec<crate::maps::Chip>,
     },
+}
+
+/// What a player puts on a feature in phase 2 (R4: one figure a phase 2).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// A meeple from the supply (B5).
+    #[default]
+    Meeple,
+    /// The large meeple of Inns & Cathedrals (not in this build: refused as a module that is off).
+    LargeMeeple,
+    /// Traders & Builders: the builder, on a road or city holding an own meeple (R8).
+    Builder,
+    /// Traders & Builders: the pig, in a field holding an own farmer (R12).
+    Pig,
+}
+
+impl Figure {
+    /// For `skip_serializing_if`: a plain meeple is left out of the JSON.
+    pub fn is_meeple(&self) -> bool {
+        *self == Figure::Meeple
+    }
 }
 
 // The Messages

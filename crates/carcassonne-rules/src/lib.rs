@@ -38,12 +38,12 @@ pub mod text;
 pub mod tiles;
 pub mod view;
 
-pub use command::{Command, MeepleRef, Pawn, PawnPreference, Sale, Target, WineSale};
+pub use command::{Command, Figure, MeepleRef, Pawn, PawnPreference, Sale, Target, WineSale};
 pub use decision::{Decision, Options, Placement};
 pub use engine::board::MAX_PILE;
 pub use engine::ids::DecisionId;
 pub use error::{RuleError, SetupError};
-pub use event::{Event, MeepleCount, ScoreReason};
+pub use event::{Event, GoodsTokens, MeepleCount, ScoreReason};
 pub use game::{AskOptions, Game, Standing};
 pub use geometry::{Half, Pos, Rotation, Side};
 pub use ids::Key;
@@ -51,7 +51,7 @@ pub use secrets::Secrets;
 pub use setup::{
     Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartScore, StartSquare, StartTile,
 };
-pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileDesign, catalogue};
+pub use tiles::{Catalogue, Edge, FeatureKind, Goods, PictureKind, RoadEnd, TileDesign, catalogue};
 pub use view::{MessagesView, PawnsView, View};
 
 /// Version of the rules implementation (the crate's version): what clients are told. It does not

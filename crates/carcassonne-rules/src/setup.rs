@@ -44,6 +44,11 @@ pub struct Modules {
     /// stack. Left out of the JSON when off, so views of older matches stay byte for byte.
     #[serde(default, skip_serializing_if = "is_false")]
     pub messages: bool,
+    // Traders & Builders
+    /// Traders & Builders (R1–R20): its 24 tiles join the pile, each player gets a builder and a
+    /// pig, completed cities give trade goods. Left out of the JSON when off, like `messages`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub traders_builders: bool,
     // Carcassonne Maps
     /// Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,6 +66,7 @@ impl Modules {
         Modules {
             tollkeepers: true,
             messages: true,
+            traders_builders: false,
             map: Some(Box::new(MapSetup::france(true))),
         }
     }
@@ -270,6 +276,12 @@ impl Setup {
     /// Builder: switches The Messages on or off.
     pub fn messages(mut self, on: bool) -> Self {
         self.modules.messages = on;
+        self
+    }
+
+    /// Builder: switches Traders & Builders on or off.
+    pub fn traders_builders(mut self, on: bool) -> Self {
+        self.modules.traders_builders = on;
         self
     }
 

@@ -612,7 +612,11 @@ fn pictures_of(
             Some(Roads::Two(_)) => return Err(err("a picture names one road twice".into())),
             None => (None, None),
         };
-        if let Some(r) = road.into_iter().chain(other_road).find(|&r| r as usize >= def.road.len()) {
+        if let Some(r) = road
+            .into_iter()
+            .chain(other_road)
+            .find(|&r| r as usize >= def.road.len())
+        {
             return Err(err(format!(
                 "picture beside road {r}, which is not defined"
             )));

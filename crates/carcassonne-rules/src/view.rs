@@ -2,8 +2,9 @@
 //! secret (B9): the pile's order and the seed are not in it. Collections are maps keyed by stable
 //! ids so that JSON Patches between two views stay small.
 
-use crate::command::Target;
+use crate::command::{Figure, Target};
 use crate::decision::Decision;
+use crate::event::GoodsTokens;
 use crate::geometry::{Pos, Rotation};
 pub use crate::ids::Key;
 use crate::setup::{Colour, Modules, PlayerId};
@@ -101,6 +102,16 @@ pub struct PlayerView {
     /// What the score is made of, by kind of scoring; the parts add up to `score`.
     #[serde(default, skip_serializing_if = "Scored::is_empty")]
     pub scored: Scored,
+    // Traders & Builders (absent when the module is off)
+    /// The builder in the supply: 1, or 0 while it stands on the board (R8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builder: Option<u8>,
+    /// The pig in the supply: 1, or 0 while it stands on the board (R12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pig: Option<u8>,
+    /// The trade goods tokens taken (public, R5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goods: Option<GoodsTokens>,
 }
 
 /// A player's points by kind of scoring (each scoring is public, as an event): what the end of a
@@ -131,6 +142,9 @@ pub struct Scored {
     /// Wine sold (P9).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub wine: u32,
+    /// Goods majorities at the end (R7).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub goods: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -153,6 +167,7 @@ impl Scored {
             + self.dispatches
             + self.chips
             + self.wine
+            + self.goods
     }
 }
 
@@ -178,4 +193,7 @@ pub struct MeepleView {
     pub player: PlayerId,
     pub pos: Pos,
     pub target: Target,
+    /// Traders & Builders: a builder or a pig (keyed `"x,y target figure"`); absent for a meeple.
+    #[serde(default, skip_serializing_if = "Figure::is_meeple")]
+    pub figure: Figure,
 }

@@ -489,8 +489,7 @@ fn t7_beside_counts_agree_with_pictures() {
                     .pictures
                     .iter()
                     .filter(|p| {
-                        p.kind == kind
-                            && (p.road == Some(i as u8) || p.other_road == Some(i as u8))
+                        p.kind == kind && (p.road == Some(i as u8) || p.other_road == Some(i as u8))
                     })
                     .count();
                 assert_eq!(
@@ -609,13 +608,21 @@ fn t1_mix_of_tiles_and_field_pictures_beside_roads() {
 }
 
 fn traders_builders() -> Vec<&'static TileDesign> {
-    catalogue().set("traders-builders").map(|(_, t)| t).collect()
+    catalogue()
+        .set("traders-builders")
+        .map(|(_, t)| t)
+        .collect()
 }
 
 /// The goods symbol a tile shows, if any (R2: at most one, always on a city).
 fn goods_of(t: &TileDesign) -> Option<Goods> {
     let shown: Vec<Goods> = t.segments.iter().filter_map(|s| s.goods).collect();
-    assert!(shown.len() <= 1, "R2: {} shows {} goods symbols", t.id, shown.len());
+    assert!(
+        shown.len() <= 1,
+        "R2: {} shows {} goods symbols",
+        t.id,
+        shown.len()
+    );
     for s in &t.segments {
         if s.goods.is_some() {
             assert_eq!(s.kind, FeatureKind::City, "R2: goods on a city ({})", t.id);
@@ -635,10 +642,7 @@ fn r1_r2_twenty_four_tiles_goods_9_wine_6_grain_5_cloth() {
     let mut by_goods: BTreeMap<Option<Goods>, String> = BTreeMap::new();
     for t in &tiles {
         assert_eq!(t.count, 1, "R2: one copy of {}", t.id);
-        by_goods
-            .entry(goods_of(t))
-            .or_default()
-            .push_str(&t.letter);
+        by_goods.entry(goods_of(t)).or_default().push_str(&t.letter);
         assert!(!has_coat(t), "R2: no coat of arms on {}", t.id);
         assert!(!t.is_crossroads(), "R3: no crossroads on {}", t.id);
     }

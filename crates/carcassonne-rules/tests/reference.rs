@@ -400,7 +400,7 @@ fn check(players: usize, seed: u64, bot_seed: u64, tollkeepers: bool, meeples: u
                 m.board.insert(pos, (k, rotation));
                 last = pos;
             }
-            Command::PlaceMeeple { target } => {
+            Command::PlaceMeeple { target, .. } => {
                 let node = m.node_of(last, target);
                 let f = m.feature(node);
                 assert!(

@@ -2,7 +2,7 @@
 //! default answers a clock sends, and the placement and target queries bots and clients use.
 
 use super::Game;
-use crate::command::{Command, Target};
+use crate::command::{Command, Figure, Target};
 use crate::decision::{Decision, Options, Placement};
 use crate::engine::ids::{DecisionId, SegRef, TileRef};
 use crate::geometry::{Pos, Rotation};
@@ -58,21 +58,38 @@ impl Game {
                 tile: self.cat.get(tile).id.clone(),
                 placements: self.placements_for(tile),
             },
-            Ask::PlaceFollower { player, tile } => Decision::PlaceFollower {
-                player,
-                pos: self.board.pos(tile),
-                meeple_targets: self
-                    .free_segments(player, tile)
-                    .map(|s| self.features.target_of(&self.board, s))
-                    .collect(),
-                tollhouse_targets: (1..o.groups())
-                    .flat_map(|g| o.list(g))
-                    .filter_map(|c| match c {
-                        Command::PlaceTollhouse { pos } => Some(pos),
-                        _ => None,
-                    })
-                    .collect(),
-            },
+            Ask::PlaceFollower { player, tile } => {
+                let module_options: Vec<Command> =
+                    (1..o.groups()).flat_map(|g| o.list(g)).collect();
+                let figure_targets = |wanted: Figure| {
+                    module_options
+                        .iter()
+                        .filter_map(|c| match *c {
+                            Command::PlaceMeeple { target, figure } if figure == wanted => {
+                                Some(target)
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                };
+                Decision::PlaceFollower {
+                    player,
+                    pos: self.board.pos(tile),
+                    meeple_targets: self
+                        .free_segments(player, tile)
+                        .map(|s| self.features.target_of(&self.board, s))
+                        .collect(),
+                    tollhouse_targets: module_options
+                        .iter()
+                        .filter_map(|c| match *c {
+                            Command::PlaceTollhouse { pos } => Some(pos),
+                            _ => None,
+                        })
+                        .collect(),
+                    builder_targets: figure_targets(Figure::Builder),
+                    pig_targets: figure_targets(Figure::Pig),
+                }
+            }
             Ask::Module { player, ref ask } => self.modules.decision(player, ask),
         }
     }
@@ -278,19 +295,14 @@ impl Game {
     /// The `i`-th of [`Game::tollhouse_targets`], without listing them (bots).
     pub fn tollhouse_target(&self, i: usize) -> Option<Pos> {
         self.follower_ask()?;
-        match self.modules.follower_nth(0, i, &self.board)? {
-            Command::PlaceTollhouse { pos } => Some(pos),
-            _ => None,
-        }
+        self.modules.tollhouse_target(&self.board, i)
     }
 
     /// How many crossroads [`Game::tollhouse_targets`] would list, without listing them (bots).
     pub fn tollhouse_target_count(&self) -> usize {
         match self.follower_ask() {
-            Some(_) if self.modules.follower_groups() > 0 => {
-                self.modules.follower_len(0, &self.board)
-            }
-            _ => 0,
+            Some(_) => self.modules.tollhouse_target_count(&self.board),
+            None => 0,
         }
     }
 }
@@ -326,7 +338,9 @@ impl Options for AskOptions<'_> {
             Ask::PlaceTile { tile, .. } => g.board.placement_count(&g.cat.get(tile).fits),
             Ask::PlaceFollower { player, tile } => match group {
                 0 => g.free_segments(player, tile).count(),
-                m => g.modules.follower_len(m - 1, &g.board),
+                m => g
+                    .modules
+                    .follower_len(m - 1, &g.board, &g.features, player, tile),
             },
             Ask::Module { ref ask, .. } => g.modules.option_len(ask, group),
         }
@@ -345,9 +359,12 @@ impl Options for AskOptions<'_> {
                     let seg = g.free_segments(player, tile).nth(i)?;
                     Some(Command::PlaceMeeple {
                         target: g.features.target_of(&g.board, seg),
+                        figure: Figure::Meeple,
                     })
                 }
-                m => g.modules.follower_nth(m - 1, i, &g.board),
+                m => g
+                    .modules
+                    .follower_nth(m - 1, i, &g.board, &g.features, player, tile),
             },
             Ask::Module { ref ask, .. } => g.modules.option_nth(ask, group, i),
         }

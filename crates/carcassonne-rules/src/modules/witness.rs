@@ -145,6 +145,7 @@ mod tests {
         let before = game.view();
         let wrong = Command::PlaceMeeple {
             target: crate::command::Target::Monastery,
+            figure: crate::command::Figure::Meeple,
         };
         assert!(matches!(
             game.apply(2, wrong),
