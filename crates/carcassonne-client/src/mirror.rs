@@ -411,6 +411,9 @@ mod tests {
             meeples: 7,
             tollhouse: None,
             scored: Default::default(),
+            builder: None,
+            pig: None,
+            goods: None,
         };
         View {
             modules: Modules::default(),

@@ -132,6 +132,7 @@ pub(crate) fn modules(names: &[ModuleName]) -> Modules {
     Modules {
         tollkeepers: has(ModuleName::Tollkeepers),
         messages: has(ModuleName::Messages),
+        traders_builders: false,
         map: (chips || has(ModuleName::France)).then(|| Box::new(MapSetup::france(chips))),
     }
 }

@@ -60,13 +60,13 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Modules {
-    /// Every module at once: The Tollkeepers, The Messages, and the France map with its chips
-    /// (benchmarks and tests that cover everything).
+    /// Every module at once: The Tollkeepers, The Messages, Traders & Builders, and the France map
+    /// with its chips (benchmarks and tests that cover everything).
     pub fn all() -> Modules {
         Modules {
             tollkeepers: true,
             messages: true,
-            traders_builders: false,
+            traders_builders: true,
             map: Some(Box::new(MapSetup::france(true))),
         }
     }

@@ -1,7 +1,8 @@
-//! Every module at once (The Tollkeepers, The Messages, the France map with its chips) over
-//! random games: they never panic, meeples are conserved, a replay is byte for byte the same, the
-//! pawns add up to the points the events report (chips and wine included, M17), no tile lies off
-//! the map (P1), and a turn sells at most one wine, its dispatch-4 tiles included (P9, M11).
+//! Every module at once (The Tollkeepers, The Messages, Traders & Builders, the France map with
+//! its chips) over random games: they never panic, meeples, builders and pigs are conserved, a
+//! replay is byte for byte the same, the pawns add up to the points the events report (chips,
+//! wine and goods included, M17), no tile lies off the map (P1, R18), and a turn sells at most
+//! one wine, its dispatch-4 tiles and builder parts included (P9, M11, R18).
 
 mod support;
 
@@ -15,6 +16,7 @@ fn setup(players: usize, seed: u64) -> Setup {
     Setup::new(Colour::ALL[..players].to_vec(), seed)
         .tollkeepers(true)
         .messages(true)
+        .traders_builders(true)
         .map("france")
         .chips(true)
 }
@@ -62,6 +64,7 @@ fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, V
         commands.push((player, cmd));
         events.extend(evs);
         support::meeples_conserved(&game, meeples);
+        support::figures_conserved(&game);
         check_pawns(&game.view());
         if commands.len() == 60 {
             // A server snapshot with every module restores the same game.
@@ -140,16 +143,20 @@ fn check(players: usize, seed: u64, bot_seed: u64, dark: bool) -> Vec<Event> {
             Event::WineSold { player, points, .. } if *player == me => *points,
             _ => 0,
         });
+        // R13: a field pays its winners 3 a city, or 4 to one with their pig there.
+        let award = |e: &Event| e.awards().iter().filter(|a| a.0 == me).map(|a| a.1).sum();
         let fields = sum(&|e| match e {
-            Event::FieldScored {
-                winners, points, ..
-            } if winners.contains(&me) => *points,
+            Event::FieldScored { .. } => award(e),
+            _ => 0,
+        });
+        let goods = sum(&|e| match e {
+            Event::GoodsMajority { .. } => award(e),
             _ => 0,
         });
         let s = &p.scored;
         assert_eq!(
-            (s.tolls, s.dispatches, s.chips, s.wine, s.fields),
-            (tolls, dispatches, chips, wine, fields),
+            (s.tolls, s.dispatches, s.chips, s.wine, s.fields, s.goods),
+            (tolls, dispatches, chips, wine, fields, goods),
             "seat {i}"
         );
     }
