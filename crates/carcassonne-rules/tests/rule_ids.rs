@@ -501,3 +501,30 @@ fn definitions_decisions_and_scenario_names_are_read() {
         ["T6", "T9"]
     );
 }
+
+/// Traders & Builders: every rule R1–R20 is cited by a scenario (its file name or `rules` list),
+/// so each has at least one case written out.
+#[test]
+fn every_traders_builders_rule_has_a_scenario() {
+    let mut files = Vec::new();
+    walk(
+        &root().join("crates/carcassonne-rules/scenarios"),
+        &["json"],
+        &mut files,
+    );
+    let mut seen = BTreeSet::new();
+    for path in &files {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        seen.extend(ids_in_scenario_name(name));
+        let json: serde_json::Value =
+            serde_json::from_str(&read(path)).expect("a scenario is JSON");
+        for id in json["rules"].as_array().cloned().unwrap_or_default() {
+            seen.extend(id.as_str().map(str::to_string));
+        }
+    }
+    let missing: Vec<String> = (1..=20)
+        .map(|n| format!("R{n}"))
+        .filter(|id| !seen.contains(id))
+        .collect();
+    assert!(missing.is_empty(), "no scenario cites {missing:?}");
+}
