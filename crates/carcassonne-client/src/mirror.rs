@@ -414,6 +414,7 @@ mod tests {
             builder: None,
             pig: None,
             goods: None,
+            double_turn: None,
         };
         View {
             modules: Modules::default(),

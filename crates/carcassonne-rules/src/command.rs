@@ -47,6 +47,12 @@ pub enum Command {
     // Traders & Builders
     /// R9: play the builder's double turn now: draw and place another tile (`pass` declines).
     TakeDoubleTurn {},
+    /// R9 (as M3): a standing answer to the double turn (at any time); `null` clears it and you
+    /// are asked again.
+    SetDoubleTurnPreference {
+        #[serde(default)]
+        preference: Option<DoubleTurnPreference>,
+    },
     // Carcassonne Maps
     /// P9, in the wine sale decision: sell these chips (one colour, worth exactly 2) abroad or to
     /// the town of the tile just placed.
@@ -79,6 +85,17 @@ impl Figure {
     pub fn is_meeple(&self) -> bool {
         *self == Figure::Meeple
     }
+}
+
+/// A standing answer to the builder's double turn (R9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DoubleTurnPreference {
+    /// Play every builder part earned, unasked.
+    Take,
+    /// Decline every builder part earned, unasked.
+    Decline,
 }
 
 // The Messages

@@ -197,6 +197,11 @@ pub enum Event {
     DoubleTurnEarned { player: PlayerId, pos: Pos },
     /// R9, R15: `player` takes the builder's double turn: a turn part of its own begins.
     DoubleTurnStarted { player: PlayerId },
+    /// R9: `player` set (or cleared, `null`) a standing answer to the double turn.
+    DoubleTurnPreferenceSet {
+        player: PlayerId,
+        preference: Option<crate::command::DoubleTurnPreference>,
+    },
     /// R7, R14: the most tokens of one kind of goods at the end (`tokens`, at least 1): each of
     /// `winners` scores `points`.
     GoodsMajority {

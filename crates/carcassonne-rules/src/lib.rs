@@ -38,7 +38,9 @@ pub mod text;
 pub mod tiles;
 pub mod view;
 
-pub use command::{Command, Figure, MeepleRef, Pawn, PawnPreference, Sale, Target, WineSale};
+pub use command::{
+    Command, DoubleTurnPreference, Figure, MeepleRef, Pawn, PawnPreference, Sale, Target, WineSale,
+};
 pub use decision::{Decision, Options, Placement};
 pub use engine::board::MAX_PILE;
 pub use engine::ids::DecisionId;

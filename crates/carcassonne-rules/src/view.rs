@@ -112,6 +112,9 @@ pub struct PlayerView {
     /// The trade goods tokens taken (public, R5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goods: Option<GoodsTokens>,
+    /// The standing answer to the builder's double turn, if set (R9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub double_turn: Option<crate::command::DoubleTurnPreference>,
 }
 
 /// A player's points by kind of scoring (each scoring is public, as an event): what the end of a

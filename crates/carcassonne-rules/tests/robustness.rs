@@ -53,6 +53,9 @@ fn every_command() -> Vec<Command> {
         }
     }
     out.push(Command::TakeDoubleTurn {});
+    out.push(Command::SetDoubleTurnPreference {
+        preference: Some(carcassonne_rules::DoubleTurnPreference::Decline),
+    });
     out
 }
 

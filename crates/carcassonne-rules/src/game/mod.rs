@@ -182,6 +182,7 @@ impl Game {
                 command,
                 Command::PlaceTile { .. }
                     | Command::SetPawnPreference { .. }
+                    | Command::SetDoubleTurnPreference { .. }
                     | Command::SellWine { .. }
             ),
             Ask::Module { ask, .. } => Modules::accepts(ask, command),

@@ -16,17 +16,19 @@ impl Game {
             .zip(&self.setup.players)
             .enumerate()
             .map(|(i, (p, colour))| {
-                let traders = self.modules.traders_view(i as PlayerId);
-                PlayerView {
+                let mut view = PlayerView {
                     colour: *colour,
                     score: p.score,
                     meeples: p.supply,
                     tollhouse: self.modules.tollhouse_view(i as PlayerId, &self.board),
                     scored: p.scored,
-                    builder: traders.map(|t| t.0),
-                    pig: traders.map(|t| t.1),
-                    goods: traders.map(|t| t.2),
-                }
+                    builder: None,
+                    pig: None,
+                    goods: None,
+                    double_turn: None,
+                };
+                self.modules.traders_view(i as PlayerId, &mut view);
+                view
             })
             .collect();
         let board = self
@@ -91,10 +93,7 @@ impl Game {
             v.meeples = p.supply;
             v.scored = p.scored;
             v.tollhouse = self.modules.tollhouse_view(i as PlayerId, &self.board);
-            let traders = self.modules.traders_view(i as PlayerId);
-            v.builder = traders.map(|t| t.0);
-            v.pig = traders.map(|t| t.1);
-            v.goods = traders.map(|t| t.2);
+            self.modules.traders_view(i as PlayerId, v);
         }
         for p in &self.board.placed[view.board.len()..] {
             view.board.insert(

@@ -248,7 +248,7 @@ impl Modules {
             Hook::TurnEnd => self.toll.is_some() || messages || chips || traders,
             Hook::TurnPartEnd => messages || traders,
             Hook::Award | Hook::Final => messages,
-            Hook::Command => messages || chips,
+            Hook::Command => messages || chips || traders,
             Hook::TilePlaced => chips || traders,
             Hook::AfterScoring => chips,
             Hook::MeeplesLeft => traders,
@@ -439,14 +439,15 @@ impl Modules {
         self.traders.iter().flat_map(|m| m.on_board())
     }
 
-    /// Traders & Builders' part of a player's view: builder and pig in the supply, goods.
-    pub fn traders_view(&self, player: PlayerId) -> Option<(u8, u8, crate::event::GoodsTokens)> {
-        let m = self.traders.as_ref()?;
-        Some((
-            u8::from(m.in_supply(player, Figure::Builder)),
-            u8::from(m.in_supply(player, Figure::Pig)),
-            m.goods(player),
-        ))
+    /// Traders & Builders' part of a player's view: builder and pig in the supply, goods, the
+    /// standing answer to the double turn.
+    pub fn traders_view(&self, player: PlayerId, view: &mut crate::view::PlayerView) {
+        let m = self.traders.as_ref();
+        let supply = |figure| m.map(|m| u8::from(m.in_supply(player, figure)));
+        view.builder = supply(Figure::Builder);
+        view.pig = supply(Figure::Pig);
+        view.goods = m.map(|m| m.goods(player));
+        view.double_turn = m.and_then(|m| m.preference(player));
     }
 
     /// Every award passes here first; `true`: a module took it over (and will credit it, or ask
@@ -616,7 +617,10 @@ impl Modules {
             // P9: no sale.
             (_, ModuleAsk::SellWine { .. }) => Command::Pass {},
             // R9 (DECISION): the double turn is taken unless the player declines.
-            (_, ModuleAsk::DoubleTurn { .. }) => Command::TakeDoubleTurn {},
+            (_, ModuleAsk::DoubleTurn { .. }) => match &self.traders {
+                Some(m) => m.default_command(player),
+                None => Command::TakeDoubleTurn {},
+            },
             (Some(m), _) => m.default_command(player, active, ask),
             (None, _) => Command::Pass {},
         }
@@ -656,6 +660,10 @@ impl Modules {
     ) -> Option<Result<(), RuleError>> {
         match command {
             Command::SellWine { .. } if self.chips.is_some() => Some(Err(RuleError::NoSale)),
+            Command::SetDoubleTurnPreference { preference } => Some(match &mut self.traders {
+                Some(m) => m.set_preference(ctx, player, *preference),
+                None => Err(RuleError::ModuleOff("traders & builders")),
+            }),
             _ => self.messages.as_mut()?.on_command(ctx, player, command),
         }
     }

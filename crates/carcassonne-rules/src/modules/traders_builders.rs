@@ -19,7 +19,7 @@
 //!   [`TradersBuilders::pig_in`]; the goods majorities are the last items of final scoring.
 
 use super::{Ctx, ModuleAsk, ModuleStep, Step};
-use crate::command::{Command, Figure, Target};
+use crate::command::{Command, DoubleTurnPreference, Figure, Target};
 use crate::engine::agenda::Source;
 use crate::engine::board::Board;
 use crate::engine::features::Features;
@@ -51,6 +51,9 @@ pub struct TradersBuilders {
     in_builder_part: bool,
     /// The tile of the turn part being played earned a builder part: its square.
     earned: Option<Pos>,
+    /// Per seat: the standing answer to the double turn (R9, as M3).
+    #[serde(default)]
+    prefs: Vec<Option<DoubleTurnPreference>>,
 }
 
 impl TradersBuilders {
@@ -62,6 +65,37 @@ impl TradersBuilders {
             fresh: false,
             in_builder_part: false,
             earned: None,
+            prefs: vec![None; players],
+        }
+    }
+
+    /// A player's standing answer to the double turn, if set.
+    pub fn preference(&self, player: PlayerId) -> Option<DoubleTurnPreference> {
+        self.prefs.get(player as usize).copied().flatten()
+    }
+
+    /// R9 (as M3): a standing answer, set at any time; setting the one already set is refused.
+    pub(super) fn set_preference(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        player: PlayerId,
+        preference: Option<DoubleTurnPreference>,
+    ) -> Result<(), RuleError> {
+        if self.preference(player) == preference {
+            return Err(RuleError::PreferenceUnchanged);
+        }
+        self.prefs.resize(self.goods.len(), None);
+        self.prefs[player as usize] = preference;
+        ctx.events
+            .push(Event::DoubleTurnPreferenceSet { player, preference });
+        Ok(())
+    }
+
+    /// The default answer to the double turn (a clock ran out): the preference, else take it.
+    pub(super) fn default_command(&self, player: PlayerId) -> Command {
+        match self.preference(player) {
+            Some(DoubleTurnPreference::Decline) => Command::Pass {},
+            _ => Command::TakeDoubleTurn {},
         }
     }
 
@@ -248,13 +282,29 @@ impl TradersBuilders {
         self.earned = None;
     }
 
-    /// R9, R10: the builder part is offered, unless the pile is empty.
+    /// R9, R10: the builder part is offered, unless the pile is empty; a standing answer
+    /// (take or decline) is applied unasked.
     pub(super) fn run(&mut self, ctx: &mut Ctx<'_>, step: &ModuleStep) {
-        if let &ModuleStep::DoubleTurn { pos } = step
-            && ctx.pile > 0
-        {
-            ctx.ask(ctx.active, ModuleAsk::DoubleTurn { pos });
+        let &ModuleStep::DoubleTurn { pos } = step else {
+            return;
+        };
+        if ctx.pile == 0 {
+            return;
         }
+        match self.preference(ctx.active) {
+            Some(DoubleTurnPreference::Take) => self.start_part(ctx, ctx.active),
+            Some(DoubleTurnPreference::Decline) => {}
+            None => ctx.ask(ctx.active, ModuleAsk::DoubleTurn { pos }),
+        }
+    }
+
+    /// R9, R15: the builder part begins: a turn part of its own (draw, place, phases 2 and 3,
+    /// its own check).
+    fn start_part(&mut self, ctx: &mut Ctx<'_>, player: PlayerId) {
+        self.in_builder_part = true;
+        ctx.events.push(Event::DoubleTurnStarted { player });
+        ctx.agenda.push(Step::Draw { extra: true });
+        ctx.agenda.push(Step::EndTurnPart);
     }
 
     /// R9: the player takes the double turn (a turn part: draw, place, phases 2 and 3, its own
@@ -267,10 +317,7 @@ impl TradersBuilders {
     ) -> Result<(), RuleError> {
         match command {
             Command::TakeDoubleTurn {} => {
-                self.in_builder_part = true;
-                ctx.events.push(Event::DoubleTurnStarted { player });
-                ctx.agenda.push(Step::Draw { extra: true });
-                ctx.agenda.push(Step::EndTurnPart);
+                self.start_part(ctx, player);
                 Ok(())
             }
             Command::Pass {} => {
