@@ -535,6 +535,11 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
         });
     }
     let first_field = segments.len();
+    let enclosed = def
+        .field
+        .iter()
+        .filter(|f| f.halves.trim().is_empty())
+        .count();
     for f in &def.field {
         let mut touches = Vec::new();
         for &c in &f.cities {
@@ -543,9 +548,17 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
             }
             touches.push((first_city + c as usize) as u8);
         }
+        let halves = half_mask(&f.halves, ctx)?;
+        // R3: a field that reaches no side (enclosed by cities) is named by a half no field of
+        // the tile reaches: so one a tile at most, and it lies between cities.
+        if halves == 0 && (touches.is_empty() || enclosed > 1) {
+            return Err(err(
+                "an enclosed field (no halves) must touch a city, one a tile".into(),
+            ));
+        }
         segments.push(Segment {
             touches,
-            ..segment(FeatureKind::Field, 0, half_mask(&f.halves, ctx)?)
+            ..segment(FeatureKind::Field, 0, halves)
         });
     }
     if def.monastery {
@@ -709,6 +722,13 @@ mod tests {
                     X.replacen("end = \"village\"", "end = \"monastery\"", 1)
                 ),
                 "does not show",
+            ),
+            // R3: an enclosed field (no halves) lies between cities.
+            (
+                "id = \"base/X\"\nletter = \"X\"\ncount = 1\nedges = \"CCCC\"\n\
+                 city = [{ sides = \"N E S W\" }]\nfield = [{ halves = \"\" }]\n"
+                    .to_string(),
+                "enclosed field",
             ),
         ];
         for (text, why) in cases {

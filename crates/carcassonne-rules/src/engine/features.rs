@@ -281,7 +281,10 @@ impl Features {
             Target::City(side) => self
                 .seg_at_side(board, t, side)
                 .filter(|&s| self.kind[s as usize] == FeatureKind::City),
-            Target::Field(h) => self.seg_at_half(board, t, h),
+            // A half no field reaches names the tile's enclosed field, if it has one (R3).
+            Target::Field(h) => self.seg_at_half(board, t, h).or_else(|| {
+                self.find_seg(board, t, |s| s.kind == FeatureKind::Field && s.halves == 0)
+            }),
             Target::Monastery => self.find_seg(board, t, |s| s.kind == FeatureKind::Monastery),
         }
     }
@@ -295,7 +298,21 @@ impl Features {
         // Turn the segment's masks with the tile; the lowest set bit is its first side or half.
         let sides = ((u32::from(s.sides) << q) | (u32::from(s.sides) >> (4 - q))) & 0xF;
         let side = Side::from_index(sides.trailing_zeros() as usize % 4);
-        let half = Half::ALL[s.halves.rotate_left(2 * q).trailing_zeros() as usize % 8];
+        // An enclosed field (no half, R3) is named by the first half no field of its tile
+        // reaches, which `seg_of_target` reads back as that field.
+        let halves = match (s.kind, s.halves) {
+            (FeatureKind::Field, 0) => {
+                let design = board.cat.get(p.tile);
+                let fields = design
+                    .segments
+                    .iter()
+                    .filter(|f| f.kind == FeatureKind::Field)
+                    .fold(0u8, |m, f| m | f.halves);
+                !fields
+            }
+            (_, h) => h,
+        };
+        let half = Half::ALL[halves.rotate_left(2 * q).trailing_zeros() as usize % 8];
         match s.kind {
             FeatureKind::Monastery => Target::Monastery,
             FeatureKind::Field => Target::Field(half),
