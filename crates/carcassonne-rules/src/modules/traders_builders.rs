@@ -13,8 +13,9 @@
 //!   extends the road or city of the active player's builder (placed in an earlier turn), the
 //!   part has earned a builder part. At the end of that part, after The Messages' check (the
 //!   module answers after it, so its dispatches and their dispatch-4 parts run first, R17), a
-//!   [`ModuleStep::DoubleTurn`] asks the player whether to play it (default: yes); it is a turn
-//!   part of its own (`Draw { extra: true }`, `EndTurnPart`). An empty pile: no part (R10).
+//!   [`ModuleStep::DoubleTurn`] asks the player whether to play it (default: yes; a standing
+//!   answer, as M3's, applies unasked); it is a turn part of its own (`Draw { extra: true }`,
+//!   `EndTurnPart`). An empty pile: no part (R10).
 //! - **End (R7, R13, R14).** The pig's 4 a city is counted by the game's field scoring through
 //!   [`TradersBuilders::pig_in`]; the goods majorities are the last items of final scoring.
 
