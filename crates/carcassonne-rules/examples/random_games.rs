@@ -3,7 +3,8 @@
 //!
 //! Usage: `cargo run --release -p carcassonne-rules --example random_games -- [games] [players] [flags]`,
 //! flags any of `tollkeepers`, `messages`, `inns` (Inns & Cathedrals), `all` (these three),
-//! `france` (on the France map, P1–P6) and `chips` (with its chips, P7–P10).
+//! `traders` (Traders & Builders, R1–R20), `france` (on the France map, P1–P6) and `chips` (with
+//! its chips, P7–P10).
 
 use carcassonne_rules::{Colour, Game, Setup, bot};
 use std::time::Instant;
@@ -16,6 +17,7 @@ fn main() {
     let tollkeepers = flag("tollkeepers") || flag("all");
     let messages = flag("messages") || flag("all");
     let inns = flag("inns") || flag("all");
+    let traders = flag("traders");
     let france = flag("france") || flag("chips");
     let chips = flag("chips");
     let colours = Colour::ALL;
@@ -26,7 +28,8 @@ fn main() {
         let mut setup = Setup::new(colours[..players.clamp(2, 6)].to_vec(), seed)
             .tollkeepers(tollkeepers)
             .messages(messages)
-            .inns_cathedrals(inns);
+            .inns_cathedrals(inns)
+            .traders_builders(traders);
         if france {
             setup = setup.map("france").chips(chips);
         }
@@ -47,7 +50,7 @@ fn main() {
     }
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{games} games ({players} players, tollkeepers: {tollkeepers}, messages: {messages}, inns: {inns}, france: {france}, chips: {chips}) in {secs:.3} s: {:.0} games/s, {:.0} commands/game, {:.1} points/game",
+        "{games} games ({players} players, tollkeepers: {tollkeepers}, messages: {messages}, inns: {inns}, traders: {traders}, france: {france}, chips: {chips}) in {secs:.3} s: {:.0} games/s, {:.0} commands/game, {:.1} points/game",
         games as f64 / secs,
         turns as f64 / games as f64,
         points as f64 / games as f64

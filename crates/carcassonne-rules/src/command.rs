@@ -13,8 +13,9 @@ use std::str::FromStr;
 pub enum Command {
     /// Phase 1 (B4): put the drawn tile on `pos`, turned clockwise by `rotation`.
     PlaceTile { pos: Pos, rotation: Rotation },
-    /// Phase 2 (B5): put a meeple from the supply on a feature of the tile just placed; `figure`
-    /// says which (absent: an ordinary meeple; Inns & Cathedrals: the large meeple, I4).
+    /// Phase 2 (B5): put a figure from the supply on a feature of the tile just placed; `figure`
+    /// says which (absent: an ordinary meeple; Inns & Cathedrals: the large meeple, I4; Traders &
+    /// Builders: the builder, R8, or the pig, R12).
     PlaceMeeple {
         target: Target,
         #[serde(default, skip_serializing_if = "Figure::is_meeple")]
@@ -44,6 +45,15 @@ pub enum Command {
     DispatchPoints {},
     /// M6: draw the next dispatch of a chain (`pass` declines).
     DrawDispatch {},
+    // Traders & Builders
+    /// R9: play the builder's double turn now: draw and place another tile (`pass` declines).
+    TakeDoubleTurn {},
+    /// R9 (as M3): a standing answer to the double turn (at any time); `null` clears it and you
+    /// are asked again.
+    SetDoubleTurnPreference {
+        #[serde(default)]
+        preference: Option<DoubleTurnPreference>,
+    },
     // Carcassonne Maps
     /// P9, in the wine sale decision: sell these chips (one colour, worth exactly 2) abroad or to
     /// the town of the tile just placed.
@@ -53,8 +63,10 @@ pub enum Command {
     },
 }
 
-/// Which of a player's figures a `place_meeple` puts on the board.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Which of a player's figures a `place_meeple` puts on the board (R4: one figure a phase 2).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
@@ -63,9 +75,11 @@ pub enum Figure {
     Meeple,
     /// Inns & Cathedrals: the large meeple, counting 2 for majority (I4, I5).
     LargeMeeple,
-    /// Traders & Builders: the builder.
+    /// Traders & Builders: the builder, on a road or city holding an own meeple (R8); never a
+    /// meeple for majority.
     Builder,
-    /// Traders & Builders: the pig.
+    /// Traders & Builders: the pig, in a field holding an own farmer (R12); never a meeple for
+    /// majority.
     Pig,
 }
 
@@ -84,6 +98,17 @@ impl Figure {
             Figure::Builder | Figure::Pig => 0,
         }
     }
+}
+
+/// A standing answer to the builder's double turn (R9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DoubleTurnPreference {
+    /// Play every builder part earned, unasked.
+    Take,
+    /// Decline every builder part earned, unasked.
+    Decline,
 }
 
 // The Messages

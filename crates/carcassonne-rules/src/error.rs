@@ -1,7 +1,7 @@
 //! Why a command or a setup was refused. Every refusal names the rule it enforces; the state is
 //! unchanged after a refusal.
 
-use crate::command::Target;
+use crate::command::{Figure, Target};
 use crate::geometry::{Pos, Side};
 use crate::setup::PlayerId;
 
@@ -60,6 +60,15 @@ pub enum RuleError {
     NotAWine,
     #[error("that sale is not allowed by the tile just placed")]
     SaleNotAllowed,
+    // Traders & Builders
+    #[error("your {0:?} is not in your supply")]
+    FigureInUse(Figure),
+    #[error("the {figure:?} cannot go on {target}: {why}")]
+    FigurePlacement {
+        figure: Figure,
+        target: Target,
+        why: &'static str,
+    },
 }
 
 impl RuleError {
@@ -87,6 +96,8 @@ impl RuleError {
         "no_sale",
         "not_a_wine",
         "sale_not_allowed",
+        "figure_in_use",
+        "figure_placement",
     ];
 
     /// A stable machine-readable code (snake_case), for clients.
@@ -114,6 +125,8 @@ impl RuleError {
             RuleError::NoSale => "no_sale",
             RuleError::NotAWine => "not_a_wine",
             RuleError::SaleNotAllowed => "sale_not_allowed",
+            RuleError::FigureInUse(_) => "figure_in_use",
+            RuleError::FigurePlacement { .. } => "figure_placement",
         }
     }
 
@@ -139,6 +152,12 @@ impl RuleError {
             RuleError::OffMap(_) => "P1",
             RuleError::PrintMismatch { .. } => "P4",
             RuleError::NoSale | RuleError::NotAWine | RuleError::SaleNotAllowed => "P9",
+            RuleError::FigureInUse(Figure::Pig)
+            | RuleError::FigurePlacement {
+                figure: Figure::Pig,
+                ..
+            } => "R12",
+            RuleError::FigureInUse(_) | RuleError::FigurePlacement { .. } => "R8",
         }
     }
 }
@@ -202,6 +221,12 @@ mod tests {
             RuleError::NoSale,
             RuleError::NotAWine,
             RuleError::SaleNotAllowed,
+            RuleError::FigureInUse(Figure::Builder),
+            RuleError::FigurePlacement {
+                figure: Figure::Pig,
+                target: crate::command::Target::Monastery,
+                why: "x",
+            },
         ];
         for e in &all {
             match e {
@@ -226,7 +251,9 @@ mod tests {
                 | RuleError::PrintMismatch { .. }
                 | RuleError::NoSale
                 | RuleError::NotAWine
-                | RuleError::SaleNotAllowed => {}
+                | RuleError::SaleNotAllowed
+                | RuleError::FigureInUse(_)
+                | RuleError::FigurePlacement { .. } => {}
             }
         }
         all

@@ -46,6 +46,8 @@ pub enum RoadEnd {
     Village,
     City,
     Monastery,
+    /// A house standing on the road's end, no village (tile C of Traders & Builders, R3).
+    House,
 }
 
 /// The field illustrations of B2 and the traveller groups of T1.
@@ -110,6 +112,21 @@ pub struct Inn {
     pub roads: Vec<u8>,
 }
 
+/// The trade goods of Traders & Builders (R1, R5): a symbol on a city, a token in a player's hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Goods {
+    Wine,
+    Grain,
+    Cloth,
+}
+
+impl Goods {
+    /// The kinds in the order final scoring pays them (R14).
+    pub const ALL: [Goods; 3] = [Goods::Wine, Goods::Grain, Goods::Cloth];
+}
+
 /// One feature segment printed on a tile (a road piece, a city piece, a field area, a monastery).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
@@ -124,6 +141,8 @@ pub struct Segment {
     pub inn: bool,
     /// Cities: the segment shows a cathedral (I9).
     pub cathedral: bool,
+    /// Cities: the goods symbol it shows (R2).
+    pub goods: Option<Goods>,
     /// Roads reaching a single side: where the other end stops.
     pub end: Option<RoadEnd>,
     /// Fields: segment indices of the city segments this field touches (farmers, B7).
@@ -247,6 +266,10 @@ const DATA: &[(&str, &str)] = &[
         "inns-cathedrals.toml",
         include_str!("../data/inns-cathedrals.toml"),
     ),
+    (
+        "traders-builders.toml",
+        include_str!("../data/traders-builders.toml"),
+    ),
 ];
 
 /// The catalogue, parsed once. The data is part of the build and checked by tests, so a broken
@@ -316,6 +339,8 @@ struct CityDef {
     coat: bool,
     #[serde(default)]
     cathedral: bool,
+    #[serde(default)]
+    goods: Option<Goods>,
 }
 
 #[derive(Deserialize)]
@@ -512,6 +537,7 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
         coat: false,
         inn: false,
         cathedral: false,
+        goods: None,
         end: None,
         touches: Vec::new(),
         beside: [0; PictureKind::COUNT],
@@ -532,7 +558,7 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
             Some(RoadEnd::Village) => !def.village,
             Some(RoadEnd::Monastery) => !def.monastery,
             Some(RoadEnd::City) => def.city.is_empty(),
-            None => false,
+            Some(RoadEnd::House) | None => false,
         };
         if missing {
             return Err(err(format!(
@@ -551,10 +577,16 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
         segments.push(Segment {
             coat: c.coat,
             cathedral: c.cathedral,
+            goods: c.goods,
             ..segment(FeatureKind::City, side_mask(&c.sides, ctx)?, 0)
         });
     }
     let first_field = segments.len();
+    let enclosed = def
+        .field
+        .iter()
+        .filter(|f| f.halves.trim().is_empty())
+        .count();
     for f in &def.field {
         let mut touches = Vec::new();
         for &c in &f.cities {
@@ -563,9 +595,17 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
             }
             touches.push((first_city + c as usize) as u8);
         }
+        let halves = half_mask(&f.halves, ctx)?;
+        // I2, R3: a field that reaches no side (enclosed by cities) is named `field:inner`: so
+        // one a tile at most, and it lies between cities.
+        if halves == 0 && (touches.is_empty() || enclosed > 1) {
+            return Err(err(
+                "an enclosed field (no halves) must touch a city, one a tile".into(),
+            ));
+        }
         segments.push(Segment {
             touches,
-            ..segment(FeatureKind::Field, 0, half_mask(&f.halves, ctx)?)
+            ..segment(FeatureKind::Field, 0, halves)
         });
     }
     if def.monastery {
@@ -763,6 +803,13 @@ mod tests {
                     X.replacen("end = \"village\"", "end = \"monastery\"", 1)
                 ),
                 "does not show",
+            ),
+            // R3: an enclosed field (no halves) lies between cities.
+            (
+                "id = \"base/X\"\nletter = \"X\"\ncount = 1\nedges = \"CCCC\"\n\
+                 city = [{ sides = \"N E S W\" }]\nfield = [{ halves = \"\" }]\n"
+                    .to_string(),
+                "enclosed field",
             ),
         ];
         for (text, why) in cases {

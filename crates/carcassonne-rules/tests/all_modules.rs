@@ -1,9 +1,10 @@
-//! Every module at once (The Tollkeepers, The Messages, the France map with its chips, Inns &
-//! Cathedrals) over random games: they never panic, meeples and large meeples are conserved, a
-//! replay is byte for byte the same, the pawns add up to the points the events report (chips and
-//! wine included, M17), scores never decrease, no tile lies off the map (P1), a turn sells at most
-//! one wine, its dispatch-4 tiles included (P9, M11), and the scorings of inn roads and cathedral
-//! cities follow I7–I10 (2 or 3 a unit when complete, 0 when not).
+//! Every module at once (The Tollkeepers, The Messages, Traders & Builders, the France map with
+//! its chips, Inns & Cathedrals) over random games: they never panic, meeples, large meeples,
+//! builders and pigs are conserved, a replay is byte for byte the same, the pawns add up to the
+//! points the events report (chips, wine and goods included, M17), scores never decrease, no tile
+//! lies off the map (P1, R18), a turn sells at most one wine, its dispatch-4 tiles and builder
+//! parts included (P9, M11, R18), and the scorings of inn roads and cathedral cities follow I7–I10
+//! (2 or 3 a unit when complete, 0 when not).
 
 mod support;
 
@@ -18,6 +19,7 @@ fn setup(players: usize, seed: u64) -> Setup {
     Setup::new(Colour::ALL[..players].to_vec(), seed)
         .tollkeepers(true)
         .messages(true)
+        .traders_builders(true)
         .map("france")
         .chips(true)
         .inns_cathedrals(true)
@@ -73,6 +75,7 @@ fn play(setup: Setup, bot_seed: u64, dark: bool) -> (Vec<(PlayerId, Command)>, V
             assert!(now >= before, "a score decreased: {before} -> {now}");
         }
         scores = game.scores();
+        support::figures_conserved(&game);
         check_pawns(&game.view());
         if commands.len() == 60 {
             // A server snapshot with every module restores the same game.
@@ -190,16 +193,20 @@ fn check(players: usize, seed: u64, bot_seed: u64, dark: bool) -> Vec<Event> {
             Event::WineSold { player, points, .. } if *player == me => *points,
             _ => 0,
         });
+        // R13: a field pays its winners 3 a city, or 4 to one with their pig there.
+        let award = |e: &Event| e.awards().iter().filter(|a| a.0 == me).map(|a| a.1).sum();
         let fields = sum(&|e| match e {
-            Event::FieldScored {
-                winners, points, ..
-            } if winners.contains(&me) => *points,
+            Event::FieldScored { .. } => award(e),
+            _ => 0,
+        });
+        let goods = sum(&|e| match e {
+            Event::GoodsMajority { .. } => award(e),
             _ => 0,
         });
         let s = &p.scored;
         assert_eq!(
-            (s.tolls, s.dispatches, s.chips, s.wine, s.fields),
-            (tolls, dispatches, chips, wine, fields),
+            (s.tolls, s.dispatches, s.chips, s.wine, s.fields, s.goods),
+            (tolls, dispatches, chips, wine, fields, goods),
             "seat {i}"
         );
     }

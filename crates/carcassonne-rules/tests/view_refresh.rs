@@ -11,6 +11,7 @@ fn setup(players: usize, seed: u64, all: bool) -> Setup {
     if all {
         s.tollkeepers(true)
             .messages(true)
+            .traders_builders(true)
             .map("france")
             .chips(true)
             .inns_cathedrals(true)

@@ -58,25 +58,39 @@ impl Game {
                 tile: self.cat.get(tile).id.clone(),
                 placements: self.placements_for(tile),
             },
-            Ask::PlaceFollower { player, tile } => Decision::PlaceFollower {
-                player,
-                pos: self.board.pos(tile),
-                meeple_targets: self
-                    .free_segments(player, tile)
-                    .map(|s| self.features.target_of(&self.board, s))
-                    .collect(),
-                large_meeple_targets: self
-                    .free_for(player, tile, Figure::LargeMeeple)
-                    .map(|s| self.features.target_of(&self.board, s))
-                    .collect(),
-                tollhouse_targets: (1..o.groups())
-                    .flat_map(|g| o.list(g))
-                    .filter_map(|c| match c {
-                        Command::PlaceTollhouse { pos } => Some(pos),
-                        _ => None,
-                    })
-                    .collect(),
-            },
+            Ask::PlaceFollower { player, tile } => {
+                let module_options: Vec<Command> =
+                    (1..o.groups()).flat_map(|g| o.list(g)).collect();
+                let figure_targets = |wanted: Figure| {
+                    module_options
+                        .iter()
+                        .filter_map(|c| match *c {
+                            Command::PlaceMeeple { target, figure } if figure == wanted => {
+                                Some(target)
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                };
+                Decision::PlaceFollower {
+                    player,
+                    pos: self.board.pos(tile),
+                    meeple_targets: self
+                        .free_segments(player, tile)
+                        .map(|s| self.features.target_of(&self.board, s))
+                        .collect(),
+                    large_meeple_targets: figure_targets(Figure::LargeMeeple),
+                    tollhouse_targets: module_options
+                        .iter()
+                        .filter_map(|c| match *c {
+                            Command::PlaceTollhouse { pos } => Some(pos),
+                            _ => None,
+                        })
+                        .collect(),
+                    builder_targets: figure_targets(Figure::Builder),
+                    pig_targets: figure_targets(Figure::Pig),
+                }
+            }
             Ask::Module { player, ref ask } => self.modules.decision(player, ask),
         }
     }
@@ -305,19 +319,14 @@ impl Game {
     /// The `i`-th of [`Game::tollhouse_targets`], without listing them (bots).
     pub fn tollhouse_target(&self, i: usize) -> Option<Pos> {
         self.follower_ask()?;
-        match self.modules.follower_nth(0, i, &self.board)? {
-            Command::PlaceTollhouse { pos } => Some(pos),
-            _ => None,
-        }
+        self.modules.tollhouse_target(&self.board, i)
     }
 
     /// How many crossroads [`Game::tollhouse_targets`] would list, without listing them (bots).
     pub fn tollhouse_target_count(&self) -> usize {
         match self.follower_ask() {
-            Some(_) if self.modules.follower_groups() > 0 => {
-                self.modules.follower_len(0, &self.board)
-            }
-            _ => 0,
+            Some(_) => self.modules.tollhouse_target_count(&self.board),
+            None => 0,
         }
     }
 }
@@ -356,7 +365,13 @@ impl Options for AskOptions<'_> {
             Ask::PlaceFollower { player, tile } => match group {
                 0 => g.free_segments(player, tile).count(),
                 m if m <= g.large_groups() => g.free_for(player, tile, Figure::LargeMeeple).count(),
-                m => g.modules.follower_len(m - 1 - g.large_groups(), &g.board),
+                m => g.modules.follower_len(
+                    m - 1 - g.large_groups(),
+                    &g.board,
+                    &g.features,
+                    player,
+                    tile,
+                ),
             },
             Ask::Module { ref ask, .. } => g.modules.option_len(ask, group),
         }
@@ -375,7 +390,16 @@ impl Options for AskOptions<'_> {
                 let figure = match group {
                     0 => Figure::Meeple,
                     m if m <= large => Figure::LargeMeeple,
-                    m => return g.modules.follower_nth(m - 1 - large, i, &g.board),
+                    m => {
+                        return g.modules.follower_nth(
+                            m - 1 - large,
+                            i,
+                            &g.board,
+                            &g.features,
+                            player,
+                            tile,
+                        );
+                    }
                 };
                 let seg = g.free_for(player, tile, figure).nth(i)?;
                 Some(Command::PlaceMeeple {

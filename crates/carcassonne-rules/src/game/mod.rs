@@ -185,6 +185,7 @@ impl Game {
                 command,
                 Command::PlaceTile { .. }
                     | Command::SetPawnPreference { .. }
+                    | Command::SetDoubleTurnPreference { .. }
                     | Command::SellWine { .. }
             ),
             Ask::Module { ask, .. } => Modules::accepts(ask, command),
@@ -223,7 +224,13 @@ impl Game {
             (Ask::PlaceTile { .. }, _) => Err(RuleError::WrongPhase {
                 expected: "phase 1: place_tile",
             }),
-            (&Ask::PlaceFollower { tile: t, .. }, &Command::PlaceMeeple { target, figure }) => {
+            (
+                &Ask::PlaceFollower { tile: t, .. },
+                &Command::PlaceMeeple {
+                    target,
+                    figure: figure @ (Figure::Meeple | Figure::LargeMeeple),
+                },
+            ) => {
                 let seg = self.check_meeple(player, t, target, figure)?;
                 let root = self.features.find(seg);
                 self.features
@@ -253,9 +260,10 @@ impl Game {
             (Ask::PlaceFollower { .. }, Command::PlaceTile { .. }) => Err(RuleError::WrongPhase {
                 expected: "phase 2: place_meeple, place_tollhouse or pass",
             }),
-            (Ask::PlaceFollower { .. }, _) => {
+            // The tollhouse (T2), the builder or the pig (R8, R12): the module's.
+            (&Ask::PlaceFollower { tile: t, .. }, _) => {
                 hook!(self, events, |m, ctx| m
-                    .answer_follower(ctx, player, command))
+                    .answer_follower(ctx, player, t, command))
             }
             (Ask::Module { ask, .. }, _) => {
                 hook!(self, events, |m, ctx| m.answer(ctx, player, ask, command))
@@ -334,6 +342,7 @@ impl Game {
             (Source::Dispatch(_), _) => &mut s.dispatches,
             (Source::Chip(_), _) => &mut s.chips,
             (Source::Wine(_), _) => &mut s.wine,
+            (Source::Goods(_), _) => &mut s.goods,
         };
         *part += a.points;
     }
@@ -455,12 +464,15 @@ impl Game {
         }
     }
 
-    /// Meeples on a scored feature go back to their supplies (B6).
+    /// Meeples on a scored feature go back to their supplies (B6); then builders and pigs
+    /// there (R11).
     fn return_meeples(&mut self, root: SegRef, events: &mut Vec<Event>) {
         let meeples = std::mem::take(&mut self.features.get_mut(root).meeples);
         for (player, seg, figure) in meeples {
             self.meeple_home(player, seg, figure, events);
         }
+        notify!(self, events, Hook::MeeplesLeft, |m, ctx| m
+            .on_meeples_left(ctx, root));
     }
 
     /// One meeple, standing on segment `seg`, goes back to its owner's supply (M15: "take back
@@ -471,6 +483,9 @@ impl Game {
         if let Some(i) = meeples.iter().position(|&(_, s, _)| s == seg) {
             let (player, _, figure) = meeples.remove(i);
             self.meeple_home(player, seg, figure, events);
+            // R11, R12, R17: a builder or pig whose owner has no meeple left there goes too.
+            notify!(self, events, Hook::MeeplesLeft, |m, ctx| m
+                .on_meeples_left(ctx, root));
         }
     }
 
@@ -496,7 +511,8 @@ impl Game {
         });
     }
 
-    /// B7: incomplete roads, cities, monasteries, then fields; then the game ends.
+    /// B7: incomplete roads, cities, monasteries, then fields (R13: with pigs); then the goods
+    /// majorities (R14, last); then the game ends.
     fn final_scoring(&mut self, events: &mut Vec<Event>) {
         notify!(self, events, Hook::Final, |m, ctx| m.on_final(ctx));
         // Below every award final scoring pushes: the scores are complete when the game ends.
@@ -516,7 +532,17 @@ impl Game {
         for root in fields {
             let (cities, points) = scoring::field_points(&touched, root);
             let (meeples, winners) = scoring::majority(&self.features, root);
+            // R13: a winner whose own pig is in the field scores 4 a city.
+            let pigs: Vec<PlayerId> = winners
+                .iter()
+                .copied()
+                .filter(|&p| self.modules.pig_in(&self.features, p, root))
+                .collect();
             for &player in &winners {
+                let points = match pigs.contains(&player) {
+                    true => 4 * cities,
+                    false => points,
+                };
                 self.award(
                     Award {
                         player,
@@ -532,7 +558,11 @@ impl Game {
                 meeples,
                 points,
                 winners,
+                pigs,
             });
+        }
+        if self.modules.traders.is_some() {
+            hook!(self, events, |m, ctx| m.final_goods(ctx));
         }
     }
 
@@ -557,6 +587,17 @@ impl Game {
     /// Meeples in each player's supply, in seat order.
     pub fn supplies(&self) -> Vec<u8> {
         self.players.iter().map(|p| p.supply).collect()
+    }
+
+    /// Builders and pigs on the board: owner, square and target, figure (Traders & Builders).
+    pub fn builders_and_pigs_on_board(&self) -> Vec<(PlayerId, Pos, Target, Figure)> {
+        self.modules
+            .figures()
+            .map(|(p, seg, figure)| {
+                let pos = self.board.pos(self.features.tile_of(seg));
+                (p, pos, self.features.target_of(&self.board, seg), figure)
+            })
+            .collect()
     }
 
     /// Meeples on the board, per player, in seat order (large meeples not counted).

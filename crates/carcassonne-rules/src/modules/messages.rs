@@ -163,6 +163,7 @@ impl Messages {
             // M17: chip points (P8) and wine sales (P9) are scorings like any other.
             Source::Chip(_) => ScoreReason::Chip,
             Source::Wine(_) => ScoreReason::Wine,
+            Source::Goods(_) => ScoreReason::Goods,
         };
         match self.preferred(a.player, a.points, ctx.active) {
             Some(pawn) => self.move_pawn(ctx, a.player, pawn, a.points, reason),
@@ -242,6 +243,8 @@ impl Messages {
                     ctx.ask(ctx.active, ModuleAsk::Chain);
                 }
             }
+            // Traders & Builders' step: [`super::Modules`] sends it there, never here.
+            ModuleStep::DoubleTurn { .. } => {}
         }
     }
 
@@ -268,19 +271,21 @@ impl Messages {
                 Command::DispatchAction { .. } | Command::DispatchPoints {}
             ),
             ModuleAsk::Chain => matches!(command, Command::DrawDispatch {} | Command::Pass {}),
-            // The map's decision: [`super::Modules`] sends it to the map, never here.
-            ModuleAsk::SellWine { .. } => false,
+            // Other modules' decisions: [`super::Modules`] sends them there, never here.
+            ModuleAsk::SellWine { .. } | ModuleAsk::DoubleTurn { .. } => false,
             #[cfg(test)]
             ModuleAsk::Witness => true,
         }
     }
 
+    /// `pig`: where the player's pig stands (R17: dispatch 8 scores a field with it).
     pub(super) fn answer(
         &mut self,
         ctx: &mut Ctx<'_>,
         player: PlayerId,
         ask: &ModuleAsk,
         command: &Command,
+        pig: Option<SegRef>,
     ) -> Result<(), RuleError> {
         match (ask, command) {
             (&ModuleAsk::Pawn { points, reason }, &Command::ChoosePawn { pawn }) => {
@@ -300,7 +305,7 @@ impl Messages {
                 Ok(())
             }
             (ModuleAsk::Dispatch, &Command::DispatchAction { meeple }) => {
-                self.act(ctx, player, meeple)
+                self.act(ctx, player, meeple, pig)
             }
             _ => Err(RuleError::WrongPhase {
                 expected: match ask {
@@ -318,6 +323,7 @@ impl Messages {
         ctx: &mut Ctx<'_>,
         player: PlayerId,
         meeple: Option<MeepleRef>,
+        pig: Option<SegRef>,
     ) -> Result<(), RuleError> {
         let d = self.current.unwrap_or(0);
         if !self.action {
@@ -397,7 +403,12 @@ impl Messages {
                     (false, _) => 0,
                     (true, FeatureKind::Field) => {
                         let touched = scoring::cities_touched(board, f);
-                        scoring::field_points(&touched, root).1
+                        let (cities, points) = scoring::field_points(&touched, root);
+                        // R17 (DECISION): "as in final scoring", the owner's pig included.
+                        match pig.is_some_and(|s| f.find(s) == root) {
+                            true => 4 * cities,
+                            false => points,
+                        }
                     }
                     (true, _) => scoring::value_of(board, f, root, false).map_or(0, |v| v.points),
                 };
@@ -436,7 +447,9 @@ impl Messages {
     pub(super) fn options(ask: &ModuleAsk) -> (usize, bool) {
         match ask {
             ModuleAsk::Pawn { .. } | ModuleAsk::Dispatch => (2, false),
-            ModuleAsk::Chain | ModuleAsk::SellWine { .. } => (1, true),
+            ModuleAsk::Chain | ModuleAsk::SellWine { .. } | ModuleAsk::DoubleTurn { .. } => {
+                (1, true)
+            }
             #[cfg(test)]
             ModuleAsk::Witness => (0, true),
         }
@@ -468,6 +481,7 @@ impl Messages {
             ModuleAsk::Dispatch => Command::DispatchPoints {},
             ModuleAsk::Chain => Command::DrawDispatch {},
             ModuleAsk::SellWine { .. } => Command::Pass {},
+            ModuleAsk::DoubleTurn { .. } => Command::TakeDoubleTurn {},
             #[cfg(test)]
             ModuleAsk::Witness => Command::Pass {},
         }
@@ -497,6 +511,7 @@ impl Messages {
                 pos,
                 sales: Vec::new(),
             },
+            ModuleAsk::DoubleTurn { pos } => Decision::DoubleTurn { player, pos },
             #[cfg(test)]
             ModuleAsk::Witness => Decision::Witness { player },
         }

@@ -99,3 +99,33 @@ pub fn pawns_hold_the_awards(game: &Game, events: &[Event]) -> usize {
         .position(|e| matches!(e, Event::PawnsSummed { .. }))
         .expect("M16: the pawns are summed")
 }
+
+/// Traders & Builders, after every move: each builder and pig is in its owner's supply or on the
+/// board, never both (R8, R11, R12), and the view says the same.
+pub fn figures_conserved(game: &Game) {
+    use carcassonne_rules::Figure;
+    let view = game.view();
+    let on_board = game.builders_and_pigs_on_board();
+    for (i, p) in view.players.iter().enumerate() {
+        for (figure, supply) in [(Figure::Builder, p.builder), (Figure::Pig, p.pig)] {
+            let placed = on_board
+                .iter()
+                .filter(|f| f.0 as usize == i && f.3 == figure)
+                .count();
+            assert_eq!(
+                usize::from(supply.expect("the module's view")) + placed,
+                1,
+                "seat {i}: {figure:?} conserved"
+            );
+        }
+    }
+    let in_view = view
+        .meeples
+        .values()
+        .filter(|m| matches!(m.figure, Figure::Builder | Figure::Pig));
+    assert_eq!(
+        in_view.count(),
+        on_board.len(),
+        "builders and pigs in the view"
+    );
+}

@@ -407,6 +407,7 @@ async fn all_three_modules_on_the_france_map(db: &TestDb) {
                     chip_layout: None,
                     data: None,
                 })),
+                ..Default::default()
             },
             meeples: None,
             draw_order: None,
