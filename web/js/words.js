@@ -137,6 +137,7 @@ export const DISPATCHES = [
 /** What a pawn moved for (M2, M17). @type {Record<import('./proto').ScoreReason, string>} */
 export const REASONS = {
   feature: 'a feature', field: 'a field', toll: 'a toll', dispatch: 'a dispatch', chip: 'a chip', wine: 'a wine',
+  goods: 'trade goods',
 };
 
 /** The standing preferences (M3). @type {Record<import('./proto').PawnPreference, string>} */

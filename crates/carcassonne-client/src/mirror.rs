@@ -409,8 +409,13 @@ mod tests {
             colour,
             score: 0,
             meeples: 7,
+            large_meeples: None,
             tollhouse: None,
             scored: Default::default(),
+            builder: None,
+            pig: None,
+            goods: None,
+            double_turn: None,
         };
         View {
             modules: Modules::default(),

@@ -28,7 +28,8 @@ pub(crate) struct Args {
     /// Players per match (2 to 6), each with its own connection.
     #[arg(long, default_value_t = 2)]
     pub(crate) players: usize,
-    /// Modules, comma-separated: tollkeepers, messages, france, chips (chips implies france).
+    /// Modules, comma-separated: tollkeepers, messages, france, chips (chips implies france),
+    /// inns-cathedrals, traders-builders.
     #[arg(long, value_delimiter = ',')]
     pub(crate) modules: Vec<ModuleName>,
     /// The server's pid, when it runs on this machine: its CPU time and context switches per
@@ -113,6 +114,8 @@ pub(crate) enum ModuleName {
     Messages,
     France,
     Chips,
+    InnsCathedrals,
+    TradersBuilders,
 }
 
 /// Shared by every task: where the server is, what to play, when to stop.
@@ -132,7 +135,9 @@ pub(crate) fn modules(names: &[ModuleName]) -> Modules {
     Modules {
         tollkeepers: has(ModuleName::Tollkeepers),
         messages: has(ModuleName::Messages),
+        traders_builders: has(ModuleName::TradersBuilders),
         map: (chips || has(ModuleName::France)).then(|| Box::new(MapSetup::france(chips))),
+        inns_cathedrals: has(ModuleName::InnsCathedrals),
     }
 }
 

@@ -516,14 +516,30 @@ impl<S: Sink> Differ<'_, S> {
             colour,
             score,
             meeples,
+            large_meeples,
             tollhouse,
             scored,
+            builder,
+            pig,
+            goods,
+            double_turn,
         } = new;
         self.scalar("colour", &old.colour, colour)?;
         self.scalar("score", &old.score, score)?;
         self.scalar("meeples", &old.meeples, meeples)?;
+        let large = &old.large_meeples;
+        self.omissible("large_meeples", large, large_meeples, Option::is_none)?;
         self.omissible("tollhouse", &old.tollhouse, tollhouse, Option::is_none)?;
-        self.omissible("scored", &old.scored, scored, rules::view::Scored::is_empty)
+        self.omissible("scored", &old.scored, scored, rules::view::Scored::is_empty)?;
+        self.omissible("builder", &old.builder, builder, Option::is_none)?;
+        self.omissible("pig", &old.pig, pig, Option::is_none)?;
+        self.omissible("goods", &old.goods, goods, Option::is_none)?;
+        self.omissible(
+            "double_turn",
+            &old.double_turn,
+            double_turn,
+            Option::is_none,
+        )
     }
 
     fn messages(&mut self, old: &MessagesView, new: &MessagesView) -> Res {

@@ -21,6 +21,12 @@ pub struct LobbyModules {
     /// The France chips (P7–P10); needs `france`.
     #[serde(default)]
     pub chips: bool,
+    /// Inns & Cathedrals (I1–I18): its 18 tiles and a large meeple per player.
+    #[serde(default)]
+    pub inns_cathedrals: bool,
+    /// Traders & Builders (R1–R20): its 24 tiles, a builder and a pig per player, goods.
+    #[serde(default)]
+    pub traders_builders: bool,
 }
 
 impl LobbyModules {
@@ -38,6 +44,8 @@ impl LobbyModules {
                     data: None,
                 })
             }),
+            inns_cathedrals: self.inns_cathedrals,
+            traders_builders: self.traders_builders,
         }
     }
 }

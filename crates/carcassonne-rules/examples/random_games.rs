@@ -2,8 +2,9 @@
 //! fixed workload for instruction counts (`valgrind --tool=callgrind`).
 //!
 //! Usage: `cargo run --release -p carcassonne-rules --example random_games -- [games] [players] [flags]`,
-//! flags any of `tollkeepers`, `messages`, `all` (both of these), `france` (on the France map,
-//! P1–P6) and `chips` (with its chips, P7–P10).
+//! flags any of `tollkeepers`, `messages`, `inns` (Inns & Cathedrals), `all` (these three),
+//! `traders` (Traders & Builders, R1–R20), `france` (on the France map, P1–P6) and `chips` (with
+//! its chips, P7–P10).
 
 use carcassonne_rules::{Colour, Game, Setup, bot};
 use std::time::Instant;
@@ -15,6 +16,8 @@ fn main() {
     let flag = |f: &str| args.iter().skip(2).any(|a| a == f);
     let tollkeepers = flag("tollkeepers") || flag("all");
     let messages = flag("messages") || flag("all");
+    let inns = flag("inns") || flag("all");
+    let traders = flag("traders");
     let france = flag("france") || flag("chips");
     let chips = flag("chips");
     let colours = Colour::ALL;
@@ -24,7 +27,9 @@ fn main() {
     for seed in 0..games {
         let mut setup = Setup::new(colours[..players.clamp(2, 6)].to_vec(), seed)
             .tollkeepers(tollkeepers)
-            .messages(messages);
+            .messages(messages)
+            .inns_cathedrals(inns)
+            .traders_builders(traders);
         if france {
             setup = setup.map("france").chips(chips);
         }
@@ -45,7 +50,7 @@ fn main() {
     }
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{games} games ({players} players, tollkeepers: {tollkeepers}, messages: {messages}, france: {france}, chips: {chips}) in {secs:.3} s: {:.0} games/s, {:.0} commands/game, {:.1} points/game",
+        "{games} games ({players} players, tollkeepers: {tollkeepers}, messages: {messages}, inns: {inns}, traders: {traders}, france: {france}, chips: {chips}) in {secs:.3} s: {:.0} games/s, {:.0} commands/game, {:.1} points/game",
         games as f64 / secs,
         turns as f64 / games as f64,
         points as f64 / games as f64

@@ -13,8 +13,14 @@ use std::str::FromStr;
 pub enum Command {
     /// Phase 1 (B4): put the drawn tile on `pos`, turned clockwise by `rotation`.
     PlaceTile { pos: Pos, rotation: Rotation },
-    /// Phase 2 (B5): put a meeple from the supply on a feature of the tile just placed.
-    PlaceMeeple { target: Target },
+    /// Phase 2 (B5): put a figure from the supply on a feature of the tile just placed; `figure`
+    /// says which (absent: an ordinary meeple; Inns & Cathedrals: the large meeple, I4; Traders &
+    /// Builders: the builder, R8, or the pig, R12).
+    PlaceMeeple {
+        target: Target,
+        #[serde(default, skip_serializing_if = "Figure::is_meeple")]
+        figure: Figure,
+    },
     /// Phase 2 with The Tollkeepers (T2): instead of a meeple, put the tollhouse into play on the
     /// crossroads at `pos`, or move it there.
     PlaceTollhouse { pos: Pos },
@@ -39,6 +45,15 @@ pub enum Command {
     DispatchPoints {},
     /// M6: draw the next dispatch of a chain (`pass` declines).
     DrawDispatch {},
+    // Traders & Builders
+    /// R9: play the builder's double turn now: draw and place another tile (`pass` declines).
+    TakeDoubleTurn {},
+    /// R9 (as M3): a standing answer to the double turn (at any time); `null` clears it and you
+    /// are asked again.
+    SetDoubleTurnPreference {
+        #[serde(default)]
+        preference: Option<DoubleTurnPreference>,
+    },
     // Carcassonne Maps
     /// P9, in the wine sale decision: sell these chips (one colour, worth exactly 2) abroad or to
     /// the town of the tile just placed.
@@ -46,6 +61,54 @@ pub enum Command {
         sale: Sale,
         chips: Vec<crate::maps::Chip>,
     },
+}
+
+/// Which of a player's figures a `place_meeple` puts on the board (R4: one figure a phase 2).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// An ordinary meeple (B3).
+    #[default]
+    Meeple,
+    /// Inns & Cathedrals: the large meeple, counting 2 for majority (I4, I5).
+    LargeMeeple,
+    /// Traders & Builders: the builder, on a road or city holding an own meeple (R8); never a
+    /// meeple for majority.
+    Builder,
+    /// Traders & Builders: the pig, in a field holding an own farmer (R12); never a meeple for
+    /// majority.
+    Pig,
+}
+
+impl Figure {
+    /// The default: left out of the JSON.
+    pub fn is_meeple(&self) -> bool {
+        *self == Figure::Meeple
+    }
+
+    /// What the figure adds to its owner's count where a majority is decided (B6, B7, I5, M15).
+    #[inline]
+    pub const fn strength(self) -> u32 {
+        match self {
+            Figure::Meeple => 1,
+            Figure::LargeMeeple => 2,
+            Figure::Builder | Figure::Pig => 0,
+        }
+    }
+}
+
+/// A standing answer to the builder's double turn (R9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DoubleTurnPreference {
+    /// Play every builder part earned, unasked.
+    Take,
+    /// Decline every builder part earned, unasked.
+    Decline,
 }
 
 // The Messages
@@ -107,13 +170,16 @@ pub struct WineSale {
 
 /// A feature of the tile just placed, named in board orientation (after rotation) by a side or
 /// half-edge it reaches: `road:E` is the road leaving the tile to the east, `city:N` the city on its
-/// north side, `field:Sw` the field at the west half of its south side, `monastery` its monastery.
+/// north side, `field:Sw` the field at the west half of its south side, `monastery` its monastery,
+/// `field:inner` a field that reaches no side (Inns & Cathedrals tile H, enclosed by four cities).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Target {
     Road(Side),
     City(Side),
     Field(Half),
     Monastery,
+    /// The tile's field that reaches no side.
+    InnerField,
 }
 
 impl Target {
@@ -121,7 +187,7 @@ impl Target {
         match self {
             Target::Road(_) => FeatureKind::Road,
             Target::City(_) => FeatureKind::City,
-            Target::Field(_) => FeatureKind::Field,
+            Target::Field(_) | Target::InnerField => FeatureKind::Field,
             Target::Monastery => FeatureKind::Monastery,
         }
     }
@@ -134,6 +200,7 @@ impl fmt::Display for Target {
             Target::City(s) => write!(f, "city:{s}"),
             Target::Field(h) => write!(f, "field:{h}"),
             Target::Monastery => f.write_str("monastery"),
+            Target::InnerField => f.write_str("field:inner"),
         }
     }
 }
@@ -141,8 +208,10 @@ impl fmt::Display for Target {
 impl FromStr for Target {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s == "monastery" {
-            return Ok(Target::Monastery);
+        match s {
+            "monastery" => return Ok(Target::Monastery),
+            "field:inner" => return Ok(Target::InnerField),
+            _ => {}
         }
         let (kind, at) = s.split_once(':').ok_or_else(|| {
             format!("`{s}` is not a target (road:E, city:N, field:Sw or monastery)")
@@ -178,9 +247,9 @@ impl schemars::JsonSchema for Target {
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half> or monastery.",
+            "description": "A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half>, field:inner (a field that reaches no side) or monastery.",
             "type": "string",
-            "pattern": "^(monastery|(road|city):[NESW]|field:(Nw|Ne|En|Es|Se|Sw|Ws|Wn))$"
+            "pattern": "^(monastery|(road|city):[NESW]|field:(Nw|Ne|En|Es|Se|Sw|Ws|Wn|inner))$"
         })
     }
 }
@@ -191,7 +260,7 @@ mod tests {
 
     #[test]
     fn targets_round_trip() {
-        for s in ["road:E", "city:N", "field:Sw", "monastery"] {
+        for s in ["road:E", "city:N", "field:Sw", "field:inner", "monastery"] {
             let t: Target = s.parse().unwrap_or(Target::Monastery);
             assert_eq!(t.to_string(), s);
         }

@@ -2,7 +2,7 @@
 //! Several may be open at once, and one may belong to a player who is not the active one
 //! (expansions add such decisions), so [`crate::Game::decisions`] returns a list.
 
-use crate::command::{Command, MeepleRef, Pawn, Target};
+use crate::command::{Command, Figure, MeepleRef, Pawn, Target};
 use crate::event::ScoreReason;
 use crate::geometry::{Pos, Rotation};
 use crate::setup::PlayerId;
@@ -28,13 +28,22 @@ pub enum Decision {
         placements: Vec<Placement>,
     },
     /// Phase 2: `player` may place a meeple on one of `meeple_targets` of the tile at `pos`, or
-    /// (The Tollkeepers) the tollhouse on one of `tollhouse_targets`, or pass.
+    /// (The Tollkeepers) the tollhouse on one of `tollhouse_targets`, or (Traders & Builders) the
+    /// builder on one of `builder_targets` or the pig on one of `pig_targets`, or pass.
     PlaceFollower {
         player: PlayerId,
         pos: Pos,
         meeple_targets: Vec<Target>,
+        /// Inns & Cathedrals: where the large meeple may go (`place_meeple` with `figure:
+        /// large_meeple`), while it is in the supply (I4).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        large_meeple_targets: Vec<Target>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tollhouse_targets: Vec<Pos>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        builder_targets: Vec<Target>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pig_targets: Vec<Target>,
     },
     /// Test only: `player` must acknowledge with `pass` (a decision of a non-active player).
     #[cfg(test)]
@@ -61,6 +70,10 @@ pub enum Decision {
     /// M6: a dispatch's points brought a pawn of `player` to a dark space: `draw_dispatch` or
     /// `pass`.
     ChainDispatch { player: PlayerId },
+    // Traders & Builders
+    /// R9: the tile on `pos` earned `player` the builder's double turn: `take_double_turn`
+    /// (the default) or `pass`.
+    DoubleTurn { player: PlayerId, pos: Pos },
     // Carcassonne Maps
     /// P9, step 3: `player` may sell one wine with the tile on `pos` (answer: `sell_wine` with one
     /// of `sales`), or pass (the default: no sale).
@@ -76,7 +89,8 @@ impl Decision {
         match self {
             Decision::PlaceTile { player, .. }
             | Decision::PlaceFollower { player, .. }
-            | Decision::SellWine { player, .. } => *player,
+            | Decision::SellWine { player, .. }
+            | Decision::DoubleTurn { player, .. } => *player,
             #[cfg(test)]
             Decision::Witness { player } => *player,
             Decision::ChoosePawn { player, .. }
@@ -118,8 +132,8 @@ impl Options for Decision {
     fn groups(&self) -> usize {
         match self {
             Decision::PlaceTile { .. } => 1,
-            Decision::PlaceFollower { .. } => 2,
-            Decision::SellWine { .. } => 1,
+            Decision::PlaceFollower { .. } => 5,
+            Decision::SellWine { .. } | Decision::DoubleTurn { .. } => 1,
             #[cfg(test)]
             Decision::Witness { .. } => 0,
             Decision::ChoosePawn { .. } | Decision::Dispatch { .. } => 2,
@@ -133,13 +147,28 @@ impl Options for Decision {
                 placements.iter().map(|p| p.rotations.len()).sum()
             }
             (Decision::PlaceFollower { meeple_targets, .. }, 0) => meeple_targets.len(),
+            (
+                Decision::PlaceFollower {
+                    large_meeple_targets,
+                    ..
+                },
+                1,
+            ) => large_meeple_targets.len(),
             (Decision::SellWine { sales, .. }, _) => sales.len(),
+            (Decision::DoubleTurn { .. }, _) => 1,
             (
                 Decision::PlaceFollower {
                     tollhouse_targets, ..
                 },
-                _,
+                2,
             ) => tollhouse_targets.len(),
+            (
+                Decision::PlaceFollower {
+                    builder_targets, ..
+                },
+                3,
+            ) => builder_targets.len(),
+            (Decision::PlaceFollower { pig_targets, .. }, _) => pig_targets.len(),
             #[cfg(test)]
             (Decision::Witness { .. }, _) => 0,
             (Decision::ChoosePawn { .. }, _) | (Decision::ChainDispatch { .. }, _) => 1,
@@ -167,7 +196,32 @@ impl Options for Decision {
             }
             (Decision::PlaceFollower { meeple_targets, .. }, 0) => Some(Command::PlaceMeeple {
                 target: *meeple_targets.get(i)?,
+                figure: Figure::Meeple,
             }),
+            (
+                Decision::PlaceFollower {
+                    large_meeple_targets,
+                    ..
+                },
+                1,
+            ) => Some(Command::PlaceMeeple {
+                target: *large_meeple_targets.get(i)?,
+                figure: Figure::LargeMeeple,
+            }),
+            (
+                Decision::PlaceFollower {
+                    builder_targets, ..
+                },
+                3,
+            ) => Some(Command::PlaceMeeple {
+                target: *builder_targets.get(i)?,
+                figure: Figure::Builder,
+            }),
+            (Decision::PlaceFollower { pig_targets, .. }, 4) => Some(Command::PlaceMeeple {
+                target: *pig_targets.get(i)?,
+                figure: Figure::Pig,
+            }),
+            (Decision::DoubleTurn { .. }, _) if i == 0 => Some(Command::TakeDoubleTurn {}),
             (Decision::SellWine { sales, .. }, _) => {
                 let s = sales.get(i)?;
                 Some(Command::SellWine {
@@ -179,7 +233,7 @@ impl Options for Decision {
                 Decision::PlaceFollower {
                     tollhouse_targets, ..
                 },
-                _,
+                2,
             ) => Some(Command::PlaceTollhouse {
                 pos: *tollhouse_targets.get(i)?,
             }),

@@ -1,9 +1,12 @@
 //! Why a command or a setup was refused. Every refusal names the rule it enforces; the state is
 //! unchanged after a refusal.
 
-use crate::command::Target;
+use crate::command::{Figure, Target};
 use crate::geometry::{Pos, Side};
 use crate::setup::PlayerId;
+
+/// Inns & Cathedrals' name in `module_off` refusals (its rule is I14, not T2).
+pub const INNS_CATHEDRALS: &str = "inns & cathedrals";
 
 /// A command that the rules refuse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,6 +33,9 @@ pub enum RuleError {
     FeatureOccupied(Target),
     #[error("module {0} is not switched on in this match")]
     ModuleOff(&'static str),
+    // Inns & Cathedrals
+    #[error("your large meeple is not in your supply")]
+    NoLargeMeepleLeft,
     #[error("square {0} holds no crossroads (a village where 2 to 4 roads end)")]
     NotACrossroads(Pos),
     #[error("the crossroads at {0} already holds a tollhouse")]
@@ -54,6 +60,15 @@ pub enum RuleError {
     NotAWine,
     #[error("that sale is not allowed by the tile just placed")]
     SaleNotAllowed,
+    // Traders & Builders
+    #[error("your {0:?} is not in your supply")]
+    FigureInUse(Figure),
+    #[error("the {figure:?} cannot go on {target}: {why}")]
+    FigurePlacement {
+        figure: Figure,
+        target: Target,
+        why: &'static str,
+    },
 }
 
 impl RuleError {
@@ -70,6 +85,7 @@ impl RuleError {
         "no_such_feature",
         "feature_occupied",
         "module_off",
+        "no_large_meeple_left",
         "not_a_crossroads",
         "crossroads_taken",
         "tollhouse_already_there",
@@ -80,6 +96,8 @@ impl RuleError {
         "no_sale",
         "not_a_wine",
         "sale_not_allowed",
+        "figure_in_use",
+        "figure_placement",
     ];
 
     /// A stable machine-readable code (snake_case), for clients.
@@ -96,6 +114,7 @@ impl RuleError {
             RuleError::NoSuchFeature(_) => "no_such_feature",
             RuleError::FeatureOccupied(_) => "feature_occupied",
             RuleError::ModuleOff(_) => "module_off",
+            RuleError::NoLargeMeepleLeft => "no_large_meeple_left",
             RuleError::NotACrossroads(_) => "not_a_crossroads",
             RuleError::CrossroadsTaken(_) => "crossroads_taken",
             RuleError::TollhouseAlreadyThere(_) => "tollhouse_already_there",
@@ -106,6 +125,8 @@ impl RuleError {
             RuleError::NoSale => "no_sale",
             RuleError::NotAWine => "not_a_wine",
             RuleError::SaleNotAllowed => "sale_not_allowed",
+            RuleError::FigureInUse(_) => "figure_in_use",
+            RuleError::FigurePlacement { .. } => "figure_placement",
         }
     }
 
@@ -120,6 +141,8 @@ impl RuleError {
             }
             RuleError::NoMeepleLeft => "B3",
             RuleError::NoSuchFeature(_) | RuleError::FeatureOccupied(_) => "B5",
+            RuleError::ModuleOff(m) if *m == INNS_CATHEDRALS => "I14",
+            RuleError::NoLargeMeepleLeft => "I4",
             RuleError::ModuleOff(_) => "T2",
             RuleError::NotACrossroads(_) => "T3",
             RuleError::CrossroadsTaken(_) => "T4",
@@ -129,6 +152,12 @@ impl RuleError {
             RuleError::OffMap(_) => "P1",
             RuleError::PrintMismatch { .. } => "P4",
             RuleError::NoSale | RuleError::NotAWine | RuleError::SaleNotAllowed => "P9",
+            RuleError::FigureInUse(Figure::Pig)
+            | RuleError::FigurePlacement {
+                figure: Figure::Pig,
+                ..
+            } => "R12",
+            RuleError::FigureInUse(_) | RuleError::FigurePlacement { .. } => "R8",
         }
     }
 }
@@ -181,6 +210,7 @@ mod tests {
             RuleError::NoSuchFeature(crate::command::Target::Monastery),
             RuleError::FeatureOccupied(crate::command::Target::Monastery),
             RuleError::ModuleOff("x"),
+            RuleError::NoLargeMeepleLeft,
             RuleError::NotACrossroads(pos),
             RuleError::CrossroadsTaken(pos),
             RuleError::TollhouseAlreadyThere(pos),
@@ -191,6 +221,12 @@ mod tests {
             RuleError::NoSale,
             RuleError::NotAWine,
             RuleError::SaleNotAllowed,
+            RuleError::FigureInUse(Figure::Builder),
+            RuleError::FigurePlacement {
+                figure: Figure::Pig,
+                target: crate::command::Target::Monastery,
+                why: "x",
+            },
         ];
         for e in &all {
             match e {
@@ -205,6 +241,7 @@ mod tests {
                 | RuleError::NoSuchFeature(_)
                 | RuleError::FeatureOccupied(_)
                 | RuleError::ModuleOff(_)
+                | RuleError::NoLargeMeepleLeft
                 | RuleError::NotACrossroads(_)
                 | RuleError::CrossroadsTaken(_)
                 | RuleError::TollhouseAlreadyThere(_)
@@ -214,7 +251,9 @@ mod tests {
                 | RuleError::PrintMismatch { .. }
                 | RuleError::NoSale
                 | RuleError::NotAWine
-                | RuleError::SaleNotAllowed => {}
+                | RuleError::SaleNotAllowed
+                | RuleError::FigureInUse(_)
+                | RuleError::FigurePlacement { .. } => {}
             }
         }
         all

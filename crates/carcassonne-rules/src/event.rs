@@ -1,18 +1,30 @@
 //! What happened: the events a command produces. They are public (B9) and are what the server
 //! stores and broadcasts.
 
-use crate::command::{Pawn, PawnPreference, Target};
+use crate::command::{Figure, Pawn, PawnPreference, Target};
 use crate::geometry::{Pos, Rotation};
 use crate::setup::PlayerId;
-use crate::tiles::FeatureKind;
+use crate::tiles::{FeatureKind, Goods};
 use serde::{Deserialize, Serialize};
 
-/// How many meeples one player has on a feature.
+/// How many meeples one player has on a feature, as majority counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MeepleCount {
     pub player: PlayerId,
+    /// The player's strength on the feature: 1 a meeple, 2 a large meeple (I5).
     pub count: u32,
+    /// Inns & Cathedrals: how many of them are large meeples (each counted 2 in `count`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub large: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One event. Events of one command come in the order they happened (B11).
@@ -46,10 +58,15 @@ pub enum Event {
         pos: Pos,
         rotation: Rotation,
     },
+    /// A figure went from the supply onto the tile just placed (a meeple, B5; R8, R12).
     MeeplePlaced {
         player: PlayerId,
         pos: Pos,
         target: Target,
+        /// Which figure (absent: a meeple): the large meeple (I4), the builder (R8) or the pig
+        /// (R12).
+        #[serde(default, skip_serializing_if = "Figure::is_meeple")]
+        figure: Figure,
     },
     /// The player placed nothing in phase 2.
     Passed { player: PlayerId },
@@ -68,6 +85,14 @@ pub enum Event {
         points: u32,
         /// The players with the most meeples (all tied players score, B6).
         winners: Vec<PlayerId>,
+        /// Inns & Cathedrals: an inn set the road's rate: 2 a tile complete (I7), 0 incomplete
+        /// at the end (I8).
+        #[serde(default, skip_serializing_if = "is_false")]
+        inn: bool,
+        /// Inns & Cathedrals: a cathedral set the city's rate: 3 a tile and coat complete (I9), 0
+        /// incomplete at the end (I10).
+        #[serde(default, skip_serializing_if = "is_false")]
+        cathedral: bool,
     },
     /// A field scored at the end (B7).
     FieldScored {
@@ -77,12 +102,20 @@ pub enum Event {
         meeples: Vec<MeepleCount>,
         points: u32,
         winners: Vec<PlayerId>,
+        /// R13: the winners whose own pig stands in the field; each scores 4 a city instead.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pigs: Vec<PlayerId>,
     },
-    /// A meeple went back to its supply after its feature scored.
+    /// A figure went back to its supply: a meeple after its feature scored (B6) or taken back
+    /// (M15); a builder or pig whose owner has no meeple left in its feature (R11, R12).
     MeepleReturned {
         player: PlayerId,
         pos: Pos,
         target: Target,
+        /// Which figure (absent: a meeple): the large meeple (I6), the builder or the pig (R11,
+        /// R12).
+        #[serde(default, skip_serializing_if = "Figure::is_meeple")]
+        figure: Figure,
     },
     /// T2: a tollhouse was put into play, `value` up.
     TollhousePlaced {
@@ -174,6 +207,65 @@ pub enum Event {
         chips: Vec<crate::maps::Chip>,
         points: u32,
     },
+    // Traders & Builders
+    /// R5, R6: the active player takes the goods tokens of the city completed at `pos` (its
+    /// canonical square), one per goods symbol in it.
+    GoodsTaken {
+        player: PlayerId,
+        pos: Pos,
+        goods: GoodsTokens,
+    },
+    /// R9: the tile placed on `pos` extends the road or city holding `player`'s builder: a builder
+    /// turn part is earned, played after this part's dispatches (R17).
+    DoubleTurnEarned { player: PlayerId, pos: Pos },
+    /// R9, R15: `player` takes the builder's double turn: a turn part of its own begins.
+    DoubleTurnStarted { player: PlayerId },
+    /// R9: `player` set (or cleared, `null`) a standing answer to the double turn.
+    DoubleTurnPreferenceSet {
+        player: PlayerId,
+        preference: Option<crate::command::DoubleTurnPreference>,
+    },
+    /// R7, R14: the most tokens of one kind of goods at the end (`tokens`, at least 1): each of
+    /// `winners` scores `points`.
+    GoodsMajority {
+        goods: Goods,
+        tokens: u32,
+        winners: Vec<PlayerId>,
+        points: u32,
+    },
+}
+
+/// A player's trade goods tokens, or the goods of one city (R5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct GoodsTokens {
+    pub wine: u32,
+    pub grain: u32,
+    pub cloth: u32,
+}
+
+impl GoodsTokens {
+    /// The count of one kind.
+    pub fn get(&self, goods: Goods) -> u32 {
+        match goods {
+            Goods::Wine => self.wine,
+            Goods::Grain => self.grain,
+            Goods::Cloth => self.cloth,
+        }
+    }
+
+    /// The count of one kind, to change.
+    pub fn get_mut(&mut self, goods: Goods) -> &mut u32 {
+        match goods {
+            Goods::Wine => &mut self.wine,
+            Goods::Grain => &mut self.grain,
+            Goods::Cloth => &mut self.cloth,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == GoodsTokens::default()
+    }
 }
 
 // The Messages
@@ -195,6 +287,8 @@ pub enum ScoreReason {
     Chip,
     /// A wine sold (P9, M17).
     Wine,
+    /// A goods majority at the end (R7).
+    Goods,
 }
 
 impl Event {
@@ -204,9 +298,29 @@ impl Event {
             Event::FeatureScored {
                 points, winners, ..
             }
-            | Event::FieldScored {
+            | Event::GoodsMajority {
                 points, winners, ..
             } => winners.iter().map(|&w| (w, *points)).collect(),
+            // R13: a winner with their pig in the field scores 4 a city instead of 3.
+            Event::FieldScored {
+                cities,
+                points,
+                winners,
+                pigs,
+                ..
+            } => winners
+                .iter()
+                .map(|&w| {
+                    (
+                        w,
+                        if pigs.contains(&w) {
+                            4 * cities
+                        } else {
+                            *points
+                        },
+                    )
+                })
+                .collect(),
             Event::TollRaised { player, points, .. }
             | Event::DispatchResolved { player, points, .. }
             | Event::ChipTaken { player, points, .. }

@@ -1,5 +1,5 @@
-//! The rules of Carcassonne (2nd/3rd edition) with The Tollkeepers, The Messages and
-//! Carcassonne Maps with the Map Chips of France, as a pure library.
+//! The rules of Carcassonne (2nd/3rd edition) with The Tollkeepers, The Messages, Carcassonne
+//! Maps with the Map Chips of France, Inns & Cathedrals, and Traders & Builders, as a pure library.
 //!
 //! A match is a function of its [`Setup`] (with a seed) and the [`Command`]s applied to it (B10):
 //! no I/O, no clock, no global randomness. [`Game::start`] begins a match; [`Game::apply`] takes one
@@ -18,7 +18,8 @@
 //! - on top: [`bot`] (a random legal mover), [`scenario`] (scenario files and their runner),
 //!   [`text`] (a position as plain text).
 //!
-//! Rule ids (B.., T.., M.., P..) refer to `docs/reference/`; `docs/rules.md` lists the decisions applied.
+//! Rule ids (B.., T.., M.., P.., I.., R..) refer to `docs/reference/`; `docs/rules.md` lists the
+//! decisions applied.
 
 pub mod bot;
 pub mod command;
@@ -38,12 +39,14 @@ pub mod text;
 pub mod tiles;
 pub mod view;
 
-pub use command::{Command, MeepleRef, Pawn, PawnPreference, Sale, Target, WineSale};
+pub use command::{
+    Command, DoubleTurnPreference, Figure, MeepleRef, Pawn, PawnPreference, Sale, Target, WineSale,
+};
 pub use decision::{Decision, Options, Placement};
 pub use engine::board::MAX_PILE;
 pub use engine::ids::DecisionId;
 pub use error::{RuleError, SetupError};
-pub use event::{Event, MeepleCount, ScoreReason};
+pub use event::{Event, GoodsTokens, MeepleCount, ScoreReason};
 pub use game::{AskOptions, Game, Standing};
 pub use geometry::{Half, Pos, Rotation, Side};
 pub use ids::Key;
@@ -51,7 +54,9 @@ pub use secrets::Secrets;
 pub use setup::{
     Bounds, ChipAt, Colour, MapSetup, Modules, PlayerId, Setup, StartScore, StartSquare, StartTile,
 };
-pub use tiles::{Catalogue, Edge, FeatureKind, PictureKind, RoadEnd, TileDesign, catalogue};
+pub use tiles::{
+    Catalogue, Edge, FeatureKind, Goods, Inn, PictureKind, RoadEnd, TileDesign, catalogue,
+};
 pub use view::{MessagesView, PawnsView, View};
 
 /// Version of the rules implementation (the crate's version): what clients are told. It does not

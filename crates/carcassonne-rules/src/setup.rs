@@ -44,10 +44,19 @@ pub struct Modules {
     /// stack. Left out of the JSON when off, so views of older matches stay byte for byte.
     #[serde(default, skip_serializing_if = "is_false")]
     pub messages: bool,
+    // Traders & Builders
+    /// Traders & Builders (R1–R20): its 24 tiles join the pile, each player gets a builder and a
+    /// pig, completed cities give trade goods. Left out of the JSON when off, like `messages`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub traders_builders: bool,
     // Carcassonne Maps
     /// Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map: Option<Box<MapSetup>>,
+    /// Inns & Cathedrals (I1–I18): its 18 tiles join the pile and each player gets a large
+    /// meeple. Left out of the JSON when off, so views of older matches stay byte for byte.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inns_cathedrals: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -55,13 +64,15 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Modules {
-    /// Every module at once: The Tollkeepers, The Messages, and the France map with its chips
-    /// (benchmarks and tests that cover everything).
+    /// Every module at once: The Tollkeepers, The Messages, Traders & Builders, Inns & Cathedrals,
+    /// and the France map with its chips (benchmarks and tests that cover everything).
     pub fn all() -> Modules {
         Modules {
             tollkeepers: true,
             messages: true,
+            traders_builders: true,
             map: Some(Box::new(MapSetup::france(true))),
+            inns_cathedrals: true,
         }
     }
 
@@ -270,6 +281,18 @@ impl Setup {
     /// Builder: switches The Messages on or off.
     pub fn messages(mut self, on: bool) -> Self {
         self.modules.messages = on;
+        self
+    }
+
+    /// Builder: switches Inns & Cathedrals on or off.
+    pub fn inns_cathedrals(mut self, on: bool) -> Self {
+        self.modules.inns_cathedrals = on;
+        self
+    }
+
+    /// Builder: switches Traders & Builders on or off.
+    pub fn traders_builders(mut self, on: bool) -> Self {
+        self.modules.traders_builders = on;
         self
     }
 

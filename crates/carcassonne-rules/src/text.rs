@@ -3,8 +3,8 @@
 //! around the tiles; on an open table, the rectangle around the placed tiles.
 //!
 //! Each square is 3 characters: the tile's letter (B1), its rotation in quarter turns clockwise
-//! (0–3), and the initial of the colour of a meeple on it (`r g b y k p`) or a blank; `?` is a
-//! face-down chip (P7). Below the picture: scores, meeples, and on a map each player's chips.
+//! (0–3), and the initial of the colour of a meeple on it (`r g b y k p`; upper case for a large
+//! meeple, I4) or a blank; `?` is a face-down chip (P7). Below the picture: scores, meeples, and on a map each player's chips.
 
 use crate::geometry::Pos;
 use crate::maps;
@@ -35,8 +35,11 @@ fn square(view: &View, pos: Pos) -> Option<String> {
             .meeples
             .values()
             .find(|m| m.pos == pos)
-            .and_then(|m| view.players.get(m.player as usize))
-            .map_or(' ', |p| initial(p.colour));
+            .and_then(|m| Some((view.players.get(m.player as usize)?, m.figure)))
+            .map_or(' ', |(p, figure)| match figure {
+                crate::command::Figure::LargeMeeple => initial(p.colour).to_ascii_uppercase(),
+                _ => initial(p.colour),
+            });
         return Some(format!("{letter}{}{meeple}", t.rotation.quarters()));
     }
     let map = view.map.as_ref()?;
@@ -58,6 +61,9 @@ pub fn board(view: &View) -> String {
             p.score,
             p.meeples
         );
+        if let Some(large) = p.large_meeples {
+            let _ = write!(out, ", {large} large meeple");
+        }
         if let Some(hand) = view.map.as_ref().and_then(|m| m.hands.get(i)) {
             let chips: Vec<String> = hand
                 .iter()

@@ -46,6 +46,8 @@ pub enum RoadEnd {
     Village,
     City,
     Monastery,
+    /// A house standing on the road's end, no village (tile C of Traders & Builders, R3).
+    House,
 }
 
 /// The field illustrations of B2 and the traveller groups of T1.
@@ -85,15 +87,44 @@ impl PictureKind {
     }
 }
 
-/// One picture on a tile: the field it stands in and, if any, the road segment it stands beside.
+/// One picture on a tile: the field it stands in and, if any, the road segment(s) it stands
+/// beside.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picture {
     pub kind: PictureKind,
     /// Segment index (into [`TileDesign::segments`]) of the field it stands in, if it stands in one.
     pub field: Option<u8>,
-    /// Segment index of the road segment it stands beside, if any (T7). Roads come first in
-    /// [`TileDesign::segments`], so this is also the index into the file's `road` list.
+    /// Segment index of the (first) road segment it stands beside, if any (T7). Roads come first
+    /// in [`TileDesign::segments`], so this is also the index into the file's `road` list.
     pub road: Option<u8>,
+    /// Every road segment it stands beside (I3: a field bordered by two segments of the tile):
+    /// `road` and the others, in the file's order.
+    pub roads: Vec<u8>,
+}
+
+/// An inn (I7): the field it stands in and the road segments it stands beside (I3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inn {
+    /// Segment index of the field it stands in.
+    pub field: u8,
+    /// Segment indices of the road segments it stands beside (roads come first, so these are
+    /// also indices into the file's `road` list).
+    pub roads: Vec<u8>,
+}
+
+/// The trade goods of Traders & Builders (R1, R5): a symbol on a city, a token in a player's hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Goods {
+    Wine,
+    Grain,
+    Cloth,
+}
+
+impl Goods {
+    /// The kinds in the order final scoring pays them (R14).
+    pub const ALL: [Goods; 3] = [Goods::Wine, Goods::Grain, Goods::Cloth];
 }
 
 /// One feature segment printed on a tile (a road piece, a city piece, a field area, a monastery).
@@ -106,6 +137,12 @@ pub struct Segment {
     pub halves: u8,
     /// Cities: the segment shows a coat of arms.
     pub coat: bool,
+    /// Roads: an inn stands beside this segment (I7).
+    pub inn: bool,
+    /// Cities: the segment shows a cathedral (I9).
+    pub cathedral: bool,
+    /// Cities: the goods symbol it shows (R2).
+    pub goods: Option<Goods>,
     /// Roads reaching a single side: where the other end stops.
     pub end: Option<RoadEnd>,
     /// Fields: segment indices of the city segments this field touches (farmers, B7).
@@ -139,6 +176,8 @@ pub struct TileDesign {
     /// The tile shows a village where its roads end.
     pub village: bool,
     pub pictures: Vec<Picture>,
+    /// Inns & Cathedrals: the inns on the tile (I2, I3).
+    pub inns: Vec<Inn>,
     /// Edges packed two bits a side, N in the low bits, for fast matching.
     pub(crate) edge_code: u8,
     /// Cached [`TileDesign::village_roads`] >= 2.
@@ -223,6 +262,14 @@ impl Catalogue {
 const DATA: &[(&str, &str)] = &[
     ("base.toml", include_str!("../data/base.toml")),
     ("tollkeepers.toml", include_str!("../data/tollkeepers.toml")),
+    (
+        "inns-cathedrals.toml",
+        include_str!("../data/inns-cathedrals.toml"),
+    ),
+    (
+        "traders-builders.toml",
+        include_str!("../data/traders-builders.toml"),
+    ),
 ];
 
 /// The catalogue, parsed once. The data is part of the build and checked by tests, so a broken
@@ -273,6 +320,8 @@ struct TileDef {
     village: bool,
     #[serde(default)]
     pictures: Vec<PictureDef>,
+    #[serde(default)]
+    inns: Vec<InnDef>,
 }
 
 #[derive(Deserialize)]
@@ -288,6 +337,10 @@ struct CityDef {
     sides: String,
     #[serde(default)]
     coat: bool,
+    #[serde(default)]
+    cathedral: bool,
+    #[serde(default)]
+    goods: Option<Goods>,
 }
 
 #[derive(Deserialize)]
@@ -303,7 +356,31 @@ struct FieldDef {
 struct PictureDef {
     kind: PictureKind,
     field: Option<u8>,
-    road: Option<u8>,
+    road: Option<Roads>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InnDef {
+    field: u8,
+    road: Roads,
+}
+
+/// `road = 0`, or `road = [0, 2]` for something beside two segments (I3).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Roads {
+    One(u8),
+    Many(Vec<u8>),
+}
+
+impl Roads {
+    fn list(&self) -> &[u8] {
+        match self {
+            Roads::One(r) => std::slice::from_ref(r),
+            Roads::Many(v) => v,
+        }
+    }
 }
 
 /// The bit mask of the sides (`N E`) or halves (`Nw Ne`) a data file names, one bit per
@@ -372,6 +449,7 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileDesign, DataError> {
     let (mut segments, first_field) = segments_of(&def, ctx)?;
     check_sides(&edges, &segments, ctx)?;
     let pictures = pictures_of(&def, first_field, &mut segments, ctx)?;
+    let inns = inns_of(&def, first_field, &mut segments, ctx)?;
 
     let edge_code = edges
         .iter()
@@ -403,6 +481,7 @@ fn compile(def: TileDef, ctx: &str) -> Result<TileDesign, DataError> {
         segments,
         village: def.village,
         pictures,
+        inns,
         edge_code,
     })
 }
@@ -456,6 +535,9 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
         sides,
         halves,
         coat: false,
+        inn: false,
+        cathedral: false,
+        goods: None,
         end: None,
         touches: Vec::new(),
         beside: [0; PictureKind::COUNT],
@@ -476,7 +558,7 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
             Some(RoadEnd::Village) => !def.village,
             Some(RoadEnd::Monastery) => !def.monastery,
             Some(RoadEnd::City) => def.city.is_empty(),
-            None => false,
+            Some(RoadEnd::House) | None => false,
         };
         if missing {
             return Err(err(format!(
@@ -494,10 +576,17 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
     for c in &def.city {
         segments.push(Segment {
             coat: c.coat,
+            cathedral: c.cathedral,
+            goods: c.goods,
             ..segment(FeatureKind::City, side_mask(&c.sides, ctx)?, 0)
         });
     }
     let first_field = segments.len();
+    let enclosed = def
+        .field
+        .iter()
+        .filter(|f| f.halves.trim().is_empty())
+        .count();
     for f in &def.field {
         let mut touches = Vec::new();
         for &c in &f.cities {
@@ -506,9 +595,17 @@ fn segments_of(def: &TileDef, ctx: &str) -> Result<(Vec<Segment>, usize), DataEr
             }
             touches.push((first_city + c as usize) as u8);
         }
+        let halves = half_mask(&f.halves, ctx)?;
+        // I2, R3: a field that reaches no side (enclosed by cities) is named `field:inner`: so
+        // one a tile at most, and it lies between cities.
+        if halves == 0 && (touches.is_empty() || enclosed > 1) {
+            return Err(err(
+                "an enclosed field (no halves) must touch a city, one a tile".into(),
+            ));
+        }
         segments.push(Segment {
             touches,
-            ..segment(FeatureKind::Field, 0, half_mask(&f.halves, ctx)?)
+            ..segment(FeatureKind::Field, 0, halves)
         });
     }
     if def.monastery {
@@ -553,7 +650,31 @@ fn check_sides(edges: &[Edge; 4], segments: &[Segment], ctx: &str) -> Result<(),
     Ok(())
 }
 
-/// The pictures, each in a defined field or beside a defined road (travellers beside a road,
+/// The road segments a picture or an inn names: each defined, none twice.
+fn roads_of(def: &TileDef, roads: &[u8], ctx: &str) -> Result<Vec<u8>, DataError> {
+    let err = |m: String| DataError(format!("{ctx}: {m}"));
+    for (i, &r) in roads.iter().enumerate() {
+        if r as usize >= def.road.len() {
+            return Err(err(format!("beside road {r}, which is not defined")));
+        }
+        if roads[..i].contains(&r) {
+            return Err(err(format!("beside road {r} twice")));
+        }
+    }
+    Ok(roads.to_vec())
+}
+
+/// The segment index of field `f` of the file, if it is defined.
+fn field_seg(def: &TileDef, first_field: usize, f: u8, ctx: &str) -> Result<u8, DataError> {
+    match (f as usize) < def.field.len() {
+        true => Ok((first_field + f as usize) as u8),
+        false => Err(DataError(format!(
+            "{ctx}: in field {f}, which is not defined"
+        ))),
+    }
+}
+
+/// The pictures, each in a defined field or beside defined roads (travellers beside a road,
 /// T1); a road counts the pictures beside it.
 fn pictures_of(
     def: &TileDef,
@@ -565,37 +686,54 @@ fn pictures_of(
     let mut pictures = Vec::new();
     for p in &def.pictures {
         let field = match p.field {
-            Some(f) if (f as usize) < def.field.len() => Some((first_field + f as usize) as u8),
-            Some(f) => return Err(err(format!("picture in field {f}, which is not defined"))),
+            Some(f) => Some(field_seg(def, first_field, f, ctx)?),
             None => None,
         };
-        let road = match p.road {
-            Some(r) if (r as usize) < def.road.len() => Some(r),
-            Some(r) => {
-                return Err(err(format!(
-                    "picture beside road {r}, which is not defined"
-                )));
-            }
-            None => None,
-        };
-        if field.is_none() && road.is_none() {
+        let roads = roads_of(def, p.road.as_ref().map_or(&[], Roads::list), ctx)?;
+        if field.is_none() && roads.is_empty() {
             return Err(err(
                 "a picture must stand in a field or beside a road".into()
             ));
         }
-        if p.kind == PictureKind::Travellers && road.is_none() {
+        if p.kind == PictureKind::Travellers && roads.is_empty() {
             return Err(err("a traveller group stands beside a road (T1)".into()));
         }
-        if let Some(r) = road {
+        for &r in &roads {
             segments[r as usize].beside[p.kind as usize] += 1;
         }
         pictures.push(Picture {
             kind: p.kind,
             field,
-            road,
+            road: roads.first().copied(),
+            roads,
         });
     }
     Ok(pictures)
+}
+
+/// The inns (I7), each in a defined field beside at least one defined road (I3); the roads it
+/// stands beside are marked.
+fn inns_of(
+    def: &TileDef,
+    first_field: usize,
+    segments: &mut [Segment],
+    ctx: &str,
+) -> Result<Vec<Inn>, DataError> {
+    let mut inns = Vec::new();
+    for inn in &def.inns {
+        let field = field_seg(def, first_field, inn.field, ctx)?;
+        let roads = roads_of(def, inn.road.list(), ctx)?;
+        if roads.is_empty() {
+            return Err(DataError(format!(
+                "{ctx}: an inn stands beside a road (I3)"
+            )));
+        }
+        for &r in &roads {
+            segments[r as usize].inn = true;
+        }
+        inns.push(Inn { field, roads });
+    }
+    Ok(inns)
 }
 
 /// For every requirement a square can pose (an edge code, 0 for an unconstrained side), the
@@ -619,59 +757,4 @@ fn fits_of(edge_code: u8) -> [u8; 256] {
         }
     }
     fits
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn one(tile: &str) -> Result<Catalogue, DataError> {
-        let text = format!("start = \"base/X\"\n[[tile]]\n{tile}");
-        parse(&[("test.toml", &text)])
-    }
-
-    const X: &str = "id = \"base/X\"\nletter = \"X\"\ncount = 1\nvillage = true\n\
-        road = [{ sides = \"N\", end = \"village\" }, { sides = \"E\", end = \"village\" }, \
-        { sides = \"S\", end = \"village\" }, { sides = \"W\", end = \"village\" }]\n\
-        field = [{ halves = \"Ne En\" }, { halves = \"Es Se\" }, { halves = \"Sw Ws\" }, { halves = \"Wn Nw\" }]\n";
-
-    #[test]
-    fn a_well_formed_tile_loads() {
-        let cat = one(&format!("edges = \"R R R R\"\n{X}"));
-        let Ok(cat) = cat else {
-            panic!("{:?}", cat.err());
-        };
-        assert!(cat.get(0).is_crossroads());
-        assert_eq!(cat.get(0).village_roads(), 4);
-    }
-
-    #[test]
-    fn malformed_tiles_are_refused_with_the_reason() {
-        // A typo in the edges, a side that disagrees with the segments, a letter that does not
-        // match the id, a road ending at a monastery that is not there.
-        let cases = [
-            (format!("edges = \"RR R R R\"\n{X}"), "must name 4 sides"),
-            (format!("edges = \"R R R F\"\n{X}"), "side W is Field"),
-            (
-                format!(
-                    "edges = \"RRRR\"\n{}",
-                    X.replace("letter = \"X\"", "letter = \"W\"")
-                ),
-                "does not match",
-            ),
-            (
-                format!(
-                    "edges = \"RRRR\"\n{}",
-                    X.replacen("end = \"village\"", "end = \"monastery\"", 1)
-                ),
-                "does not show",
-            ),
-        ];
-        for (text, why) in cases {
-            match one(&text) {
-                Ok(_) => panic!("accepted: {text}"),
-                Err(e) => assert!(e.0.contains(why), "{e} should say {why}"),
-            }
-        }
-    }
 }

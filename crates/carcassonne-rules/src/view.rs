@@ -2,8 +2,9 @@
 //! secret (B9): the pile's order and the seed are not in it. Collections are maps keyed by stable
 //! ids so that JSON Patches between two views stay small.
 
-use crate::command::Target;
+use crate::command::{Figure, Target};
 use crate::decision::Decision;
+use crate::event::GoodsTokens;
 use crate::geometry::{Pos, Rotation};
 pub use crate::ids::Key;
 use crate::setup::{Colour, Modules, PlayerId};
@@ -95,12 +96,28 @@ pub struct PlayerView {
     pub score: u32,
     /// Meeples in the supply.
     pub meeples: u8,
+    /// Inns & Cathedrals: large meeples in the supply (0 or 1, I4); absent without the module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_meeples: Option<u8>,
     /// The Tollkeepers: the tollhouse, once in play.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tollhouse: Option<TollhouseView>,
     /// What the score is made of, by kind of scoring; the parts add up to `score`.
     #[serde(default, skip_serializing_if = "Scored::is_empty")]
     pub scored: Scored,
+    // Traders & Builders (absent when the module is off)
+    /// The builder in the supply: 1, or 0 while it stands on the board (R8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builder: Option<u8>,
+    /// The pig in the supply: 1, or 0 while it stands on the board (R12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pig: Option<u8>,
+    /// The trade goods tokens taken (public, R5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goods: Option<GoodsTokens>,
+    /// The standing answer to the builder's double turn, if set (R9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub double_turn: Option<crate::command::DoubleTurnPreference>,
 }
 
 /// A player's points by kind of scoring (each scoring is public, as an event): what the end of a
@@ -131,6 +148,9 @@ pub struct Scored {
     /// Wine sold (P9).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub wine: u32,
+    /// Goods majorities at the end (R7).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub goods: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -153,6 +173,7 @@ impl Scored {
             + self.dispatches
             + self.chips
             + self.wine
+            + self.goods
     }
 }
 
@@ -178,4 +199,8 @@ pub struct MeepleView {
     pub player: PlayerId,
     pub pos: Pos,
     pub target: Target,
+    /// Which figure stands there (absent: a meeple): the large meeple (I4), a builder or a pig
+    /// (R8, R12); a builder or pig is keyed `"x,y target figure"`.
+    #[serde(default, skip_serializing_if = "Figure::is_meeple")]
+    pub figure: Figure,
 }

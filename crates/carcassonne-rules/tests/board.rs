@@ -146,6 +146,7 @@ fn a_bounded_board_offers_no_square_off_the_map_and_closes_ends_facing_it_p4() {
             0,
             Command::PlaceMeeple {
                 target: Target::Road(carcassonne_rules::Side::E),
+                figure: carcassonne_rules::Figure::Meeple,
             },
         )
         .expect("legal");

@@ -1,9 +1,12 @@
 //! Checks the tile data files against the rules: B1 (the 72 base tiles), B2 (the field pictures
-//! and the DECISION that places them) and T1 (the 10 Tollkeepers tiles and its DECISION).
+//! and the DECISION that places them), T1 (the 10 Tollkeepers tiles and its DECISION) and R1–R3
+//! (the 24 Traders & Builders tiles, their goods and the R2 table of the reference).
 
 use carcassonne_rules::catalogue;
 use carcassonne_rules::geometry::{Half, Side};
-use carcassonne_rules::tiles::{Edge, FeatureKind, PictureKind, RoadEnd, Segment, TileDesign};
+use carcassonne_rules::tiles::{
+    Edge, FeatureKind, Goods, PictureKind, RoadEnd, Segment, TileDesign,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One row of the B1 table: letter, count, edges N E S W, coats of arms on the tile, monastery,
@@ -146,6 +149,12 @@ fn halves_beside(road: &Segment) -> u8 {
 /// city run from corner to corner, so this is exactly the set of cities the field touches.
 fn cities_at_corners(t: &TileDesign, field: &Segment) -> BTreeSet<u8> {
     let mut out = BTreeSet::new();
+    // A field that reaches no side (I2, tile H) lies among all the tile's cities.
+    if field.halves == 0 {
+        return (0..t.segments.len() as u8)
+            .filter(|&i| t.segments[i as usize].kind == FeatureKind::City)
+            .collect();
+    }
     for h in Half::ALL {
         if field.halves & (1 << h.index()) == 0 {
             continue;
@@ -274,6 +283,7 @@ fn b1_road_ends_and_segment_shapes() {
                     match s.end {
                         Some(RoadEnd::Village) => assert!(t.village, "{}", t.id),
                         Some(RoadEnd::Monastery) => assert!(t.has_monastery(), "{}", t.id),
+                        Some(RoadEnd::House) => assert_eq!(t.set, "traders-builders"),
                         Some(RoadEnd::City) => assert!(
                             t.segments.iter().any(|c| c.kind == FeatureKind::City),
                             "{}: road ends at a city the tile lacks",
@@ -283,7 +293,15 @@ fn b1_road_ends_and_segment_shapes() {
                     }
                 }
                 FeatureKind::City => assert!(s.side_count() >= 1, "{}", t.id),
-                FeatureKind::Field => assert!(s.halves != 0, "{}: empty field", t.id),
+                // I2, R3: only a field walled in by cities reaches no side (I&C H; T&B M, N, P,
+                // X), and it touches a city.
+                FeatureKind::Field => assert!(
+                    s.halves != 0
+                        || (matches!(t.set.as_str(), "inns-cathedrals" | "traders-builders")
+                            && !s.touches.is_empty()),
+                    "{}: empty field",
+                    t.id
+                ),
                 FeatureKind::Monastery => {}
             }
         }
@@ -346,15 +364,27 @@ fn b1_d_fields_north_touches_city_south_does_not() {
 
 #[test]
 fn b1_fields_touch_exactly_the_cities_they_border() {
-    for t in catalogue().tiles.iter() {
+    // The Traders & Builders tiles are left to `r2_...`: on O, U, I and W a field between roads
+    // that end at the city touches its wall though no city side is next to it (R2's table).
+    for t in catalogue()
+        .tiles
+        .iter()
+        .filter(|t| t.set != "traders-builders")
+    {
         for (i, s) in t.segments.iter().enumerate() {
             if s.kind != FeatureKind::Field {
                 continue;
             }
             let declared: BTreeSet<u8> = s.touches.iter().copied().collect();
+            let at_corners = cities_at_corners(t, s);
+            // I2: O's field reaches the north city's wall in the middle of the tile, not at a
+            // corner (its cities W, N, E are separate): it touches all three.
+            if t.id == "inns-cathedrals/O" {
+                assert!(declared.is_superset(&at_corners) && declared.len() == 3);
+                continue;
+            }
             assert_eq!(
-                declared,
-                cities_at_corners(t, s),
+                declared, at_corners,
                 "B7: cities touched by field segment {i} of {}",
                 t.id
             );
@@ -438,28 +468,37 @@ fn b2_decision_at_least_five_farmhouses_sheds_highwaymen_beside_roads() {
 
 #[test]
 fn b2_t7_pictures_stand_in_a_field_that_borders_their_road() {
-    for t in catalogue().tiles.iter() {
+    // Not tile C of Traders & Builders: its road 2 crosses a bridge into the field of its
+    // farmhouse, which reaches none of the road's sides (R3, checked there).
+    for t in catalogue()
+        .tiles
+        .iter()
+        .filter(|t| t.id != "traders-builders/C")
+    {
         for p in &t.pictures {
             if let Some(f) = p.field {
                 assert_eq!(t.segments[f as usize].kind, FeatureKind::Field, "{}", t.id);
             }
-            let (Some(f), Some(r)) = (p.field, p.road) else {
+            let Some(f) = p.field else {
                 continue;
             };
-            let road = &t.segments[r as usize];
-            assert_eq!(
-                road.kind,
-                FeatureKind::Road,
-                "{}: picture beside a non-road",
-                t.id
-            );
-            let field = &t.segments[f as usize];
-            assert!(
-                field.halves & halves_beside(road) != 0,
-                "{}: the {:?} stands in field segment {f}, which does not border road {r}",
-                t.id,
-                p.kind
-            );
+            assert_eq!(p.road, p.roads.first().copied(), "{}", t.id);
+            for &r in &p.roads {
+                let road = &t.segments[r as usize];
+                assert_eq!(
+                    road.kind,
+                    FeatureKind::Road,
+                    "{}: picture beside a non-road",
+                    t.id
+                );
+                let field = &t.segments[f as usize];
+                assert!(
+                    field.halves & halves_beside(road) != 0,
+                    "{}: the {:?} stands in field segment {f}, which does not border road {r}",
+                    t.id,
+                    p.kind
+                );
+            }
         }
     }
 }
@@ -472,7 +511,7 @@ fn t7_beside_counts_agree_with_pictures() {
                 let n = t
                     .pictures
                     .iter()
-                    .filter(|p| p.kind == kind && p.road == Some(i as u8))
+                    .filter(|p| p.kind == kind && p.roads.contains(&(i as u8)))
                     .count();
                 assert_eq!(
                     usize::from(s.beside[kind as usize]),
@@ -587,4 +626,126 @@ fn t1_mix_of_tiles_and_field_pictures_beside_roads() {
         })
         .count();
     assert!(field_pictures >= 2, "T1: a few field pictures beside roads");
+}
+
+fn traders_builders() -> Vec<&'static TileDesign> {
+    catalogue()
+        .set("traders-builders")
+        .map(|(_, t)| t)
+        .collect()
+}
+
+/// The goods symbol a tile shows, if any (R2: at most one, always on a city).
+fn goods_of(t: &TileDesign) -> Option<Goods> {
+    let shown: Vec<Goods> = t.segments.iter().filter_map(|s| s.goods).collect();
+    assert!(
+        shown.len() <= 1,
+        "R2: {} shows {} goods symbols",
+        t.id,
+        shown.len()
+    );
+    for s in &t.segments {
+        if s.goods.is_some() {
+            assert_eq!(s.kind, FeatureKind::City, "R2: goods on a city ({})", t.id);
+        }
+    }
+    shown.first().copied()
+}
+
+#[test]
+fn r1_r2_twenty_four_tiles_goods_9_wine_6_grain_5_cloth() {
+    let tiles = traders_builders();
+    let ids: Vec<&str> = tiles.iter().map(|t| t.id.as_str()).collect();
+    let expected: Vec<String> = ('A'..='X')
+        .map(|c| format!("traders-builders/{c}"))
+        .collect();
+    assert_eq!(ids, expected, "R2: 24 designs A..X");
+    let mut by_goods: BTreeMap<Option<Goods>, String> = BTreeMap::new();
+    for t in &tiles {
+        assert_eq!(t.count, 1, "R2: one copy of {}", t.id);
+        by_goods.entry(goods_of(t)).or_default().push_str(&t.letter);
+        assert!(!has_coat(t), "R2: no coat of arms on {}", t.id);
+        assert!(!t.is_crossroads(), "R3: no crossroads on {}", t.id);
+    }
+    assert_eq!(by_goods[&Some(Goods::Wine)], "PQRSTUVWX", "R1: 9 wine");
+    assert_eq!(by_goods[&Some(Goods::Grain)], "DEFGHI", "R1: 6 grain");
+    assert_eq!(by_goods[&Some(Goods::Cloth)], "KLMNO", "R1: 5 cloth");
+    assert_eq!(by_goods[&None], "ABCJ", "R1: 4 without goods");
+    let monasteries: Vec<&str> = tiles
+        .iter()
+        .filter(|t| t.has_monastery())
+        .map(|t| t.letter.as_str())
+        .collect();
+    assert_eq!(monasteries, ["J"], "R2: one monastery");
+}
+
+#[test]
+fn r3_bridges_join_nothing_and_pictures_between_two_roads() {
+    let tile = |l: &str| {
+        let cat = catalogue();
+        cat.get(cat.find(&format!("traders-builders/{l}")).expect("defined"))
+    };
+    // B: two roads that each cross the tile, four separate corner fields.
+    let b = tile("B");
+    let roads: Vec<u8> = b
+        .segments
+        .iter()
+        .filter(|s| s.kind == FeatureKind::Road)
+        .map(|s| s.sides)
+        .collect();
+    assert_eq!(roads.len(), 2, "R3: two roads on B");
+    assert!(roads.iter().all(|&m| m.count_ones() == 2));
+    let fields = b.segments.iter().filter(|s| s.kind == FeatureKind::Field);
+    assert_eq!(fields.count(), 4, "R3: four fields under the bridge");
+    // C: road 2 ends at its farmhouse (no village: no crossroads, T3), which stands beside it.
+    let c = tile("C");
+    assert_eq!(c.segments[1].end, Some(RoadEnd::House));
+    assert!(!c.village && !c.is_crossroads());
+    assert_eq!(c.pictures[0].road, Some(1));
+    // B and U: the picture between two roads stands beside both (T7 counts it for each).
+    for l in ["B", "U"] {
+        let t = tile(l);
+        let p = &t.pictures[0];
+        assert_eq!(p.roads.len(), 2, "R3: {l}");
+        assert_eq!(p.road, p.roads.first().copied(), "R3: {l}");
+        for &r in &p.roads {
+            assert_eq!(t.segments[r as usize].beside[p.kind as usize], 1, "{l}");
+        }
+    }
+}
+
+/// The R2 table of `docs/reference/traders-builders.md` is the tile data: per letter the count,
+/// the edges at rotation 0 and the goods symbol.
+#[test]
+fn r2_table_is_the_tile_data() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/reference/traders-builders.md"
+    );
+    let doc = std::fs::read_to_string(path).expect("the reference's T&B file");
+    let mut rows = 0;
+    for line in doc.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // | kind | count | N E S W | what is on it | goods | pictures |
+        if cells.len() != 8 || cells[1].len() != 1 || !cells[1].starts_with(char::is_uppercase) {
+            continue;
+        }
+        let cat = catalogue();
+        let t = cat.get(
+            cat.find(&format!("traders-builders/{}", cells[1]))
+                .expect("a row names a tile of the data"),
+        );
+        assert_eq!(cells[2].parse::<u32>().ok(), Some(t.count), "{}", t.id);
+        assert_eq!(cells[3].replace(' ', ""), edge_letters(t), "{}", t.id);
+        let goods = cells[5].split_whitespace().next().unwrap_or("");
+        let data = match goods_of(t) {
+            Some(Goods::Wine) => "wine",
+            Some(Goods::Grain) => "grain",
+            Some(Goods::Cloth) => "cloth",
+            None => "",
+        };
+        assert_eq!(goods, data, "{}", t.id);
+        rows += 1;
+    }
+    assert_eq!(rows, 24, "R2: the table has a row per tile");
 }

@@ -95,10 +95,23 @@ proptest! {
         check_setup(setup(players, seed, toll).map("france").chips(true), bot);
     }
 
-    /// All modules at once (M17 with P8/P9: chip and wine pawn choices, dispatch 4 on the map).
+    /// All modules at once (M17 with P8/P9: chip and wine pawn choices, dispatch 4 on the map;
+    /// the large meeple's targets in phase 2, I4; builders, pigs and double turns, R8–R12).
     #[test]
     fn every_decision_with_all_modules_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
-        check_setup(setup(players, seed, toll).messages(true).map("france").chips(true), bot);
+        check_setup(setup(players, seed, toll).messages(true).traders_builders(true).map("france").chips(true).inns_cathedrals(true), bot);
+    }
+
+    /// Inns & Cathedrals alone: the large meeple's options are the decision's, and legal (I4).
+    #[test]
+    fn every_decision_with_inns_cathedrals_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
+        check_setup(setup(players, seed, toll).inns_cathedrals(true), bot);
+    }
+
+    /// Traders & Builders (R8, R9, R12): figures in phase 2 and the double turn (default: take it).
+    #[test]
+    fn every_traders_builders_decision_has_a_legal_default(players in 2usize..=6, seed: u64, bot: u64, toll: bool) {
+        check_setup(setup(players, seed, toll).traders_builders(true), bot);
     }
 }
 
@@ -112,7 +125,9 @@ fn playing_only_defaults_ends_the_game() {
         (true, false, true),
         (true, true, true),
     ] {
-        let mut s = setup(3, 11, tollkeepers).messages(messages);
+        let mut s = setup(3, 11, tollkeepers)
+            .messages(messages)
+            .traders_builders(messages);
         if map {
             s = s.map("france").chips(true);
         }

@@ -1,7 +1,8 @@
-//! No command can panic the engine or change the state when refused (B4, B5, T2–T5): any player
-//! id, any square (the extremes of `i32` included), any target, in every phase.
+//! No command can panic the engine or change the state when refused (B4, B5, T2–T5, R8, R12):
+//! any player id, any square (the extremes of `i32` included), any target and figure, in every
+//! phase.
 
-use carcassonne_rules::{Colour, Command, Game, Half, Pos, Rotation, Setup, Side, Target};
+use carcassonne_rules::{Colour, Command, Figure, Game, Half, Pos, Rotation, Setup, Side, Target};
 
 fn extreme_squares() -> Vec<Pos> {
     let values = [
@@ -34,21 +35,25 @@ fn every_command() -> Vec<Command> {
         }
         out.push(Command::PlaceTollhouse { pos });
     }
-    for s in Side::ALL {
-        out.push(Command::PlaceMeeple {
-            target: Target::Road(s),
-        });
-        out.push(Command::PlaceMeeple {
-            target: Target::City(s),
-        });
+    let mut targets: Vec<Target> = Side::ALL
+        .into_iter()
+        .flat_map(|s| [Target::Road(s), Target::City(s)])
+        .chain(Half::ALL.map(Target::Field))
+        .collect();
+    targets.extend([Target::Monastery, Target::InnerField]);
+    for target in targets {
+        for figure in [
+            Figure::Meeple,
+            Figure::LargeMeeple,
+            Figure::Builder,
+            Figure::Pig,
+        ] {
+            out.push(Command::PlaceMeeple { target, figure });
+        }
     }
-    for h in Half::ALL {
-        out.push(Command::PlaceMeeple {
-            target: Target::Field(h),
-        });
-    }
-    out.push(Command::PlaceMeeple {
-        target: Target::Monastery,
+    out.push(Command::TakeDoubleTurn {});
+    out.push(Command::SetDoubleTurnPreference {
+        preference: Some(carcassonne_rules::DoubleTurnPreference::Decline),
     });
     out
 }
@@ -73,9 +78,11 @@ fn refused_commands_change_nothing(game: &Game) {
 
 #[test]
 fn extreme_squares_and_unknown_players_are_refused_without_panic_b4() {
-    for tollkeepers in [false, true] {
+    for (tollkeepers, traders) in [(false, false), (true, false), (true, true)] {
         let setup = Setup::new(vec![Colour::Red, Colour::Blue], 7)
             .tollkeepers(tollkeepers)
+            .inns_cathedrals(tollkeepers)
+            .traders_builders(traders)
             .draw_order(vec!["base/X".into(), "base/U".into()]);
         let (mut game, _) = Game::start(setup).expect("valid setup");
         // Phase 1.

@@ -5,7 +5,7 @@
 //! each id once, keeps the ids of the rules it was written from, lists its DECISIONs, that
 //! `docs/rules.md` lists every DECISION, and that the B1 table is the tile data.
 //!
-//! An id is one of the letters B, T, M, P followed by a number from 1 to 29 without a leading
+//! An id is one of the letters B, T, M, P, I, R followed by a number from 1 to 29 without a leading
 //! zero, standing alone as a word. Higher numbers are no ids: no part of the reference comes near
 //! them, and `B64` (base64) or `P404` stay out. Hex (`0xB1`, `#B1B2C3`), `P2P` and `T1a` are no
 //! ids because a letter or digit touches them. A range written `B4–B7` cites both ends; the short
@@ -14,24 +14,34 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const PREFIXES: [char; 4] = ['B', 'T', 'M', 'P'];
+const PREFIXES: [char; 6] = ['B', 'T', 'M', 'P', 'I', 'R'];
 const MAX_NUMBER: u32 = 29;
 
 /// The reference's rule files and the letter each defines.
-const RULE_FILES: [(&str, char); 4] = [
+const RULE_FILES: [(&str, char); 6] = [
     ("base-game.md", 'B'),
     ("tollkeepers.md", 'T'),
     ("messages.md", 'M'),
     ("maps-france.md", 'P'),
+    ("inns-cathedrals.md", 'I'),
+    ("traders-builders.md", 'R'),
 ];
 
 /// The ids of the English reference this one was written from (`B1`–`B11`, `T1`–`T10`,
-/// `M1`–`M18`, `P1`–`P10`). Ids are never dropped, so these must stay defined.
-const KEPT: [(char, u32); 4] = [('B', 11), ('T', 10), ('M', 18), ('P', 10)];
+/// `M1`–`M18`, `P1`–`P10`, `I1`–`I18`, `R1`–`R20`). Ids are never dropped, so these must stay
+/// defined.
+const KEPT: [(char, u32); 6] = [
+    ('B', 11),
+    ('T', 10),
+    ('M', 18),
+    ('P', 10),
+    ('I', 18),
+    ('R', 20),
+];
 
 /// Letters of the modules the server applies. Their DECISIONs must be rows of the decisions table
 /// of `docs/rules.md`; the others (not built yet) need only be cited there.
-const APPLIED: [char; 4] = ['B', 'T', 'M', 'P'];
+const APPLIED: [char; 6] = ['B', 'T', 'M', 'P', 'I', 'R'];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -318,6 +328,33 @@ fn scenario_rules_lists_hold_defined_ids() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Every rule of Inns & Cathedrals (I1–I18) is cited by the `rules` list of at least one
+/// scenario: each has a written-down game that shows how the server reads it.
+#[test]
+fn every_inns_cathedrals_rule_has_a_scenario() {
+    let mut files = Vec::new();
+    walk(
+        &root().join("crates/carcassonne-rules/scenarios"),
+        &["json"],
+        &mut files,
+    );
+    let mut cited_ids = BTreeSet::new();
+    for path in &files {
+        let json: serde_json::Value =
+            serde_json::from_str(&read(path)).expect("a scenario is JSON");
+        for id in json["rules"].as_array().cloned().unwrap_or_default() {
+            if let Some(id) = id.as_str() {
+                cited_ids.insert(id.to_string());
+            }
+        }
+    }
+    let missing: Vec<String> = (1..=18)
+        .map(|n| format!("I{n}"))
+        .filter(|id| !cited_ids.contains(id))
+        .collect();
+    assert!(missing.is_empty(), "no scenario cites {missing:?}");
+}
+
 #[test]
 fn the_reference_defines_each_id_once_in_its_file_and_keeps_every_id() {
     let reference = reference();
@@ -499,4 +536,31 @@ fn definitions_decisions_and_scenario_names_are_read() {
         ids_in_scenario_name("t-t6-t9-seed-examples.json"),
         ["T6", "T9"]
     );
+}
+
+/// Traders & Builders: every rule R1–R20 is cited by a scenario (its file name or `rules` list),
+/// so each has at least one case written out.
+#[test]
+fn every_traders_builders_rule_has_a_scenario() {
+    let mut files = Vec::new();
+    walk(
+        &root().join("crates/carcassonne-rules/scenarios"),
+        &["json"],
+        &mut files,
+    );
+    let mut seen = BTreeSet::new();
+    for path in &files {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        seen.extend(ids_in_scenario_name(name));
+        let json: serde_json::Value =
+            serde_json::from_str(&read(path)).expect("a scenario is JSON");
+        for id in json["rules"].as_array().cloned().unwrap_or_default() {
+            seen.extend(id.as_str().map(str::to_string));
+        }
+    }
+    let missing: Vec<String> = (1..=20)
+        .map(|n| format!("R{n}"))
+        .filter(|id| !seen.contains(id))
+        .collect();
+    assert!(missing.is_empty(), "no scenario cites {missing:?}");
 }

@@ -9,7 +9,12 @@ use proptest::prelude::*;
 fn setup(players: usize, seed: u64, all: bool) -> Setup {
     let s = Setup::new(Colour::ALL[..players].to_vec(), seed);
     if all {
-        s.tollkeepers(true).messages(true).map("france").chips(true)
+        s.tollkeepers(true)
+            .messages(true)
+            .traders_builders(true)
+            .map("france")
+            .chips(true)
+            .inns_cathedrals(true)
     } else {
         s
     }

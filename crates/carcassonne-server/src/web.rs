@@ -220,8 +220,10 @@ fn to_json<T: serde::Serialize>(v: T) -> Value {
 }
 
 /// The catalogue as the page needs it: every design at rotation 0 with its edges, segments (sides
-/// for roads and cities, halves for fields, in the wire's names) and pictures. Built from the
-/// public `rules` API so that the rules crate stays the one source of tile data.
+/// for roads and cities, halves for fields, in the wire's names; a road's `inn`, a city's
+/// `cathedral` and `goods` when it shows them), pictures (`roads` when one stands beside two road
+/// segments) and inns (`field`, `roads`; left out when none). Built from the public `rules` API so
+/// that the rules crate stays the one source of tile data.
 pub fn tiles_json() -> Value {
     let cat = catalogue();
     let tiles: Vec<Value> = cat
@@ -239,10 +241,19 @@ pub fn tiles_json() -> Value {
                             if let Some(end) = s.end {
                                 o["end"] = to_json(end);
                             }
+                            if s.inn {
+                                o["inn"] = json!(true);
+                            }
                         }
                         FeatureKind::City => {
                             o["sides"] = json!(sides(s.sides));
                             o["coat"] = json!(s.coat);
+                            if s.cathedral {
+                                o["cathedral"] = json!(true);
+                            }
+                            if let Some(goods) = s.goods {
+                                o["goods"] = to_json(goods);
+                            }
                         }
                         FeatureKind::Field => {
                             o["halves"] = json!(halves(s.halves));
@@ -256,9 +267,22 @@ pub fn tiles_json() -> Value {
             let pictures: Vec<Value> = t
                 .pictures
                 .iter()
-                .map(|p| json!({ "kind": to_json(p.kind), "field": p.field, "road": p.road }))
+                .map(|p| {
+                    let mut o =
+                        json!({ "kind": to_json(p.kind), "field": p.field, "road": p.road });
+                    // A picture beside two road segments of its tile (I3, R3) names both.
+                    if p.roads.len() > 1 {
+                        o["roads"] = json!(p.roads);
+                    }
+                    o
+                })
                 .collect();
-            json!({
+            let inns: Vec<Value> = t
+                .inns
+                .iter()
+                .map(|i| json!({ "field": i.field, "roads": i.roads }))
+                .collect();
+            let mut o = json!({
                 "id": t.id,
                 "letter": t.letter,
                 "set": t.set,
@@ -268,7 +292,11 @@ pub fn tiles_json() -> Value {
                 "crossroads": t.is_crossroads(),
                 "segments": segments,
                 "pictures": pictures,
-            })
+            });
+            if !inns.is_empty() {
+                o["inns"] = json!(inns);
+            }
+            o
         })
         .collect();
     json!({ "start": cat.get(cat.start).id, "tiles": tiles })

@@ -65,7 +65,9 @@ fn setup(b: &mut Bytes) -> Setup {
     let players = 2 + usize::from(flags % 5);
     let mut setup = Setup::new(Colour::ALL[..players].to_vec(), b.u64())
         .tollkeepers(flags & 0x08 != 0)
-        .messages(flags & 0x10 != 0);
+        .messages(flags & 0x10 != 0)
+        .traders_builders(flags & 0x80 != 0)
+        .inns_cathedrals(b.bool());
     if flags & 0x20 != 0 {
         setup = setup.map("france").chips(flags & 0x40 != 0);
     }
@@ -79,7 +81,15 @@ fn command(b: &mut Bytes) -> Command {
             pos: pos(b),
             rotation: Rotation::ALL[b.below(4)],
         },
-        1 => Command::PlaceMeeple { target: target(b) },
+        1 => Command::PlaceMeeple {
+            target: target(b),
+            figure: [
+                rules::Figure::Meeple,
+                rules::Figure::LargeMeeple,
+                rules::Figure::Builder,
+                rules::Figure::Pig,
+            ][b.below(4)],
+        },
         2 => Command::PlaceTollhouse { pos: pos(b) },
         3 => Command::Pass {},
         4 => Command::ChoosePawn {
@@ -104,6 +114,7 @@ fn command(b: &mut Bytes) -> Command {
             }),
         },
         7 => Command::DispatchPoints {},
+        8 if b.bool() => Command::TakeDoubleTurn {},
         8 => Command::DrawDispatch {},
         _ => Command::SellWine {
             sale: if b.bool() { Sale::Abroad } else { Sale::Town },

@@ -1,8 +1,8 @@
-//! The decisions every turn opens (`place_tile`, `place_follower`), written field by field in the
-//! bytes the generic route would write.
+//! The decisions every turn opens (`place_tile`, `place_follower` with every module's target
+//! lists), written field by field in the bytes the generic route would write.
 
 use super::{SORTED, ValueWriter};
-use rules::{Decision, Placement, Pos};
+use rules::{Decision, Placement, Pos, Target};
 use serde::ser::Error as _;
 use serde_json::Error;
 use std::fmt::Write as _;
@@ -50,18 +50,30 @@ impl ValueWriter {
                 player,
                 pos,
                 meeple_targets,
+                large_meeple_targets,
                 tollhouse_targets,
+                builder_targets,
+                pig_targets,
             } => {
-                out.extend_from_slice(br#"{"meeple_targets":["#);
-                for (i, t) in meeple_targets.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    self.text.clear();
-                    write!(self.text, "{t}").map_err(Error::custom)?;
-                    serde_json::to_writer(&mut *out, self.text.as_str())?;
+                // Keys in sorted order; the optional lists are left out when empty.
+                out.push(b'{');
+                if !builder_targets.is_empty() {
+                    out.extend_from_slice(br#""builder_targets":"#);
+                    self.push_targets(out, builder_targets)?;
+                    out.push(b',');
                 }
-                out.extend_from_slice(br#"],"player":"#);
+                if !large_meeple_targets.is_empty() {
+                    out.extend_from_slice(br#""large_meeple_targets":"#);
+                    self.push_targets(out, large_meeple_targets)?;
+                    out.push(b',');
+                }
+                out.extend_from_slice(br#""meeple_targets":"#);
+                self.push_targets(out, meeple_targets)?;
+                if !pig_targets.is_empty() {
+                    out.extend_from_slice(br#","pig_targets":"#);
+                    self.push_targets(out, pig_targets)?;
+                }
+                out.extend_from_slice(br#","player":"#);
                 push_integer(out, *player)?;
                 out.extend_from_slice(br#","pos":"#);
                 push_pos(out, *pos)?;
@@ -80,6 +92,21 @@ impl ValueWriter {
             }
             _ => self.write(out, d),
         }
+    }
+
+    /// Appends a JSON array of targets (`["road:E","city:N"]`).
+    fn push_targets(&mut self, out: &mut Vec<u8>, targets: &[Target]) -> Result<(), Error> {
+        out.push(b'[');
+        for (i, t) in targets.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            self.text.clear();
+            write!(self.text, "{t}").map_err(Error::custom)?;
+            serde_json::to_writer(&mut *out, self.text.as_str())?;
+        }
+        out.push(b']');
+        Ok(())
     }
 
     /// Appends the JSON array of `decisions`, each as [`ValueWriter::write_decision`] writes it.

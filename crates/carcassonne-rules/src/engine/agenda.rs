@@ -113,6 +113,9 @@ pub enum Source {
     Chip(TileRef),
     /// A wine sold from this tile (P9).
     Wine(TileRef),
+    // Traders & Builders
+    /// A goods majority at the end (R7).
+    Goods(crate::tiles::Goods),
 }
 
 /// An open decision.

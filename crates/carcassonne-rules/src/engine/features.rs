@@ -4,7 +4,7 @@
 
 use super::board::{Board, Square};
 use super::ids::{SegRef, TileRef};
-use crate::command::Target;
+use crate::command::{Figure, Target};
 use crate::geometry::{Half, Pos, Rotation, Side};
 use crate::setup::PlayerId;
 use crate::tiles::{FeatureKind, Segment, TileDesign};
@@ -28,14 +28,24 @@ pub struct Feature {
     /// Squares of printed large cities in this city (P3): each counts as one city tile.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub printed: u32,
-    /// Meeples on the feature: owner and the segment it stands on.
-    pub meeples: SmallVec<[(PlayerId, SegRef); 1]>,
+    /// Inns & Cathedrals: an inn beside the road (I7) or a cathedral in the city (I9).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inn: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cathedral: bool,
+    /// Meeples on the feature: owner, the segment it stands on, and which figure (I5: a large
+    /// meeple counts 2 for majority).
+    pub meeples: SmallVec<[(PlayerId, SegRef, Figure); 1]>,
     /// Completed and scored: never scored again.
     pub done: bool,
 }
 
 fn is_zero(v: &u32) -> bool {
     *v == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// `slot` of a segment that is not a root.
@@ -125,6 +135,8 @@ impl Features {
                 min: pos,
                 coats: u32::from(seg.coat),
                 printed: 0,
+                inn: seg.inn,
+                cathedral: seg.cathedral,
                 meeples: SmallVec::new(),
                 done: false,
             };
@@ -283,6 +295,9 @@ impl Features {
                 .filter(|&s| self.kind[s as usize] == FeatureKind::City),
             Target::Field(h) => self.seg_at_half(board, t, h),
             Target::Monastery => self.find_seg(board, t, |s| s.kind == FeatureKind::Monastery),
+            Target::InnerField => {
+                self.find_seg(board, t, |s| s.kind == FeatureKind::Field && s.halves == 0)
+            }
         }
     }
 
@@ -298,6 +313,7 @@ impl Features {
         let half = Half::ALL[s.halves.rotate_left(2 * q).trailing_zeros() as usize % 8];
         match s.kind {
             FeatureKind::Monastery => Target::Monastery,
+            FeatureKind::Field if s.halves == 0 => Target::InnerField,
             FeatureKind::Field => Target::Field(half),
             FeatureKind::Road => Target::Road(side),
             FeatureKind::City => Target::City(side),
@@ -348,6 +364,8 @@ impl Features {
                 min: Pos::default(),
                 coats: 0,
                 printed: 0,
+                inn: false,
+                cathedral: false,
                 meeples: SmallVec::new(),
                 done: false,
             },
@@ -366,7 +384,12 @@ impl Features {
         }
         f.coats += s.coats;
         f.printed += s.printed;
-        f.meeples.extend(s.meeples);
+        f.inn |= s.inn;
+        f.cathedral |= s.cathedral;
+        // Most merges bring no meeple: skip the extend's setup.
+        if !s.meeples.is_empty() {
+            f.meeples.extend(s.meeples);
+        }
         if kind == FeatureKind::Road {
             merged(big, small);
         }

@@ -18,6 +18,9 @@ pub struct Value {
     pub tiles: u32,
     pub coats: u32,
     pub points: u32,
+    /// Inns & Cathedrals: an inn (roads, I7, I8) or a cathedral (cities, I9, I10) set the rate.
+    pub inn: bool,
+    pub cathedral: bool,
 }
 
 /// One scoring of a feature: its value and who gets it.
@@ -44,55 +47,76 @@ impl Scoring {
             meeples: self.meeples.clone(),
             points: self.value.points,
             winners: self.winners.clone(),
+            inn: self.value.inn,
+            cathedral: self.value.cathedral,
         }
     }
 }
 
 /// The value of road, city or monastery `root`, complete (B6) or as in final scoring (B7);
-/// `None` for a field (fields score only at the end, by [`field_points`]).
+/// `None` for a field (fields score only at the end, by [`field_points`]). An inn makes a road
+/// 2 a tile complete and 0 incomplete (I7, I8); a cathedral makes a city 3 a tile and coat of
+/// arms complete and 0 incomplete (I9, I10, I17: printed squares too).
 #[inline]
 pub fn value_of(board: &Board, features: &Features, root: SegRef, complete: bool) -> Option<Value> {
     let f = features.get(root);
+    let value = |tiles, coats, points| Value {
+        tiles,
+        coats,
+        points,
+        inn: false,
+        cathedral: false,
+    };
     Some(match f.kind {
         FeatureKind::Road => {
             let n = f.tiles.len() as u32;
+            let per = match (f.inn, complete) {
+                (false, _) => 1,
+                (true, true) => 2,
+                (true, false) => 0,
+            };
             Value {
-                tiles: n,
-                coats: 0,
-                points: n,
+                inn: f.inn,
+                ..value(n, 0, per * n)
             }
         }
         FeatureKind::City => {
             // P3: a large city's printed squares count as tiles.
             let n = f.tiles.len() as u32 + f.printed;
-            let per = if complete { 2 } else { 1 };
+            let per = match (f.cathedral, complete) {
+                (false, true) => 2,
+                (false, false) => 1,
+                (true, true) => 3,
+                (true, false) => 0,
+            };
             Value {
-                tiles: n,
-                coats: f.coats,
-                points: per * (n + f.coats),
+                cathedral: f.cathedral,
+                ..value(n, f.coats, per * (n + f.coats))
             }
         }
         FeatureKind::Monastery => {
             let n = 1 + f.min.ring().filter(|&q| board.filled(q)).count() as u32;
-            Value {
-                tiles: n,
-                coats: 0,
-                points: if complete { 9 } else { n },
-            }
+            value(n, 0, if complete { 9 } else { n })
         }
         FeatureKind::Field => return None,
     })
 }
 
-/// Meeples per player on a feature, and the players with the most (B6: ties all win).
+/// Meeples per player on a feature, and the players with the most (B6: ties all win). A large
+/// meeple adds 2 to its owner's count (I5).
 pub fn majority(features: &Features, root: SegRef) -> (Vec<MeepleCount>, Vec<PlayerId>) {
     let mut counts: Vec<MeepleCount> = Vec::new();
-    for &(p, _) in &features.get(root).meeples {
+    for &(p, _, figure) in &features.get(root).meeples {
+        let large = u32::from(figure == crate::command::Figure::LargeMeeple);
         match counts.iter_mut().find(|c| c.player == p) {
-            Some(c) => c.count += 1,
+            Some(c) => {
+                c.count += figure.strength();
+                c.large += large;
+            }
             None => counts.push(MeepleCount {
                 player: p,
-                count: 1,
+                count: figure.strength(),
+                large,
             }),
         }
     }
@@ -100,7 +124,7 @@ pub fn majority(features: &Features, root: SegRef) -> (Vec<MeepleCount>, Vec<Pla
     let max = counts.iter().map(|c| c.count).max().unwrap_or(0);
     let winners = counts
         .iter()
-        .filter(|c| c.count == max)
+        .filter(|c| c.count == max && max > 0)
         .map(|c| c.player)
         .collect();
     (counts, winners)

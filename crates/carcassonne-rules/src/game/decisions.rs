@@ -2,7 +2,7 @@
 //! default answers a clock sends, and the placement and target queries bots and clients use.
 
 use super::Game;
-use crate::command::{Command, Target};
+use crate::command::{Command, Figure, Target};
 use crate::decision::{Decision, Options, Placement};
 use crate::engine::ids::{DecisionId, SegRef, TileRef};
 use crate::geometry::{Pos, Rotation};
@@ -58,21 +58,39 @@ impl Game {
                 tile: self.cat.get(tile).id.clone(),
                 placements: self.placements_for(tile),
             },
-            Ask::PlaceFollower { player, tile } => Decision::PlaceFollower {
-                player,
-                pos: self.board.pos(tile),
-                meeple_targets: self
-                    .free_segments(player, tile)
-                    .map(|s| self.features.target_of(&self.board, s))
-                    .collect(),
-                tollhouse_targets: (1..o.groups())
-                    .flat_map(|g| o.list(g))
-                    .filter_map(|c| match c {
-                        Command::PlaceTollhouse { pos } => Some(pos),
-                        _ => None,
-                    })
-                    .collect(),
-            },
+            Ask::PlaceFollower { player, tile } => {
+                let module_options: Vec<Command> =
+                    (1..o.groups()).flat_map(|g| o.list(g)).collect();
+                let figure_targets = |wanted: Figure| {
+                    module_options
+                        .iter()
+                        .filter_map(|c| match *c {
+                            Command::PlaceMeeple { target, figure } if figure == wanted => {
+                                Some(target)
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                };
+                Decision::PlaceFollower {
+                    player,
+                    pos: self.board.pos(tile),
+                    meeple_targets: self
+                        .free_segments(player, tile)
+                        .map(|s| self.features.target_of(&self.board, s))
+                        .collect(),
+                    large_meeple_targets: figure_targets(Figure::LargeMeeple),
+                    tollhouse_targets: module_options
+                        .iter()
+                        .filter_map(|c| match *c {
+                            Command::PlaceTollhouse { pos } => Some(pos),
+                            _ => None,
+                        })
+                        .collect(),
+                    builder_targets: figure_targets(Figure::Builder),
+                    pig_targets: figure_targets(Figure::Pig),
+                }
+            }
             Ask::Module { player, ref ask } => self.modules.decision(player, ask),
         }
     }
@@ -260,11 +278,34 @@ impl Game {
     /// (B5). `t == TileRef::MAX`: none.
     #[inline]
     fn free_segments(&self, player: PlayerId, t: TileRef) -> impl Iterator<Item = SegRef> + '_ {
-        let range = match t != TileRef::MAX && self.players[player as usize].supply > 0 {
+        self.free_for(player, t, Figure::Meeple)
+    }
+
+    /// [`Game::free_segments`] for a figure: the large meeple takes the same features as a
+    /// meeple, from its own supply (I4).
+    #[inline]
+    fn free_for(
+        &self,
+        player: PlayerId,
+        t: TileRef,
+        figure: Figure,
+    ) -> impl Iterator<Item = SegRef> + '_ {
+        let p = &self.players[player as usize];
+        let has = match figure {
+            Figure::LargeMeeple => p.large > 0,
+            _ => p.supply > 0,
+        };
+        let range = match t != TileRef::MAX && has {
             true => self.features.segs_of(&self.board, t),
             false => 0..0,
         };
         range.filter(|&s| self.features.get(self.features.find(s)).meeples.is_empty())
+    }
+
+    /// Option groups of phase 2 for the large meeple: one with Inns & Cathedrals (I4).
+    #[inline]
+    fn large_groups(&self) -> usize {
+        usize::from(self.setup.modules.inns_cathedrals)
     }
 
     /// Crossroads where the deciding player may put or move their tollhouse now (T2–T5); empty
@@ -278,19 +319,14 @@ impl Game {
     /// The `i`-th of [`Game::tollhouse_targets`], without listing them (bots).
     pub fn tollhouse_target(&self, i: usize) -> Option<Pos> {
         self.follower_ask()?;
-        match self.modules.follower_nth(0, i, &self.board)? {
-            Command::PlaceTollhouse { pos } => Some(pos),
-            _ => None,
-        }
+        self.modules.tollhouse_target(&self.board, i)
     }
 
     /// How many crossroads [`Game::tollhouse_targets`] would list, without listing them (bots).
     pub fn tollhouse_target_count(&self) -> usize {
         match self.follower_ask() {
-            Some(_) if self.modules.follower_groups() > 0 => {
-                self.modules.follower_len(0, &self.board)
-            }
-            _ => 0,
+            Some(_) => self.modules.tollhouse_target_count(&self.board),
+            None => 0,
         }
     }
 }
@@ -314,7 +350,9 @@ impl Options for AskOptions<'_> {
     fn groups(&self) -> usize {
         match self.ask {
             Ask::PlaceTile { .. } => 1,
-            Ask::PlaceFollower { .. } => 1 + self.game.modules.follower_groups(),
+            Ask::PlaceFollower { .. } => {
+                1 + self.game.large_groups() + self.game.modules.follower_groups()
+            }
             Ask::Module { ask, .. } => self.game.modules.options(ask).0,
         }
     }
@@ -326,7 +364,14 @@ impl Options for AskOptions<'_> {
             Ask::PlaceTile { tile, .. } => g.board.placement_count(&g.cat.get(tile).fits),
             Ask::PlaceFollower { player, tile } => match group {
                 0 => g.free_segments(player, tile).count(),
-                m => g.modules.follower_len(m - 1, &g.board),
+                m if m <= g.large_groups() => g.free_for(player, tile, Figure::LargeMeeple).count(),
+                m => g.modules.follower_len(
+                    m - 1 - g.large_groups(),
+                    &g.board,
+                    &g.features,
+                    player,
+                    tile,
+                ),
             },
             Ask::Module { ref ask, .. } => g.modules.option_len(ask, group),
         }
@@ -340,15 +385,28 @@ impl Options for AskOptions<'_> {
                 let (pos, rotation) = g.board.placement(&g.cat.get(tile).fits, i)?;
                 Some(Command::PlaceTile { pos, rotation })
             }
-            Ask::PlaceFollower { player, tile } => match group {
-                0 => {
-                    let seg = g.free_segments(player, tile).nth(i)?;
-                    Some(Command::PlaceMeeple {
-                        target: g.features.target_of(&g.board, seg),
-                    })
-                }
-                m => g.modules.follower_nth(m - 1, i, &g.board),
-            },
+            Ask::PlaceFollower { player, tile } => {
+                let large = g.large_groups();
+                let figure = match group {
+                    0 => Figure::Meeple,
+                    m if m <= large => Figure::LargeMeeple,
+                    m => {
+                        return g.modules.follower_nth(
+                            m - 1 - large,
+                            i,
+                            &g.board,
+                            &g.features,
+                            player,
+                            tile,
+                        );
+                    }
+                };
+                let seg = g.free_for(player, tile, figure).nth(i)?;
+                Some(Command::PlaceMeeple {
+                    target: g.features.target_of(&g.board, seg),
+                    figure,
+                })
+            }
             Ask::Module { ref ask, .. } => g.modules.option_nth(ask, group, i),
         }
     }

@@ -8,7 +8,7 @@
 //! - [`view`]: the public projection ([`Game::view`], [`Game::refresh_view`]);
 //! - [`standings`]: the unscored features with meeples, as public facts ([`Game::standings`]).
 
-use crate::command::{Command, Target};
+use crate::command::{Command, Figure, Target};
 use crate::engine::agenda::{Award, Source};
 use crate::engine::board::Board;
 use crate::engine::features::Features;
@@ -28,6 +28,9 @@ use serde::{Deserialize, Serialize};
 struct PlayerState {
     score: u32,
     supply: u8,
+    /// Inns & Cathedrals: large meeples in the supply (I4; 0 without the module).
+    #[serde(default)]
+    large: u8,
     /// The score by kind of scoring (the view's `scored`).
     #[serde(default)]
     scored: crate::view::Scored,
@@ -51,8 +54,8 @@ pub struct Game {
     board: Board,
     features: Features,
     players: Vec<PlayerState>,
-    /// Meeples on the board in the order they were placed: owner and segment.
-    on_board: Vec<(PlayerId, SegRef)>,
+    /// Meeples on the board in the order they were placed: owner, segment and figure.
+    on_board: Vec<(PlayerId, SegRef, Figure)>,
     modules: Modules,
     agenda: Agenda,
     active: PlayerId,
@@ -182,6 +185,7 @@ impl Game {
                 command,
                 Command::PlaceTile { .. }
                     | Command::SetPawnPreference { .. }
+                    | Command::SetDoubleTurnPreference { .. }
                     | Command::SellWine { .. }
             ),
             Ask::Module { ask, .. } => Modules::accepts(ask, command),
@@ -220,18 +224,32 @@ impl Game {
             (Ask::PlaceTile { .. }, _) => Err(RuleError::WrongPhase {
                 expected: "phase 1: place_tile",
             }),
-            (&Ask::PlaceFollower { tile: t, .. }, &Command::PlaceMeeple { target }) => {
-                let seg = self.check_meeple(player, t, target)?;
+            (
+                &Ask::PlaceFollower { tile: t, .. },
+                &Command::PlaceMeeple {
+                    target,
+                    figure: figure @ (Figure::Meeple | Figure::LargeMeeple),
+                },
+            ) => {
+                let seg = self.check_meeple(player, t, target, figure)?;
                 let root = self.features.find(seg);
-                self.features.get_mut(root).meeples.push((player, seg));
-                self.on_board.push((player, seg));
-                self.players[player as usize].supply -= 1;
+                self.features
+                    .get_mut(root)
+                    .meeples
+                    .push((player, seg, figure));
+                self.on_board.push((player, seg, figure));
+                let p = &mut self.players[player as usize];
+                match figure {
+                    Figure::LargeMeeple => p.large -= 1,
+                    _ => p.supply -= 1,
+                }
                 // Named canonically (first side or half in board order), as the view and
                 // `meeple_returned` name it, whichever side the player wrote.
                 events.push(Event::MeeplePlaced {
                     player,
                     pos: self.board.pos(t),
                     target: self.features.target_of(&self.board, seg),
+                    figure,
                 });
                 Ok(())
             }
@@ -242,9 +260,10 @@ impl Game {
             (Ask::PlaceFollower { .. }, Command::PlaceTile { .. }) => Err(RuleError::WrongPhase {
                 expected: "phase 2: place_meeple, place_tollhouse or pass",
             }),
-            (Ask::PlaceFollower { .. }, _) => {
+            // The tollhouse (T2), the builder or the pig (R8, R12): the module's.
+            (&Ask::PlaceFollower { tile: t, .. }, _) => {
                 hook!(self, events, |m, ctx| m
-                    .answer_follower(ctx, player, command))
+                    .answer_follower(ctx, player, t, command))
             }
             (Ask::Module { ask, .. }, _) => {
                 hook!(self, events, |m, ctx| m.answer(ctx, player, ask, command))
@@ -323,6 +342,7 @@ impl Game {
             (Source::Dispatch(_), _) => &mut s.dispatches,
             (Source::Chip(_), _) => &mut s.chips,
             (Source::Wine(_), _) => &mut s.wine,
+            (Source::Goods(_), _) => &mut s.goods,
         };
         *part += a.points;
     }
@@ -341,14 +361,19 @@ impl Game {
         t
     }
 
+    /// B5, I4: the figure is in the player's supply and the feature named holds no meeple.
     fn check_meeple(
         &self,
         player: PlayerId,
         t: TileRef,
         target: Target,
+        figure: Figure,
     ) -> Result<SegRef, RuleError> {
-        if self.players[player as usize].supply == 0 {
-            return Err(RuleError::NoMeepleLeft);
+        let p = &self.players[player as usize];
+        match crate::modules::inns_cathedrals::check_figure(&self.setup.modules, figure)? {
+            true if p.large == 0 => return Err(RuleError::NoLargeMeepleLeft),
+            false if p.supply == 0 => return Err(RuleError::NoMeepleLeft),
+            _ => {}
         }
         let seg = self
             .features
@@ -439,12 +464,15 @@ impl Game {
         }
     }
 
-    /// Meeples on a scored feature go back to their supplies (B6).
+    /// Meeples on a scored feature go back to their supplies (B6); then builders and pigs
+    /// there (R11).
     fn return_meeples(&mut self, root: SegRef, events: &mut Vec<Event>) {
         let meeples = std::mem::take(&mut self.features.get_mut(root).meeples);
-        for (player, seg) in meeples {
-            self.meeple_home(player, seg, events);
+        for (player, seg, figure) in meeples {
+            self.meeple_home(player, seg, figure, events);
         }
+        notify!(self, events, Hook::MeeplesLeft, |m, ctx| m
+            .on_meeples_left(ctx, root));
     }
 
     /// One meeple, standing on segment `seg`, goes back to its owner's supply (M15: "take back
@@ -452,23 +480,39 @@ impl Game {
     fn return_meeple(&mut self, seg: SegRef, events: &mut Vec<Event>) {
         let root = self.features.find(seg);
         let meeples = &mut self.features.get_mut(root).meeples;
-        if let Some(i) = meeples.iter().position(|&(_, s)| s == seg) {
-            let (player, _) = meeples.remove(i);
-            self.meeple_home(player, seg, events);
+        if let Some(i) = meeples.iter().position(|&(_, s, _)| s == seg) {
+            let (player, _, figure) = meeples.remove(i);
+            self.meeple_home(player, seg, figure, events);
+            // R11, R12, R17: a builder or pig whose owner has no meeple left there goes too.
+            notify!(self, events, Hook::MeeplesLeft, |m, ctx| m
+                .on_meeples_left(ctx, root));
         }
     }
 
-    fn meeple_home(&mut self, player: PlayerId, seg: SegRef, events: &mut Vec<Event>) {
-        self.players[player as usize].supply += 1;
-        self.on_board.retain(|&(_, s)| s != seg);
+    /// A figure goes back to its owner's supply (B6, I6).
+    fn meeple_home(
+        &mut self,
+        player: PlayerId,
+        seg: SegRef,
+        figure: Figure,
+        events: &mut Vec<Event>,
+    ) {
+        let p = &mut self.players[player as usize];
+        match figure {
+            Figure::LargeMeeple => p.large += 1,
+            _ => p.supply += 1,
+        }
+        self.on_board.retain(|&(_, s, _)| s != seg);
         events.push(Event::MeepleReturned {
             player,
             pos: self.board.pos(self.features.tile_of(seg)),
             target: self.features.target_of(&self.board, seg),
+            figure,
         });
     }
 
-    /// B7: incomplete roads, cities, monasteries, then fields; then the game ends.
+    /// B7: incomplete roads, cities, monasteries, then fields (R13: with pigs); then the goods
+    /// majorities (R14, last); then the game ends.
     fn final_scoring(&mut self, events: &mut Vec<Event>) {
         notify!(self, events, Hook::Final, |m, ctx| m.on_final(ctx));
         // Below every award final scoring pushes: the scores are complete when the game ends.
@@ -488,7 +532,17 @@ impl Game {
         for root in fields {
             let (cities, points) = scoring::field_points(&touched, root);
             let (meeples, winners) = scoring::majority(&self.features, root);
+            // R13: a winner whose own pig is in the field scores 4 a city.
+            let pigs: Vec<PlayerId> = winners
+                .iter()
+                .copied()
+                .filter(|&p| self.modules.pig_in(&self.features, p, root))
+                .collect();
             for &player in &winners {
+                let points = match pigs.contains(&player) {
+                    true => 4 * cities,
+                    false => points,
+                };
                 self.award(
                     Award {
                         player,
@@ -504,7 +558,11 @@ impl Game {
                 meeples,
                 points,
                 winners,
+                pigs,
             });
+        }
+        if self.modules.traders.is_some() {
+            hook!(self, events, |m, ctx| m.final_goods(ctx));
         }
     }
 
@@ -531,11 +589,34 @@ impl Game {
         self.players.iter().map(|p| p.supply).collect()
     }
 
-    /// Meeples on the board, per player, in seat order.
+    /// Builders and pigs on the board: owner, square and target, figure (Traders & Builders).
+    pub fn builders_and_pigs_on_board(&self) -> Vec<(PlayerId, Pos, Target, Figure)> {
+        self.modules
+            .figures()
+            .map(|(p, seg, figure)| {
+                let pos = self.board.pos(self.features.tile_of(seg));
+                (p, pos, self.features.target_of(&self.board, seg), figure)
+            })
+            .collect()
+    }
+
+    /// Meeples on the board, per player, in seat order (large meeples not counted).
     pub fn meeples_on_board(&self) -> Vec<u8> {
+        self.figures_on_board(Figure::Meeple)
+    }
+
+    /// Inns & Cathedrals: large meeples in each player's supply, in seat order (I4).
+    pub fn large_supplies(&self) -> Vec<u8> {
+        self.players.iter().map(|p| p.large).collect()
+    }
+
+    /// Figures of one kind on the board, per player, in seat order.
+    pub fn figures_on_board(&self, figure: Figure) -> Vec<u8> {
         let mut out = vec![0u8; self.players.len()];
-        for &(p, _) in &self.on_board {
-            out[p as usize] += 1;
+        for &(p, _, f) in &self.on_board {
+            if f == figure {
+                out[p as usize] += 1;
+            }
         }
         out
     }

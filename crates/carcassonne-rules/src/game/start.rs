@@ -87,6 +87,7 @@ impl Game {
                 PlayerState {
                     score: start,
                     supply: setup.meeples,
+                    large: crate::modules::inns_cathedrals::large_meeples(&setup.modules),
                     scored: crate::view::Scored {
                         start,
                         ..Default::default()

@@ -2,6 +2,7 @@
 //! an earlier one up to date in place.
 
 use super::Game;
+use crate::command::Figure;
 use crate::geometry::Pos;
 use crate::setup::PlayerId;
 use crate::view::{MapView, MeepleView, PlayerView, TileView, View};
@@ -14,12 +15,21 @@ impl Game {
             .iter()
             .zip(&self.setup.players)
             .enumerate()
-            .map(|(i, (p, colour))| PlayerView {
-                colour: *colour,
-                score: p.score,
-                meeples: p.supply,
-                tollhouse: self.modules.tollhouse_view(i as PlayerId, &self.board),
-                scored: p.scored,
+            .map(|(i, (p, colour))| {
+                let mut view = PlayerView {
+                    colour: *colour,
+                    score: p.score,
+                    meeples: p.supply,
+                    large_meeples: self.large_view(p.large),
+                    tollhouse: self.modules.tollhouse_view(i as PlayerId, &self.board),
+                    scored: p.scored,
+                    builder: None,
+                    pig: None,
+                    goods: None,
+                    double_turn: None,
+                };
+                self.modules.traders_view(i as PlayerId, &mut view);
+                view
             })
             .collect();
         let board = self
@@ -37,20 +47,9 @@ impl Game {
             })
             .collect();
         let meeples = self
-            .on_board
-            .iter()
-            .map(|&(player, seg)| {
-                let pos = self.board.pos(self.features.tile_of(seg));
-                let target = self.features.target_of(&self.board, seg);
-                (
-                    compact_str::format_compact!("{pos} {target}"),
-                    MeepleView {
-                        player,
-                        pos,
-                        target,
-                    },
-                )
-            })
+            .meeple_views()
+            .into_iter()
+            .map(|m| (meeple_key(&m), m))
             .collect();
         let pile = self.pile.counts(self.cat);
         View {
@@ -93,8 +92,10 @@ impl Game {
             v.colour = *colour;
             v.score = p.score;
             v.meeples = p.supply;
+            v.large_meeples = self.large_view(p.large);
             v.scored = p.scored;
             v.tollhouse = self.modules.tollhouse_view(i as PlayerId, &self.board);
+            self.modules.traders_view(i as PlayerId, v);
         }
         for p in &self.board.placed[view.board.len()..] {
             view.board.insert(
@@ -108,15 +109,7 @@ impl Game {
         // A few meeples at most, and most moves move none: rebuilt only when one differs (a
         // meeple's value decides its key, so equal values mean equal entries). Each meeple's
         // target is worked out once, not once per comparison.
-        let meeples: Vec<MeepleView> = self
-            .on_board
-            .iter()
-            .map(|&(player, seg)| MeepleView {
-                player,
-                pos: self.board.pos(self.features.tile_of(seg)),
-                target: self.features.target_of(&self.board, seg),
-            })
-            .collect();
+        let meeples = self.meeple_views();
         let same = view.meeples.len() == meeples.len()
             && meeples
                 .iter()
@@ -125,10 +118,7 @@ impl Game {
         if !same {
             view.meeples.clear();
             for m in meeples {
-                let mut key = m.pos.key();
-                key.push(' ');
-                let _ = std::fmt::Write::write_fmt(&mut key, format_args!("{}", m.target));
-                view.meeples.insert(key, m);
+                view.meeples.insert(meeple_key(&m), m);
             }
         }
         self.pile.refresh_counts(self.cat, &mut view.pile);
@@ -164,6 +154,29 @@ impl Game {
         }
     }
 
+    /// The figures on the board: meeples in the order placed, then builders and pigs (R8, R12).
+    fn meeple_views(&self) -> Vec<MeepleView> {
+        let meeples = self
+            .on_board
+            .iter()
+            .map(|&(player, seg, figure)| MeepleView {
+                player,
+                pos: self.board.pos(self.features.tile_of(seg)),
+                target: self.features.target_of(&self.board, seg),
+                figure,
+            });
+        let others = self
+            .modules
+            .figures()
+            .map(|(player, seg, figure)| MeepleView {
+                player,
+                pos: self.board.pos(self.features.tile_of(seg)),
+                target: self.features.target_of(&self.board, seg),
+                figure,
+            });
+        meeples.chain(others).collect()
+    }
+
     /// Squares of the tiles placed after the first `n`: between a view with `n` tiles on its
     /// board and the view now, the only squares of the board that can differ (placed tiles never
     /// move, turn or leave), so a differ need not walk the rest.
@@ -174,6 +187,12 @@ impl Game {
             .unwrap_or_default()
             .iter()
             .map(|p| p.pos)
+    }
+
+    /// Inns & Cathedrals: a player's large meeples in supply, absent without the module (so views
+    /// of matches without it stay byte for byte).
+    fn large_view(&self, large: u8) -> Option<u8> {
+        self.setup.modules.inns_cathedrals.then_some(large)
     }
 
     /// The map's part of the view (P1–P10).
@@ -190,4 +209,17 @@ impl Game {
             }),
         }))
     }
+}
+
+/// A figure's key in the view: `"x,y target"` for a meeple, `"x,y target figure"` for a builder or
+/// a pig (it may share a tile's segment with nothing else, but keys stay distinct regardless).
+fn meeple_key(m: &MeepleView) -> crate::view::Key {
+    let mut key = m.pos.key();
+    let _ = std::fmt::Write::write_fmt(&mut key, format_args!(" {}", m.target));
+    match m.figure {
+        Figure::Builder => key.push_str(" builder"),
+        Figure::Pig => key.push_str(" pig"),
+        _ => {}
+    }
+    key
 }

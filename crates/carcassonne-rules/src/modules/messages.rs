@@ -163,6 +163,7 @@ impl Messages {
             // M17: chip points (P8) and wine sales (P9) are scorings like any other.
             Source::Chip(_) => ScoreReason::Chip,
             Source::Wine(_) => ScoreReason::Wine,
+            Source::Goods(_) => ScoreReason::Goods,
         };
         match self.preferred(a.player, a.points, ctx.active) {
             Some(pawn) => self.move_pawn(ctx, a.player, pawn, a.points, reason),
@@ -242,6 +243,8 @@ impl Messages {
                     ctx.ask(ctx.active, ModuleAsk::Chain);
                 }
             }
+            // Traders & Builders' step: [`super::Modules`] sends it there, never here.
+            ModuleStep::DoubleTurn { .. } => {}
         }
     }
 
@@ -268,19 +271,21 @@ impl Messages {
                 Command::DispatchAction { .. } | Command::DispatchPoints {}
             ),
             ModuleAsk::Chain => matches!(command, Command::DrawDispatch {} | Command::Pass {}),
-            // The map's decision: [`super::Modules`] sends it to the map, never here.
-            ModuleAsk::SellWine { .. } => false,
+            // Other modules' decisions: [`super::Modules`] sends them there, never here.
+            ModuleAsk::SellWine { .. } | ModuleAsk::DoubleTurn { .. } => false,
             #[cfg(test)]
             ModuleAsk::Witness => true,
         }
     }
 
+    /// `pig`: where the player's pig stands (R17: dispatch 8 scores a field with it).
     pub(super) fn answer(
         &mut self,
         ctx: &mut Ctx<'_>,
         player: PlayerId,
         ask: &ModuleAsk,
         command: &Command,
+        pig: Option<SegRef>,
     ) -> Result<(), RuleError> {
         match (ask, command) {
             (&ModuleAsk::Pawn { points, reason }, &Command::ChoosePawn { pawn }) => {
@@ -300,7 +305,7 @@ impl Messages {
                 Ok(())
             }
             (ModuleAsk::Dispatch, &Command::DispatchAction { meeple }) => {
-                self.act(ctx, player, meeple)
+                self.act(ctx, player, meeple, pig)
             }
             _ => Err(RuleError::WrongPhase {
                 expected: match ask {
@@ -318,6 +323,7 @@ impl Messages {
         ctx: &mut Ctx<'_>,
         player: PlayerId,
         meeple: Option<MeepleRef>,
+        pig: Option<SegRef>,
     ) -> Result<(), RuleError> {
         let d = self.current.unwrap_or(0);
         if !self.action {
@@ -337,7 +343,12 @@ impl Messages {
             }
             (false, Some(m)) => {
                 let seg = seg_of(ctx, m)
-                    .filter(|&s| f.get(f.find(s)).meeples.contains(&(player, s)))
+                    .filter(|&s| {
+                        f.get(f.find(s))
+                            .meeples
+                            .iter()
+                            .any(|&(p, at, _)| (p, at) == (player, s))
+                    })
                     .ok_or(RuleError::DispatchChoice("no meeple of yours stands there"))?;
                 // 1–3: any meeple on one of the equally smallest features; 8: that meeple.
                 let offered = self.offer.iter().filter_map(|&o| seg_of(ctx, o));
@@ -392,7 +403,12 @@ impl Messages {
                     (false, _) => 0,
                     (true, FeatureKind::Field) => {
                         let touched = scoring::cities_touched(board, f);
-                        scoring::field_points(&touched, root).1
+                        let (cities, points) = scoring::field_points(&touched, root);
+                        // R17 (DECISION): "as in final scoring", the owner's pig included.
+                        match pig.is_some_and(|s| f.find(s) == root) {
+                            true => 4 * cities,
+                            false => points,
+                        }
                     }
                     (true, _) => scoring::value_of(board, f, root, false).map_or(0, |v| v.points),
                 };
@@ -431,7 +447,9 @@ impl Messages {
     pub(super) fn options(ask: &ModuleAsk) -> (usize, bool) {
         match ask {
             ModuleAsk::Pawn { .. } | ModuleAsk::Dispatch => (2, false),
-            ModuleAsk::Chain | ModuleAsk::SellWine { .. } => (1, true),
+            ModuleAsk::Chain | ModuleAsk::SellWine { .. } | ModuleAsk::DoubleTurn { .. } => {
+                (1, true)
+            }
             #[cfg(test)]
             ModuleAsk::Witness => (0, true),
         }
@@ -463,6 +481,7 @@ impl Messages {
             ModuleAsk::Dispatch => Command::DispatchPoints {},
             ModuleAsk::Chain => Command::DrawDispatch {},
             ModuleAsk::SellWine { .. } => Command::Pass {},
+            ModuleAsk::DoubleTurn { .. } => Command::TakeDoubleTurn {},
             #[cfg(test)]
             ModuleAsk::Witness => Command::Pass {},
         }
@@ -492,6 +511,7 @@ impl Messages {
                 pos,
                 sales: Vec::new(),
             },
+            ModuleAsk::DoubleTurn { pos } => Decision::DoubleTurn { player, pos },
             #[cfg(test)]
             ModuleAsk::Witness => Decision::Witness { player },
         }
@@ -523,7 +543,8 @@ fn seg_of(ctx: &Ctx<'_>, m: MeepleRef) -> Option<SegRef> {
     ctx.features.seg_of_target(ctx.board, t, m.target)
 }
 
-/// `player`'s meeples on the board: (root, kind), in segment order of the roots.
+/// `player`'s meeples on the board: (root, kind), in segment order of the roots. A large meeple
+/// is one figure here: dispatches 6 and 7 count it once (I16).
 fn my_meeples(
     f: &crate::engine::features::Features,
     player: PlayerId,
@@ -532,7 +553,7 @@ fn my_meeples(
         let feat = f.get(r);
         feat.meeples
             .iter()
-            .filter(move |&&(p, _)| p == player)
+            .filter(move |&&(p, _, figure)| p == player && figure.strength() > 0)
             .map(move |_| (r, feat.kind))
     })
 }
@@ -548,8 +569,8 @@ fn offer(ctx: &Ctx<'_>, d: u8) -> (bool, Vec<MeepleRef>) {
     // The player's meeples: (root, own segment), in order of roots.
     let mut mine: Vec<(SegRef, SegRef)> = Vec::new();
     for r in (0..f.len()).filter(|&s| f.is_root(s)) {
-        for &(p, seg) in &f.get(r).meeples {
-            if p == player {
+        for &(p, seg, figure) in &f.get(r).meeples {
+            if p == player && figure.strength() > 0 {
                 mine.push((r, seg));
             }
         }

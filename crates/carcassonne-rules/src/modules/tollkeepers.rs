@@ -32,6 +32,11 @@ struct Road {
     /// Pictures beside its segments, by [`PictureKind`] (T7). (Two bytes a kind: a test setup may
     /// repeat a design, up to `MAX_PILE` tiles.)
     pictures: [u16; PictureKind::COUNT],
+    /// Pictures beside two segments of their tile (I3: C's pigsty, E's farmhouse), each counted
+    /// in `pictures` once per segment: tile, picture index, kind. When both segments join one
+    /// road, the second count goes (a picture counts once for a road, T7).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    shared: Vec<(TileRef, u8, u8)>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -100,7 +105,8 @@ impl Tollkeepers {
         if !crossroads && !kind.pictured_roads {
             return;
         }
-        for (seg, s) in segs.zip(&kind.segments) {
+        for (local, (seg, s)) in segs.zip(&kind.segments).enumerate() {
+            let local = local as u8;
             let end = crossroads && s.end == Some(RoadEnd::Village);
             if s.kind != FeatureKind::Road || (!end && s.beside.iter().all(|&n| n == 0)) {
                 continue;
@@ -113,6 +119,13 @@ impl Tollkeepers {
                     SmallVec::new()
                 },
                 pictures: s.beside.map(u16::from),
+                shared: kind
+                    .pictures
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.roads.len() > 1 && p.roads.contains(&local))
+                    .map(|(i, p)| (t, i as u8, p.kind as u8))
+                    .collect(),
             });
         }
     }
@@ -135,6 +148,12 @@ impl Tollkeepers {
         // At most MAX_PILE tiles, each with a few pictures: two bytes a kind cannot overflow.
         for (k, c) in small.pictures.iter().enumerate() {
             big.pictures[k] = big.pictures[k].saturating_add(*c);
+        }
+        for entry in small.shared {
+            match big.shared.contains(&entry) {
+                true => big.pictures[entry.2 as usize] -= 1,
+                false => big.shared.push(entry),
+            }
         }
     }
 

@@ -62,8 +62,8 @@ impl Witness {
         let mine = (0..f.len())
             .filter(|&s| f.is_root(s))
             .flat_map(|r| f.get(r).meeples.iter())
-            .filter(|&&(p, _)| p == ctx.active)
-            .map(|&(_, seg)| seg)
+            .filter(|&&(p, _, _)| p == ctx.active)
+            .map(|&(_, seg, _)| seg)
             .min();
         if let Some(seg) = mine {
             ctx.agenda.push(Step::ReturnMeeple(seg));
@@ -145,6 +145,7 @@ mod tests {
         let before = game.view();
         let wrong = Command::PlaceMeeple {
             target: crate::command::Target::Monastery,
+            figure: crate::command::Figure::Meeple,
         };
         assert!(matches!(
             game.apply(2, wrong),

@@ -66,6 +66,12 @@ pub fn meeples_conserved(game: &Game, meeples: u8) {
     for (s, b) in game.supplies().iter().zip(game.meeples_on_board()) {
         assert_eq!(s + b, meeples, "meeples conserved");
     }
+    // Inns & Cathedrals: one large meeple a player, in the supply or on the board (I4, I14).
+    let large = u8::from(game.setup().modules.inns_cathedrals);
+    let on_board = game.figures_on_board(carcassonne_rules::Figure::LargeMeeple);
+    for (s, b) in game.large_supplies().iter().zip(on_board) {
+        assert_eq!(s + b, large, "large meeples conserved");
+    }
 }
 
 /// At the end of a game with The Messages: every point is in an event, and the pawns moved by
@@ -92,4 +98,34 @@ pub fn pawns_hold_the_awards(game: &Game, events: &[Event]) -> usize {
         .iter()
         .position(|e| matches!(e, Event::PawnsSummed { .. }))
         .expect("M16: the pawns are summed")
+}
+
+/// Traders & Builders, after every move: each builder and pig is in its owner's supply or on the
+/// board, never both (R8, R11, R12), and the view says the same.
+pub fn figures_conserved(game: &Game) {
+    use carcassonne_rules::Figure;
+    let view = game.view();
+    let on_board = game.builders_and_pigs_on_board();
+    for (i, p) in view.players.iter().enumerate() {
+        for (figure, supply) in [(Figure::Builder, p.builder), (Figure::Pig, p.pig)] {
+            let placed = on_board
+                .iter()
+                .filter(|f| f.0 as usize == i && f.3 == figure)
+                .count();
+            assert_eq!(
+                usize::from(supply.expect("the module's view")) + placed,
+                1,
+                "seat {i}: {figure:?} conserved"
+            );
+        }
+    }
+    let in_view = view
+        .meeples
+        .values()
+        .filter(|m| matches!(m.figure, Figure::Builder | Figure::Pig));
+    assert_eq!(
+        in_view.count(),
+        on_board.len(),
+        "builders and pigs in the view"
+    );
 }

@@ -111,7 +111,7 @@ async fn create(
     get, path = "/api/lobbies", tag = "lobbies",
     description = "The open public lobbies, and the running public lobby matches to watch.",
     params(
-        ("module" = Option<String>, Query, description = "Only lobbies with this module: `tollkeepers`, `messages`, `france`, `chips`"),
+        ("module" = Option<String>, Query, description = "Only lobbies with this module: `tollkeepers`, `messages`, `france`, `chips`, `inns_cathedrals`, `traders_builders`"),
         ("free_seats" = Option<u8>, Query, description = "Only lobbies with at least this many free seats"),
     ),
     responses(

@@ -44,7 +44,8 @@ const MAX_FOLLOWERS: usize = 64;
 /// Which open lobbies `GET /api/lobbies` lists.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
-    /// Only lobbies with this module on (`tollkeepers`, `messages`, `france`, `chips`).
+    /// Only lobbies with this module on (`tollkeepers`, `messages`, `france`, `chips`,
+    /// `inns_cathedrals`, `traders_builders`).
     pub module: Option<String>,
     /// Only lobbies with at least this many free seats.
     pub free_seats: Option<u8>,
@@ -317,10 +318,15 @@ fn has_module(m: &LobbyModules, name: &str) -> Result<bool, LobbyError> {
         "messages" => m.messages,
         "france" => m.france,
         "chips" => m.chips,
+        "inns_cathedrals" => m.inns_cathedrals,
+        "traders_builders" => m.traders_builders,
         other => {
             return Err(refuse(
                 ErrorCode::BadOption,
-                format!("unknown module `{other}` (tollkeepers, messages, france, chips)"),
+                format!(
+                    "unknown module `{other}` (tollkeepers, messages, france, chips, \
+                     inns_cathedrals, traders_builders)"
+                ),
             ));
         }
     })

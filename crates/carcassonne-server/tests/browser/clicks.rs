@@ -123,9 +123,10 @@ pub(crate) fn canonical_steps(s: &Scenario) -> Vec<(u8, Command)> {
         let cmd = events
             .iter()
             .find_map(|e| match e {
-                rules::Event::MeeplePlaced { target, .. } => {
-                    Some(Command::PlaceMeeple { target: *target })
-                }
+                rules::Event::MeeplePlaced { target, figure, .. } => Some(Command::PlaceMeeple {
+                    target: *target,
+                    figure: *figure,
+                }),
                 _ => None,
             })
             .unwrap_or(command);

@@ -277,6 +277,7 @@ pub(crate) async fn create(cluster: &Cluster, players: usize) -> MatchCreated {
                 chip_layout: None,
                 data: None,
             })),
+            ..Default::default()
         },
         meeples: None,
         draw_order: None,

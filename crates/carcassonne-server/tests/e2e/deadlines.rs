@@ -91,6 +91,7 @@ async fn open_blues_choice(seats: &mut [Follower], watchers: &mut [Follower]) ->
             1,
             Command::PlaceMeeple {
                 target: "road:E".parse().expect("target"),
+                figure: Default::default(),
             },
         ),
         (0, place(2, 0)),
