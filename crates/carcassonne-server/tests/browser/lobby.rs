@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// Enters the lobby page as a guest called `name` (the session cookie lands in the page's own
 /// browser context) and waits for the lobby list.
-async fn guest_page(b: &Browser, server: &Server, name: &str, width: u32, height: u32) -> Page {
+pub(crate) async fn guest_page(b: &Browser, server: &Server, name: &str, width: u32, height: u32) -> Page {
     let p = b.page(width, height).await;
     if width < 600 {
         p.viewport(width, height, true).await;
@@ -124,7 +124,7 @@ async fn click_first_legal(p: &Page) {
 }
 
 /// The host puts a bot of `level` on `seat` and waits until the lobby shows it.
-async fn seat_bot(p: &Page, seat: usize, level: &str) {
+pub(crate) async fn seat_bot(p: &Page, seat: usize, level: &str) {
     p.eval(&format!(
         "document.getElementById('bot-level-{seat}').value = '{level}'"
     ))
@@ -140,7 +140,7 @@ async fn seat_bot(p: &Page, seat: usize, level: &str) {
 }
 
 /// The host, alone with bots, gets ready, starts, and waits until the page plays seat 0.
-async fn start_with_bots(p: &Page) {
+pub(crate) async fn start_with_bots(p: &Page) {
     p.click("#ready").await;
     p.wait("!document.getElementById('start').disabled", "all ready")
         .await;
