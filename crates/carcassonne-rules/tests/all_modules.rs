@@ -281,3 +281,49 @@ fn random_games_with_every_module_take_chips_sell_wine_and_lay_extra_tiles() {
     );
     assert!(extra_tiles > 0, "dispatch 4 laid extra tiles");
 }
+
+/// R18, I17: a France match takes both expansions' tiles: 72 base + 18 Inns & Cathedrals + 24
+/// Traders & Builders = 114, and 124 with The Tollkeepers' 10; every tile is on the board, drawn
+/// or in the pile when the game starts, and each set is whole.
+#[test]
+fn a_france_setup_with_both_expansions_holds_114_tiles_124_with_the_tollkeepers() {
+    for (tollkeepers, total) in [(false, 114), (true, 124)] {
+        let setup = Setup::new(Colour::ALL[..3].to_vec(), 7)
+            .tollkeepers(tollkeepers)
+            .messages(true)
+            .traders_builders(true)
+            .inns_cathedrals(true)
+            .map("france")
+            .chips(true);
+        let (game, _) = Game::start(setup).expect("valid setup");
+        let view = game.view();
+        let cat = carcassonne_rules::catalogue();
+        let mut by_set = std::collections::BTreeMap::<String, u32>::new();
+        let ids = view
+            .board
+            .values()
+            .map(|t| (&t.tile, 1))
+            .chain(view.drawn.iter().map(|d| (d, 1)))
+            .chain(view.pile.iter().map(|(id, &n)| (id, n)));
+        for (id, n) in ids {
+            let design = cat.get(cat.find(id).expect("a tile of the catalogue"));
+            *by_set.entry(design.set.clone()).or_default() += n;
+        }
+        let mut expected = std::collections::BTreeMap::from([
+            ("base".to_string(), 72),
+            ("inns-cathedrals".to_string(), 18),
+            ("traders-builders".to_string(), 24),
+        ]);
+        if tollkeepers {
+            expected.insert("tollkeepers".to_string(), 10);
+        }
+        assert_eq!(by_set, expected, "tollkeepers: {tollkeepers}");
+        assert_eq!(by_set.values().sum::<u32>(), total);
+        let drawn = u32::from(view.drawn.is_some());
+        assert_eq!(
+            view.pile_size + view.board.len() as u32 + drawn,
+            total,
+            "pile, board and drawn tile"
+        );
+    }
+}

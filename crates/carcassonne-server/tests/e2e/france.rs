@@ -386,9 +386,10 @@ struct Tally {
 
 /// Whole matches on the France map over the wire, with all three seed modules (The
 /// Tollkeepers, The Messages, the France chips), three matches of 3, 2 and 4 players (each with
-/// the server's own random seed), played to the end by seat clients that answer every decision
-/// of their own from their own mirror: tiles, meeples and tollhouses, pawn choices in other
-/// players' turns, dispatches and chains, wine sales. Every frame every client received (seats
+/// the server's own random seed; the 2-player one with Inns & Cathedrals and Traders & Builders
+/// too), played to the end by seat clients that answer every decision of their own from their
+/// own mirror: tiles, meeples, large meeples, builders, pigs and tollhouses, double turns, pawn
+/// choices in other players' turns, dispatches and chains, wine sales. Every frame every client received (seats
 /// and a spectator, the `welcome` on) is scanned against what came out later; the mirrors agree
 /// with the server; the last view's scores are the sum of the points the events report.
 async fn all_three_modules_on_the_france_map(db: &TestDb) {
@@ -407,7 +408,9 @@ async fn all_three_modules_on_the_france_map(db: &TestDb) {
                     chip_layout: None,
                     data: None,
                 })),
-                ..Default::default()
+                // The 2-player match adds both expansions: all five modules over the wire.
+                inns_cathedrals: round == 1,
+                traders_builders: round == 1,
             },
             meeples: None,
             draw_order: None,
