@@ -569,7 +569,8 @@ function play() {
     $('hand').hidden = !!msgControls || v.finished || client.seat === null;
     const offered = following ? FIGURES.filter((f) => figureTargets(d, f).length > 0) : [];
     const fl = $('figures');
-    fl.hidden = offered.length < 2 && figure === 'meeple';
+    // Shown when a figure other than the meeple is offered (or chosen).
+    fl.hidden = !offered.some((f) => f !== 'meeple') && figure === 'meeple';
     fl.replaceChildren(...(fl.hidden ? [] : offered.map((f) => {
       const b = document.createElement('button');
       b.textContent = cap(FIGURE_NAMES[f]);
