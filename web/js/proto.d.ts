@@ -381,6 +381,7 @@ export type Command = ({
   rotation: Rotation;
 } | {
   type: "place_meeple";
+  figure?: Figure;
   target: Target;
 } | {
   type: "place_tollhouse";
@@ -400,6 +401,11 @@ export type Command = ({
   type: "dispatch_points";
 } | {
   type: "draw_dispatch";
+} | {
+  type: "take_double_turn";
+} | {
+  type: "set_double_turn_preference";
+  preference?: (DoubleTurnPreference | null);
 } | {
   type: "sell_wine";
   chips: Chip[];
@@ -447,7 +453,11 @@ export type Decision = ({
   tile: string;
 } | {
   type: "place_follower";
+  builder_targets?: Target[];
+  /** Inns & Cathedrals: where the large meeple may go (`place_meeple` with `figure: large_meeple`), while it is in the supply (I4). */
+  large_meeple_targets?: Target[];
   meeple_targets: Target[];
+  pig_targets?: Target[];
   player: number;
   pos: Pos;
   tollhouse_targets?: Pos[];
@@ -468,11 +478,18 @@ export type Decision = ({
   type: "chain_dispatch";
   player: number;
 } | {
+  type: "double_turn";
+  player: number;
+  pos: Pos;
+} | {
   type: "sell_wine";
   player: number;
   pos: Pos;
   sales: WineSale[];
 });
+
+/** A standing answer to the builder's double turn (R9). */
+export type DoubleTurnPreference = ("take" | "decline");
 
 /** A refusal, with a stable code. */
 export type ErrorBody = {
@@ -523,6 +540,8 @@ export type Event = ({
   tile: string;
 } | {
   type: "meeple_placed";
+  /** Which figure (absent: a meeple; the large meeple, I4). */
+  figure?: Figure;
   player: number;
   pos: Pos;
   target: Target;
@@ -531,10 +550,14 @@ export type Event = ({
   player: number;
 } | {
   type: "feature_scored";
+  /** Inns & Cathedrals: a cathedral set the city's rate: 3 a tile and coat complete (I9), 0 incomplete at the end (I10). */
+  cathedral?: boolean;
   /** Coats of arms (cities). */
   coats: number;
   complete: boolean;
   feature: FeatureKind;
+  /** Inns & Cathedrals: an inn set the road's rate: 2 a tile complete (I7), 0 incomplete at the end (I8). */
+  inn?: boolean;
   meeples: MeepleCount[];
   /** Points each winner scores. */
   points: number;
@@ -549,11 +572,15 @@ export type Event = ({
   /** Completed cities touching the field. */
   cities: number;
   meeples: MeepleCount[];
+  /** R13: the winners whose own pig stands in the field; each scores 4 a city instead. */
+  pigs?: number[];
   points: number;
   pos: Pos;
   winners: number[];
 } | {
   type: "meeple_returned";
+  /** Which figure (absent: a meeple; the large meeple, I6). */
+  figure?: Figure;
   player: number;
   pos: Pos;
   target: Target;
@@ -634,6 +661,28 @@ export type Event = ({
   pos: Pos;
   sale: Sale;
   town?: string | null;
+} | {
+  type: "goods_taken";
+  goods: GoodsTokens;
+  player: number;
+  pos: Pos;
+} | {
+  type: "double_turn_earned";
+  player: number;
+  pos: Pos;
+} | {
+  type: "double_turn_started";
+  player: number;
+} | {
+  type: "double_turn_preference_set";
+  player: number;
+  preference?: (DoubleTurnPreference | null);
+} | {
+  type: "goods_majority";
+  goods: Goods;
+  points: number;
+  tokens: number;
+  winners: number[];
 });
 
 export type Expect = {
@@ -653,6 +702,19 @@ export type Expect = {
 
 /** The four kinds of feature a meeple can stand on. */
 export type FeatureKind = "road" | "city" | "field" | "monastery";
+
+/** Which of a player's figures a `place_meeple` puts on the board (R4: one figure a phase 2). */
+export type Figure = ("meeple" | "large_meeple" | "builder" | "pig");
+
+/** The trade goods of Traders & Builders (R1, R5): a symbol on a city, a token in a player's hand. */
+export type Goods = "wine" | "grain" | "cloth";
+
+/** A player's trade goods tokens, or the goods of one city (R5). */
+export type GoodsTokens = {
+  cloth: number;
+  grain: number;
+  wine: number;
+};
 
 /** The grape colour a town buys (P5) and a chip shows (P7). */
 export type Grape = "purple" | "light_blue" | "orange";
@@ -689,8 +751,12 @@ export type LobbyModules = {
   chips?: boolean;
   /** Play on the France map (Carcassonne Maps). */
   france?: boolean;
+  /** Inns & Cathedrals (I1–I18): its 18 tiles and a large meeple per player. */
+  inns_cathedrals?: boolean;
   messages?: boolean;
   tollkeepers?: boolean;
+  /** Traders & Builders (R1–R20): its 24 tiles, a builder and a pig per player, goods. */
+  traders_builders?: boolean;
 };
 
 export type LobbySeat = {
@@ -836,9 +902,12 @@ export type MatchView = {
   turn: number;
 };
 
-/** How many meeples one player has on a feature. */
+/** How many meeples one player has on a feature, as majority counts them. */
 export type MeepleCount = {
+  /** The player's strength on the feature: 1 a meeple, 2 a large meeple (I5). */
   count: number;
+  /** Inns & Cathedrals: how many of them are large meeples (each counted 2 in `count`). */
+  large?: number;
   player: number;
 };
 
@@ -849,6 +918,8 @@ export type MeepleRef = {
 };
 
 export type MeepleView = {
+  /** Which figure stands there (absent: a meeple): the large meeple (I4), a builder or a pig (R8, R12); a builder or pig is keyed `"x,y target figure"`. */
+  figure?: Figure;
   player: number;
   pos: Pos;
   target: Target;
@@ -867,12 +938,16 @@ export type ModuleName = ("tollkeepers" | "messages" | "map" | "chips");
 
 /** The expansions switched on for a match. Each is a module of the rules crate. */
 export type Modules = {
+  /** Inns & Cathedrals (I1–I18): its 18 tiles join the pile and each player gets a large meeple. Left out of the JSON when off, so views of older matches stay byte for byte. */
+  inns_cathedrals?: boolean;
   /** Carcassonne Maps (P1–P6): play on a printed map, optionally with the France chips (P7–P10). */
   map?: (MapSetup | null);
   /** The Messages (M1–M18): a messenger per player beside the scoring pawn, and the dispatch stack. Left out of the JSON when off, so views of older matches stay byte for byte. */
   messages?: boolean;
   /** The Tollkeepers (T1–T10): its 10 tiles join the pile and each player gets a tollhouse. */
   tollkeepers?: boolean;
+  /** Traders & Builders (R1–R20): its 24 tiles join the pile, each player gets a builder and a pig, completed cities give trade goods. Left out of the JSON when off, like `messages`. */
+  traders_builders?: boolean;
 };
 
 /** `POST /api/accounts/guest`. */
@@ -944,9 +1019,19 @@ export type Placement = {
 };
 
 export type PlayerView = {
+  /** The builder in the supply: 1, or 0 while it stands on the board (R8). */
+  builder?: number | null;
   colour: Colour;
+  /** The standing answer to the builder's double turn, if set (R9). */
+  double_turn?: (DoubleTurnPreference | null);
+  /** The trade goods tokens taken (public, R5). */
+  goods?: (GoodsTokens | null);
+  /** Inns & Cathedrals: large meeples in the supply (0 or 1, I4); absent without the module. */
+  large_meeples?: number | null;
   /** Meeples in the supply. */
   meeples: number;
+  /** The pig in the supply: 1, or 0 while it stands on the board (R12). */
+  pig?: number | null;
   score: number;
   /** What the score is made of, by kind of scoring; the parts add up to `score`. */
   scored?: Scored;
@@ -979,7 +1064,7 @@ export type Rotation = 0 | 90 | 180 | 270;
 export type Sale = ("abroad" | "town");
 
 /** What a pawn moved for (M2, M17). */
-export type ScoreReason = ("feature" | "field" | "toll" | "dispatch" | "chip" | "wine");
+export type ScoreReason = ("feature" | "field" | "toll" | "dispatch" | "chip" | "wine" | "goods");
 
 /** A player's points by kind of scoring (each scoring is public, as an event): what the end of a game shows beside the winner. Kinds without points are left out of the JSON. */
 export type Scored = {
@@ -989,6 +1074,8 @@ export type Scored = {
   /** The Messages (M7–M15). */
   dispatches?: number;
   fields?: number;
+  /** Goods majorities at the end (R7). */
+  goods?: number;
   monasteries?: number;
   roads?: number;
   /** The setup's start score (scenarios and tests). */
@@ -1129,7 +1216,7 @@ export type Step = {
   view?: unknown;
 };
 
-/** A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half> or monastery. */
+/** A feature of the tile just placed, in board orientation: road:<side>, city:<side>, field:<half>, field:inner (a field that reaches no side) or monastery. */
 export type Target = string;
 
 export type TileView = {

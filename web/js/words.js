@@ -146,7 +146,7 @@ export const DISPATCHES = [
 /** What a pawn moved for (M2, M17). @type {Record<import('./proto').ScoreReason, string>} */
 export const REASONS = {
   feature: 'a feature', field: 'a field', toll: 'a toll', dispatch: 'a dispatch', chip: 'a chip', wine: 'a wine',
-  goods: 'the goods',
+  goods: 'trade goods',
 };
 
 /** Each figure in words (the meeple, Inns & Cathedrals' large meeple, Traders & Builders' builder and pig). */

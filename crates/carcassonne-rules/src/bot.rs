@@ -6,9 +6,10 @@ use crate::decision::{Decision, Options};
 use crate::game::Game;
 use crate::setup::PlayerId;
 
-/// The most option groups a bot looks at in one decision (phase 2: meeples and one group per
-/// module that adds options; counts kept small so the bot's own cost stays out of benchmarks).
-const MAX_GROUPS: usize = 4;
+/// The most option groups a bot looks at in one decision (phase 2 with every module: meeples,
+/// the large meeple, the tollhouse, the builder and the pig; counts kept small so the bot's own
+/// cost stays out of benchmarks).
+const MAX_GROUPS: usize = 5;
 
 /// A uniform pick in `0..n` from a 64-bit random word.
 #[inline]
