@@ -375,7 +375,7 @@ function play() {
         const [x, y] = focusTarget.slice(10).split(',').map(Number);
         send({ type: 'place_tollhouse', pos: { x, y } });
       } else if (figure === 'meeple') send({ type: 'place_meeple', target: focusTarget });
-      else send(/** @type {Command} */ (/** @type {unknown} */ ({ type: 'place_meeple', target: focusTarget, figure })));
+      else send({ type: 'place_meeple', target: focusTarget, figure });
     } else if (d.type === 'sell_wine' && focusTarget) {
       const s = d.sales.find((x) => saleKey(x) === focusTarget);
       if (s) sell(s);

@@ -6,7 +6,7 @@
 import { el, drawTile, segmentAnchor, segmentOf, rotate, titled } from './tiles.js';
 import { COLOURS, targetWords, tileWords } from './words.js';
 import { drawMap } from './map.js';
-import { FIGURE_NAMES, figureOffset, figureShape, targetLetter } from './figures.js';
+import { FIGURE_NAMES, figureShape, targetLetter } from './figures.js';
 
 /**
  * @typedef {import('./tiles.js').TileDesign} TileDesign
@@ -241,10 +241,9 @@ export class Board {
       const tv = view.board[`${m.pos.x},${m.pos.y}`];
       const d = tv && this.designs.get(tv.tile);
       if (!tv || !d) continue;
-      const figure = /** @type {import('./figures.js').Figure} */ (/** @type {any} */ (m).figure ?? 'meeple');
-      const [ax, ay] = this.anchor(d, tv.rotation, m.target, m.pos);
-      const [ox, oy] = figureOffset(figure);
-      const [x, y] = [ax + ox, ay + oy];
+      const figure = m.figure ?? 'meeple';
+      // A builder or pig stands on the tile it was put on, where no other figure of that feature is.
+      const [x, y] = this.anchor(d, tv.rotation, m.target, m.pos);
       const c = COLOURS[view.players[m.player]?.colour ?? 'black'];
       // A meeple a dispatch may act on (M8–M10, M15) is ringed and picked by a click.
       const pick = !!scene.picks?.includes(key);

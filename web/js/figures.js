@@ -31,10 +31,10 @@ export const FIGURE_NAMES = {
  */
 export function figureTargets(d, f) {
   if (d.type !== 'place_follower') return [];
-  /** @type {Record<string, unknown>} */
-  const x = /** @type {any} */ (d);
-  const list = f === 'meeple' ? d.meeple_targets : x[`${f}_targets`];
-  return Array.isArray(list) ? /** @type {string[]} */ (list) : [];
+  const list = f === 'meeple' ? d.meeple_targets
+    : f === 'large_meeple' ? d.large_meeple_targets
+      : f === 'builder' ? d.builder_targets : d.pig_targets;
+  return list ?? [];
 }
 
 /**
@@ -72,16 +72,6 @@ export function figureShape(f, c) {
     el('path', { d: meeple, fill: c.fill, class: 'meeple-body' }),
     el('text', { y: 9, class: 'meeple-letter', fill: c.ink }, [textNode(c.letter)]),
   ];
-}
-
-/**
- * Where a figure sits against the anchor of its feature: a builder or pig shares its feature
- * with a meeple of the same player, so it stands aside.
- * @param {Figure} f
- * @returns {[number, number]}
- */
-export function figureOffset(f) {
-  return f === 'builder' ? [13, 9] : f === 'pig' ? [-12, 11] : [0, 0];
 }
 
 /**
@@ -123,10 +113,9 @@ export function figuresHtml(p) {
     if (n === undefined || n === null) return;
     out.push(`<span class="figure-count" data-figure="${key}" data-count="${n}" title="${name}: ${n ? 'in the supply' : 'on the board'}">${letter}${n}</span>`);
   };
-  const x = /** @type {any} */ (p);
-  one('large_meeple', 'L', 'large meeple', x.large_meeples);
-  one('builder', 'B', 'builder', x.builder);
-  one('pig', 'P', 'pig', x.pig);
+  one('large_meeple', 'L', 'large meeple', p.large_meeples);
+  one('builder', 'B', 'builder', p.builder);
+  one('pig', 'P', 'pig', p.pig);
   return out.join(' ');
 }
 
@@ -138,7 +127,7 @@ export function goodsHtml(goods) {
   if (!goods) return '';
   return /** @type {Goods[]} */ (['wine', 'grain', 'cloth']).map((g) => {
     const k = GOODS[g];
-    const svg = `<svg viewBox="-11 -11 22 22" width="16" height="16" aria-hidden="true"><circle r="10" class="goods-bg" stroke="${k.fill}"/><path d="${k.shape}" stroke="${k.fill}" class="goods-shape"/></svg>`;
+    const svg = `<svg viewBox="-11 -11 22 22" width="12" height="12" aria-hidden="true"><circle r="10" class="goods-bg" stroke="${k.fill}"/><path d="${k.shape}" stroke="${k.fill}" class="goods-shape"/></svg>`;
     return `<span class="goods-count" data-goods="${g}" data-count="${goods[g]}" title="${k.name}: ${goods[g]}">${svg}${k.letter}${goods[g]}</span>`;
   }).join('');
 }

@@ -101,6 +101,16 @@ function placeAnchors(t) {
   t.segments.forEach((s, i) => {
     if (s.kind !== 'field') return;
     const halves = s.halves ?? [];
+    if (halves.length === 0) {
+      // The enclosed middle field (I2, R3): the centre, or the nearest point round it that is clear.
+      /** @type {[number, number][]} */
+      const ring = [[0, 0]];
+      for (const r of [20, 26, 32]) {
+        for (let k = 0; k < 8; k++) ring.push([Math.round(r * Math.cos((k * Math.PI) / 4)), Math.round(r * Math.sin((k * Math.PI) / 4))]);
+      }
+      out[i] = ring.find(clear) ?? [0, 0];
+      return;
+    }
     const middle = mean(halves.map((h) => halfPoint(h, 0.82)));
     /** @type {[number, number][]} */
     const candidates = [

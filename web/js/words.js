@@ -252,22 +252,23 @@ export function eventWords(e, colours, before = [], naming = EXACT) {
         ? `${who(e.player)} places ${e.tile}${at(e.pos)}, turned ${e.rotation}°.`
         : `${who(e.player)} places the tile.`;
     case 'meeple_placed':
-      return `${who(e.player)} puts ${FIGURE_WORDS[/** @type {any} */ (e).figure ?? 'meeple']} on ${targetWords(e.target)}${at(e.pos)}.`;
+      return `${who(e.player)} puts ${FIGURE_WORDS[e.figure ?? 'meeple']} on ${targetWords(e.target)}${at(e.pos)}.`;
     case 'passed':
       return `${who(e.player)} places no meeple.`;
     case 'feature_scored': {
-      const x = /** @type {any} */ (e);
       // I7–I10: an inn or a cathedral set the rate (more when complete, nothing when not).
-      const rate = x.inn ? ' with an inn' : x.cathedral ? ' with a cathedral' : '';
+      const rate = e.inn ? ' with an inn' : e.cathedral ? ' with a cathedral' : '';
       const what = `${e.complete ? 'completed' : 'unfinished'} ${e.feature}${rate}`;
       if (e.winners.length === 0) return `The ${what}${at(e.pos)} scores for nobody.`;
       return `${owners(e.meeples.filter((m) => e.winners.includes(m.player)))}'s ${what}${at(e.pos)} scores ${e.points}.`;
     }
     case 'field_scored':
       if (e.winners.length === 0 || e.points === 0) return null;
-      return `${winners(e.winners)}'s field${at(e.pos)} scores ${e.points} for ${e.cities} cities.`;
+      // R13: a winner with their pig in the field scores 4 a city instead.
+      return `${winners(e.winners)}'s field${at(e.pos)} scores ${e.points} for ${e.cities} cities` +
+        `${e.pigs?.length ? ` (${winners(e.pigs)} with the pig: ${4 * e.cities})` : ''}.`;
     case 'meeple_returned': {
-      const f = /** @type {any} */ (e).figure ?? 'meeple';
+      const f = e.figure ?? 'meeple';
       const name = f === 'large_meeple' ? 'large meeple' : f;
       return `${who(e.player)}'s ${name} returns from ${targetWords(e.target)}${at(e.pos)}.`;
     }
@@ -317,14 +318,14 @@ export function eventWords(e, colours, before = [], naming = EXACT) {
     case 'game_ended':
       return `Game over. Final scores: ${e.scores.map((s, i) => `${who(i)} ${s}`).join(', ')}.`;
     default:
-      return expansionWords(/** @type {any} */ (e), who, winners, at);
+      return expansionWords(e, who, winners, at);
   }
   return null;
 }
 
 /**
  * The lines of Traders & Builders' events (R5–R9, R14).
- * @param {any} e
+ * @param {Event} e
  * @param {(p: number) => string} who
  * @param {(w: number[]) => string} winners
  * @param {(p: Pos) => string} at
@@ -343,7 +344,7 @@ function expansionWords(e, who, winners, at) {
         ? `${who(e.player)} ${DOUBLE_TURN_PREFERENCES[e.preference] ?? 'answers'} the double turn without being asked.`
         : `${who(e.player)} will be asked about each double turn.`;
     case 'goods_majority':
-      if (!e.winners?.length) return null;
+      if (!e.winners.length) return null;
       return `${winners(e.winners)} ${e.winners.length > 1 ? 'have' : 'has'} the most ${GOODS_WORDS[e.goods] ?? e.goods} (${e.tokens}): +${e.points}${e.winners.length > 1 ? ' each' : ''}.`;
   }
   return null;
@@ -359,7 +360,7 @@ export function commandWords(c) {
     case 'place_tile':
       return `places the tile at ${at(c.pos)}, turned ${c.rotation}°`;
     case 'place_meeple':
-      return `puts ${FIGURE_WORDS[/** @type {any} */ (c).figure ?? 'meeple']} on ${targetWords(c.target)}`;
+      return `puts ${FIGURE_WORDS[c.figure ?? 'meeple']} on ${targetWords(c.target)}`;
     case 'place_tollhouse':
       return `builds a tollhouse at ${at(c.pos)}`;
     case 'pass':

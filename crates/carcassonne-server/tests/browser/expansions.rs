@@ -47,7 +47,7 @@ async fn same_as_server(server: &Server, id: uuid::Uuid, pages: &[&Page], seq: u
 
 /// Inns & Cathedrals (I4, I5): Red picks the large meeple with its button and puts it on the
 /// city by clicking; the board draws it as a large meeple (not a meeple), the panel shows it out
-/// of the supply, and the completed city's line in the log names both owners' strengths' winner.
+/// of the supply, and the completed city scores for Red alone (I5: the large meeple counts 2).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_meeple_put_by_clicking() {
     let Some((b, _data, server)) = browser_and_server().await else {
@@ -80,7 +80,10 @@ async fn large_meeple_put_by_clicking() {
         );
     }
     let log = text_of(&blue, "document.getElementById('log').textContent").await;
-    assert!(log.contains("Red puts the large meeple on the city"), "log: {log}");
+    assert!(
+        log.contains("Red puts the large meeple on the city"),
+        "log: {log}"
+    );
     red.screenshot("expansions-large-meeple").await;
     let steps = canonical_steps(&s).len();
     let seq = play_steps(&pages, &s, 2..steps, seq).await;
@@ -150,8 +153,9 @@ async fn builder_double_turn_and_goods_by_clicking() {
     red.screenshot("expansions-goods").await;
 }
 
-/// Traders & Builders (R12, R13): Red puts the pig into the field of its farmer by clicking; a
-/// refused builder in the field is said in words first; the board draws the pig.
+/// Traders & Builders (R12, R13): Red puts the pig into the field of its farmer by clicking (its
+/// target offered as a button too); the board draws the pig, and the field's line in the log
+/// says what the pig earned.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pig_put_by_clicking() {
     let Some((b, _data, server)) = browser_and_server().await else {
@@ -175,6 +179,11 @@ async fn pig_put_by_clicking() {
         assert_eq!(drawn(p, "pig").await, json!(in_view(&view, "pig")));
         let log = text_of(p, "document.getElementById('log').textContent").await;
         assert!(log.contains("Red puts the pig on the field"), "log: {log}");
+        // R13: Red's pig makes Red's share 4 a city.
+        assert!(
+            log.contains("Red and Blue's field scores 3 for 1 cities (Red with the pig: 4)."),
+            "log: {log}"
+        );
     }
     red.screenshot("expansions-pig").await;
 }

@@ -11,7 +11,13 @@ use std::path::Path;
 
 /// Enters the lobby page as a guest called `name` (the session cookie lands in the page's own
 /// browser context) and waits for the lobby list.
-pub(crate) async fn guest_page(b: &Browser, server: &Server, name: &str, width: u32, height: u32) -> Page {
+pub(crate) async fn guest_page(
+    b: &Browser,
+    server: &Server,
+    name: &str,
+    width: u32,
+    height: u32,
+) -> Page {
     let p = b.page(width, height).await;
     if width < 600 {
         p.viewport(width, height, true).await;
