@@ -495,8 +495,6 @@ function play() {
       const scored = (scoredUntil.get(i) ?? 0) > Date.now() ? ' scored' : '';
       tr.innerHTML = `<td>${sw} <span class="name"></span></td><td class="score${scored}">${p.score}</td><td class="meeples">${p.meeples}</td>` +
         (v.modules.tollkeepers ? `<td class="toll">${toll}</td>` : '') +
-        (v.modules.inns_cathedrals || v.modules.traders_builders ? `<td class="figures">${figuresHtml(p)}</td>` : '') +
-        (v.modules.traders_builders ? `<td class="goods">${goodsHtml(p.goods)}</td>` : '') +
         (pawns.length ? `<td class="pawns" data-scoring="${pawns[i]?.scoring}" data-messenger="${pawns[i]?.messenger}">${pawns[i] ? pawnsHtml(pawns[i]) : ''}</td>` : '');
       // A name is the player's own text: set as text, never as markup.
       const name = /** @type {HTMLElement} */ (tr.querySelector('.name'));
@@ -520,20 +518,26 @@ function play() {
     $('toll-head').hidden = !v.modules.tollkeepers;
     $('chips-head').hidden = true;
     $('pawns-head').hidden = !pawns.length;
-    $('figures-head').hidden = !(v.modules.inns_cathedrals || v.modules.traders_builders);
-    $('goods-head').hidden = !v.modules.traders_builders;
     // R9: the standing answer to the builder's double turn.
     const dpref = /** @type {HTMLSelectElement} */ ($('double-pref'));
     $('double-pref-row').hidden = !v.modules.traders_builders || client.seat === null || v.finished;
     if (client.seat !== null && document.activeElement !== dpref) dpref.value = v.players[client.seat]?.double_turn ?? '';
-    // A hand of chips goes on a line of its own under its player: the table stays narrow.
+    // A hand of chips, the large meeple, builder and pig in the supply and the goods tokens go on
+    // a line of their own under their player: the table stays narrow.
+    const figures = !!(v.modules.inns_cathedrals || v.modules.traders_builders);
     $('players').replaceChildren(...rows.flatMap((tr, i) => {
-      if (!chips) return [tr];
+      if (!chips && !figures) return [tr];
       const hand = document.createElement('tr');
       hand.className = 'hand-row';
       hand.dataset.player = v.players[i].colour;
       if (tr.classList.contains('active')) hand.classList.add('active');
-      hand.innerHTML = `<td class="chips" colspan="${tr.cells.length}">${handHtml(v.map?.hands?.[i] ?? [])}</td>`;
+      const p = v.players[i];
+      const parts = [
+        ...(chips ? [`<span class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</span>`] : []),
+        ...(figures ? [`<span class="figures">${figuresHtml(p)}</span>`] : []),
+        ...(p.goods ? [`<span class="goods">${goodsHtml(p.goods)}</span>`] : []),
+      ];
+      hand.innerHTML = `<td class="${chips ? 'chips' : 'hand'}" colspan="${tr.cells.length}">${parts.join(' · ')}</td>`;
       paint(hand);
       return [tr, hand];
     }));

@@ -237,9 +237,9 @@ async fn lobby_offers_inns_cathedrals_and_traders_builders() {
         ])
     );
     assert_eq!(
-        ann.eval("document.getElementById('goods-head').hidden")
+        ann.eval("[...document.querySelectorAll('#players tr[data-player] .goods [data-goods]')].map(e => e.dataset.goods + e.dataset.count)")
             .await,
-        json!(false)
+        json!(["wine0", "grain0", "cloth0", "wine0", "grain0", "cloth0"])
     );
     ann.screenshot("expansions-lobby-match").await;
 }
