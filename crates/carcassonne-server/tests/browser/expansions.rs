@@ -2,6 +2,7 @@
 //! put by clicking and drawn as their own figures, the builder's double turn taken with its
 //! button, goods shown once a city with goods is completed, and the lobby offering both modules.
 
+use crate::admin::{admin_page, wait_admin_seq};
 use crate::cdp::{Browser, Page};
 use crate::clicks::*;
 use crate::harness::*;
@@ -95,7 +96,7 @@ async fn large_meeple_put_by_clicking() {
 /// Traders & Builders (R5, R8, R9, R7): Red puts the builder beside its road meeple by clicking,
 /// extends the road, takes the double turn with its button, and the double turn's tile completes
 /// a city with grain: the grain token shows in Red's panel, and the log tells the builder, the
-/// double turn, the goods and the majority at the end.
+/// double turn, the goods and the majority at the end, in the page and in the admin console.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn builder_double_turn_and_goods_by_clicking() {
     let Some((b, _data, server)) = browser_and_server().await else {
@@ -151,6 +152,30 @@ async fn builder_double_turn_and_goods_by_clicking() {
         }
     }
     red.screenshot("expansions-goods").await;
+
+    // The admin console's timeline tells the same events, with their squares; its board draws
+    // the builder, and its player lines show the goods.
+    let admin = admin_page(&b, &server, ADMIN_TOKEN, &format!("#match={id}")).await;
+    wait_admin_seq(&admin, seq).await;
+    let timeline = text_of(&admin, "document.getElementById('timeline').textContent").await;
+    for line in [
+        "Red puts the builder on the road to the east at 2,0.",
+        "Red's builder earns a double turn at 3,0.",
+        "Red takes 1 grain from the completed city at 0,0.",
+        "Red has the most grain (1): +10.",
+    ] {
+        assert!(
+            timeline.contains(line),
+            "{line:?} not in the timeline: {timeline}"
+        );
+    }
+    assert_eq!(
+        drawn(&admin, "builder").await,
+        json!(in_view(&view, "builder"))
+    );
+    let players = text_of(&admin, "document.getElementById('at-players').textContent").await;
+    assert!(players.contains("W0 G1 C0"), "{players}");
+    admin.screenshot("expansions-admin").await;
 }
 
 /// Traders & Builders (R12, R13): Red puts the pig into the field of its farmer by clicking (its
