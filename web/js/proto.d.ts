@@ -540,7 +540,7 @@ export type Event = ({
   tile: string;
 } | {
   type: "meeple_placed";
-  /** Which figure (absent: a meeple; the large meeple, I4). */
+  /** Which figure (absent: a meeple): the large meeple (I4), the builder (R8) or the pig (R12). */
   figure?: Figure;
   player: number;
   pos: Pos;
@@ -579,7 +579,7 @@ export type Event = ({
   winners: number[];
 } | {
   type: "meeple_returned";
-  /** Which figure (absent: a meeple; the large meeple, I6). */
+  /** Which figure (absent: a meeple): the large meeple (I6), the builder or the pig (R11, R12). */
   figure?: Figure;
   player: number;
   pos: Pos;

@@ -63,7 +63,8 @@ pub enum Event {
         player: PlayerId,
         pos: Pos,
         target: Target,
-        /// Which figure (absent: a meeple; the large meeple, I4).
+        /// Which figure (absent: a meeple): the large meeple (I4), the builder (R8) or the pig
+        /// (R12).
         #[serde(default, skip_serializing_if = "Figure::is_meeple")]
         figure: Figure,
     },
@@ -111,7 +112,8 @@ pub enum Event {
         player: PlayerId,
         pos: Pos,
         target: Target,
-        /// Which figure (absent: a meeple; the large meeple, I6).
+        /// Which figure (absent: a meeple): the large meeple (I6), the builder or the pig (R11,
+        /// R12).
         #[serde(default, skip_serializing_if = "Figure::is_meeple")]
         figure: Figure,
     },
