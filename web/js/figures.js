@@ -49,14 +49,14 @@ export function figureShape(f, c) {
   const meeple = 'M0,-13 a5,5 0 1,1 0.1,0 M-10,12 L-10,4 L-4,-4 L4,-4 L10,4 L10,12 Z';
   if (f === 'large_meeple') {
     return [
-      el('path', { d: meeple, fill: c.fill, class: 'meeple-body', transform: 'scale(1.45)' }),
-      el('text', { y: 13, class: 'meeple-letter', fill: c.ink }, [textNode(c.letter)]),
+      el('path', { d: meeple, fill: c.fill, class: 'meeple-body', transform: 'translate(0,4) scale(1.4)' }),
+      el('text', { y: 16, class: 'meeple-letter', fill: c.ink }, [textNode(c.letter)]),
     ];
   }
   if (f === 'builder') {
     return [
-      el('path', { d: 'M0,-12 a4,4 0 1,1 0.1,0 M-6,10 L-6,-3 L6,-3 L6,10 Z M6,-2 L12,-8 M10,-11 L14,-6', fill: c.fill, class: 'builder-body' }),
-      el('text', { y: 8, class: 'figure-letter', fill: c.ink }, [textNode(c.letter)]),
+      el('path', { d: 'M0,-15 a5,5 0 1,1 0.1,0 M-8,12 L-8,-4 L8,-4 L8,12 Z M8,-3 L15,-10 M12,-13 L18,-7', fill: c.fill, class: 'builder-body' }),
+      el('text', { y: 8, class: 'meeple-letter', fill: c.ink }, [textNode(c.letter)]),
     ];
   }
   if (f === 'pig') {
