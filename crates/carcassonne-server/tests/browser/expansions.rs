@@ -268,3 +268,30 @@ async fn lobby_offers_inns_cathedrals_and_traders_builders() {
     );
     ann.screenshot("expansions-lobby-match").await;
 }
+
+/// The start page's test match offers both expansions: each box ticked gives a match with that
+/// module on (and the other off).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_page_creates_matches_with_either_expansion() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    for (option, on) in [
+        ("#create-inns", [true, false]),
+        ("#create-traders", [false, true]),
+    ] {
+        // A fresh page each time: the form starts unticked.
+        let p = b.page(1280, 720).await;
+        let href = create_from_start_page(&p, &server, option).await;
+        let seat = b.page(1280, 720).await;
+        seat.goto(&format!("{}{href}", server.http())).await;
+        seat.wait("window.carcassonne && window.carcassonne.view", "the view")
+            .await;
+        assert_eq!(
+            seat.eval("[!!window.carcassonne.view.modules.inns_cathedrals, !!window.carcassonne.view.modules.traders_builders]")
+                .await,
+            json!(on),
+            "{option}"
+        );
+    }
+}
