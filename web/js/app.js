@@ -572,6 +572,8 @@ function play() {
     // A spectator (no seat) gets no player's controls.
     $('hand').hidden = !!msgControls || v.finished || client.seat === null;
     const offered = following ? FIGURES.filter((f) => figureTargets(d, f).length > 0) : [];
+    // A figure with no target (no meeple left, say) gives way to the first one offered.
+    if (offered.length && !offered.includes(figure)) figure = offered[0];
     const fl = $('figures');
     // Shown when a figure other than the meeple is offered (or chosen).
     fl.hidden = !offered.some((f) => f !== 'meeple') && figure === 'meeple';
