@@ -510,6 +510,18 @@ async function step(seq) {
   drawAt(n, view);
 }
 
+/**
+ * A player's large meeple, builder and pig in the supply (1) or on the board (0), in letters.
+ * @param {import('./proto').PlayerView} p
+ */
+function figuresText(p) {
+  return [
+    p.large_meeples !== undefined && p.large_meeples !== null ? `L${p.large_meeples}` : '',
+    p.builder !== undefined && p.builder !== null ? `B${p.builder}` : '',
+    p.pig !== undefined && p.pig !== null ? `P${p.pig}` : '',
+  ].filter(Boolean).join(' ');
+}
+
 /** @param {number} seq @param {View} view */
 function drawAt(seq, view) {
   if (!current || !board) return;
@@ -524,6 +536,8 @@ function drawAt(seq, view) {
     view.modules.tollkeepers ? 'Tollhouse' : '',
     pawns.length ? 'Pawns ● ◆' : '',
     hands.length ? 'Chips' : '',
+    view.modules.inns_cathedrals || view.modules.traders_builders ? 'Figures L B P' : '',
+    view.modules.traders_builders ? 'Goods W G C' : '',
   ].filter(Boolean).join(' · ');
   $('at-players').replaceChildren(...view.players.map((p, i) => h('tr', { 'data-player': p.colour, class: i === view.active && !view.finished ? 'active' : '' }, [
     h('td', {}, [swatch(p.colour), ` ${cap(p.colour)}`]),
@@ -533,6 +547,8 @@ function drawAt(seq, view) {
       view.modules.tollkeepers ? (p.tollhouse ? `${p.tollhouse.value} at ${at(p.tollhouse.pos)}` : '–') : '',
       pawns[i] ? `● ${pawns[i].scoring} ◆ ${pawns[i].messenger}` : '',
       hands.length ? (hands[i] ?? []).map(chipWords).join(', ') || 'no chips' : '',
+      figuresText(p),
+      p.goods ? `W${p.goods.wine} G${p.goods.grain} C${p.goods.cloth}` : '',
     ].filter(Boolean).join(' · ')]),
   ])));
   if (view.messages) $('at-turn').append(` · ${view.messages.stack} dispatches in the stack`);

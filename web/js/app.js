@@ -12,6 +12,7 @@ import { renderEnd } from './end.js';
 import { LogPanel } from './log.js';
 import { ChatPanel } from './chat.js';
 import { TurnNotice } from './notify.js';
+import { FIGURES, FIGURE_NAMES, doubleTurnControls, figureTargets, figuresHtml, goodsHtml } from './figures.js';
 
 /**
  * @typedef {import('./tiles.js').Catalogue} Catalogue
@@ -95,13 +96,15 @@ function showLobby() {
     const tollkeepers = /** @type {HTMLInputElement} */ ($('create-tollkeepers')).checked;
     const france = /** @type {HTMLInputElement} */ ($('create-map')).checked;
     const messages = /** @type {HTMLInputElement} */ ($('create-messages')).checked;
+    const innsCathedrals = /** @type {HTMLInputElement} */ ($('create-inns')).checked;
+    const tradersBuilders = /** @type {HTMLInputElement} */ ($('create-traders')).checked;
     const map = france ? { map: 'france', chips: true } : undefined;
     const [bank, increment] = /** @type {HTMLSelectElement} */ ($('create-clock')).value.split('+').map(Number);
     const clock = bank ? { bank_ms: bank, increment_ms: increment ?? 0 } : undefined;
     const res = await fetch('/api/matches', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ players: all.slice(0, n), modules: { tollkeepers, messages, map }, clock }),
+      body: JSON.stringify({ players: all.slice(0, n), modules: { tollkeepers, messages, map, inns_cathedrals: innsCathedrals, traders_builders: tradersBuilders }, clock }),
     });
     const out = $('created');
     if (!res.ok) {
@@ -143,6 +146,8 @@ function play() {
   let selected = null;
   /** @type {string|null} keyboard focus among the targets of phase 2 */
   let focusTarget = null;
+  /** @type {import('./figures.js').Figure} the figure the placement step puts (a meeple unless another is chosen) */
+  let figure = 'meeple';
   /** Dispatch 4 (M11) is being carried out: the tile to place now is its extra tile. */
   let extraTile = false;
   /** Whether this page's player declined the standing preference offered at the start (M3). */
@@ -173,6 +178,7 @@ function play() {
         else if (e.type === 'turn_started' || (e.type === 'tile_placed' && extraTile)) extraTile = false;
       }
       focusTarget = null;
+      figure = 'meeple';
       showError(null);
       $('log').dataset.seq = String(seq);
     },
@@ -335,7 +341,7 @@ function play() {
     if (!d || (d.type !== 'place_follower' && d.type !== 'sell_wine')) return;
     const all = d.type === 'sell_wine'
       ? d.sales.map(saleKey)
-      : [...d.meeple_targets, ...(d.tollhouse_targets ?? []).map((p) => `tollhouse@${p.x},${p.y}`)];
+      : [...figureTargets(d, figure), ...(d.tollhouse_targets ?? []).map((p) => `tollhouse@${p.x},${p.y}`)];
     if (all.length === 0) return;
     const i = focusTarget ? all.indexOf(focusTarget) : -1;
     focusTarget = all[(i + dir + all.length) % all.length];
@@ -351,6 +357,18 @@ function play() {
     render();
   }
 
+  /**
+   * The figure the placement step puts (Inns & Cathedrals, Traders & Builders): its targets are
+   * shown on the board; a picked target it cannot take is let go.
+   * @param {import('./figures.js').Figure} f
+   */
+  function pickFigure(f) {
+    figure = f;
+    const d = myDecision();
+    if (focusTarget && !focusTarget.startsWith('tollhouse@') && !(d && figureTargets(d, f).includes(focusTarget))) focusTarget = null;
+    render();
+  }
+
   function confirm() {
     const d = myDecision();
     if (!d) return;
@@ -362,7 +380,8 @@ function play() {
       if (focusTarget.startsWith('tollhouse@')) {
         const [x, y] = focusTarget.slice(10).split(',').map(Number);
         send({ type: 'place_tollhouse', pos: { x, y } });
-      } else send({ type: 'place_meeple', target: focusTarget });
+      } else if (figure === 'meeple') send({ type: 'place_meeple', target: focusTarget });
+      else send({ type: 'place_meeple', target: focusTarget, figure });
     } else if (d.type === 'sell_wine' && focusTarget) {
       const s = d.sales.find((x) => saleKey(x) === focusTarget);
       if (s) sell(s);
@@ -377,6 +396,10 @@ function play() {
   $('zoom-in').addEventListener('click', () => board.zoom(1.25));
   $('zoom-out').addEventListener('click', () => board.zoom(0.8));
   $('zoom-fit').addEventListener('click', () => board.fit());
+  $('double-pref').addEventListener('change', () => {
+    const v = /** @type {HTMLSelectElement} */ ($('double-pref')).value;
+    send({ type: 'set_double_turn_preference', preference: v === 'take' || v === 'decline' ? v : null });
+  });
   $('pref').addEventListener('change', () => {
     const v = /** @type {HTMLSelectElement} */ ($('pref')).value;
     send({ type: 'set_pawn_preference', preference: v ? /** @type {import('./proto').PawnPreference} */ (v) : null });
@@ -412,11 +435,15 @@ function play() {
     if (e.target instanceof HTMLButtonElement && (e.key === 'Enter' || e.key === ' ')) return;
     const d = myDecision();
     const k = e.key.toLowerCase();
-    const msg = d?.type === 'choose_pawn' || d?.type === 'dispatch' || d?.type === 'chain_dispatch';
+    const msg = d?.type === 'choose_pawn' || d?.type === 'dispatch' || d?.type === 'chain_dispatch' || d?.type === 'double_turn';
     if (k === 'r') turn(e.shiftKey ? -1 : 1);
     else if (k === 'n' && msg) cycleButtons(e.shiftKey ? -1 : 1);
     else if (k === 'n') (d?.type === 'place_follower' || d?.type === 'sell_wine' ? cycleTarget : cycleSquare)(e.shiftKey ? -1 : 1);
-    else if (k === 'enter') confirm();
+    else if (k === 'f' && d?.type === 'place_follower') {
+      // F: the next figure offered (large meeple, builder, pig).
+      const offered = FIGURES.filter((f) => figureTargets(d, f).length > 0);
+      if (offered.length) pickFigure(offered[(offered.indexOf(figure) + 1) % offered.length]);
+    } else if (k === 'enter') confirm();
     else if (k === 'escape') pickTarget(null);
     else if (k === 's') send({ type: 'pass' });
     else if (k === '+' || k === '=') board.zoom(1.25);
@@ -500,14 +527,26 @@ function play() {
     $('toll-head').hidden = !v.modules.tollkeepers;
     $('chips-head').hidden = true;
     $('pawns-head').hidden = !pawns.length;
-    // A hand of chips goes on a line of its own under its player: the table stays narrow.
+    // R9: the standing answer to the builder's double turn.
+    const dpref = /** @type {HTMLSelectElement} */ ($('double-pref'));
+    $('double-pref-row').hidden = !v.modules.traders_builders || client.seat === null || v.finished;
+    if (client.seat !== null && document.activeElement !== dpref) dpref.value = v.players[client.seat]?.double_turn ?? '';
+    // A hand of chips, the large meeple, builder and pig in the supply and the goods tokens go on
+    // a line of their own under their player: the table stays narrow.
+    const figures = !!(v.modules.inns_cathedrals || v.modules.traders_builders);
     $('players').replaceChildren(...rows.flatMap((tr, i) => {
-      if (!chips) return [tr];
+      if (!chips && !figures) return [tr];
       const hand = document.createElement('tr');
       hand.className = 'hand-row';
       hand.dataset.player = v.players[i].colour;
       if (tr.classList.contains('active')) hand.classList.add('active');
-      hand.innerHTML = `<td class="chips" colspan="${tr.cells.length}">${handHtml(v.map?.hands?.[i] ?? [])}</td>`;
+      const p = v.players[i];
+      const parts = [
+        ...(chips ? [`<span class="chips">${handHtml(v.map?.hands?.[i] ?? [])}</span>`] : []),
+        ...(figures ? [`<span class="figures">${figuresHtml(p)}</span>`] : []),
+        ...(p.goods ? [`<span class="goods">${goodsHtml(p.goods)}</span>`] : []),
+      ];
+      hand.innerHTML = `<td class="${chips ? 'chips' : 'hand'}" colspan="${tr.cells.length}">${parts.join(' · ')}</td>`;
       paint(hand);
       return [tr, hand];
     }));
@@ -533,14 +572,28 @@ function play() {
     const confirmButton = /** @type {HTMLButtonElement} */ ($('confirm'));
     confirmButton.disabled = !((placing && selected && fits) || ((following || selling) && focusTarget));
     confirmButton.textContent = following && focusTarget
-      ? (focusTarget.startsWith('tollhouse@') ? 'Build the tollhouse (Enter)' : 'Put the meeple (Enter)')
+      ? (focusTarget.startsWith('tollhouse@') ? 'Build the tollhouse (Enter)' : `Put the ${FIGURE_NAMES[figure]} (Enter)`)
       : selling && focusTarget ? 'Sell (Enter)' : 'Place (Enter)';
     $('cancel').hidden = !((following || selling) && focusTarget);
-    const msgControls = d ? decisionControls(d, client.seat === v.active, send) : null;
+    const msgControls = d ? decisionControls(d, client.seat === v.active, send) ?? doubleTurnControls(d, send) : null;
     /** @type {HTMLButtonElement} */ ($('pass')).disabled = !mine || d?.type === 'choose_pawn' || d?.type === 'dispatch';
     // A Messages decision has its own buttons: the tile controls step aside while it is open.
     // A spectator (no seat) gets no player's controls.
     $('hand').hidden = !!msgControls || v.finished || client.seat === null;
+    const offered = following ? FIGURES.filter((f) => figureTargets(d, f).length > 0) : [];
+    // A figure with no target (no meeple left, say) gives way to the first one offered.
+    if (offered.length && !offered.includes(figure)) figure = offered[0];
+    const fl = $('figures');
+    // Shown when a figure other than the meeple is offered (or chosen).
+    fl.hidden = !offered.some((f) => f !== 'meeple') && figure === 'meeple';
+    fl.replaceChildren(...(fl.hidden ? [] : offered.map((f) => {
+      const b = document.createElement('button');
+      b.textContent = cap(FIGURE_NAMES[f]);
+      b.dataset.figureChoice = f;
+      b.setAttribute('aria-pressed', String(f === figure));
+      b.onclick = () => pickFigure(f);
+      return b;
+    })));
     /** @type {HTMLButtonElement} */ ($('rotate-cw')).disabled = !placing;
     /** @type {HTMLButtonElement} */ ($('rotate-ccw')).disabled = !placing;
     $('fit-hint').textContent = placing && selected ? (offMap ? 'off the map' : fits ? 'fits here' : 'does not fit here') : '';
@@ -552,7 +605,9 @@ function play() {
         ? `${extraTile ? 'Dispatch 4, the extra tile: p' : 'P'}ick a highlighted square (N cycles), turn the tile (R), place it (Enter).`
         : selling
           ? 'Sell a wine: pick a sale (click, or N and Enter), or Pass (S) to keep your chips.'
-          : 'Click a circle for a meeple (or a T for the tollhouse), then confirm it (Enter); or Pass (S).';
+          : $('figures').hidden
+            ? 'Click a circle for a meeple (or a T for the tollhouse), then confirm it (Enter); or Pass (S).'
+            : `Choose the figure (F), click a circle for the ${FIGURE_NAMES[figure]}, then confirm it (Enter); or Pass (S).`;
 
     // Meeple and tollhouse targets as buttons too, for keyboards and screen readers.
     const tl = $('targets');
@@ -577,13 +632,21 @@ function play() {
       shownDecision = id;
     } else shownDecision = '';
     if (following && d.type === 'place_follower') {
-      for (const t of d.meeple_targets) {
-        const b = document.createElement('button');
-        b.textContent = targetWords(t);
-        b.dataset.targetButton = t;
-        b.className = focusTarget === t ? 'focus' : '';
-        b.onclick = () => pickTarget(t);
-        tl.append(b);
+      // With more figures than the meeple to put, one button per figure chooses which the
+      // circles on the board put; every figure's targets are buttons too.
+      for (const f of FIGURES) {
+        for (const t of figureTargets(d, f)) {
+          const b = document.createElement('button');
+          b.textContent = f === 'meeple' ? targetWords(t) : `${FIGURE_NAMES[f]}: ${targetWords(t)}`;
+          if (f === 'meeple') b.dataset.targetButton = t;
+          else b.dataset.figureButton = `${f} ${t}`;
+          b.className = focusTarget === t && figure === f ? 'focus' : '';
+          b.onclick = () => {
+            figure = f;
+            pickTarget(t);
+          };
+          tl.append(b);
+        }
       }
       for (const p of d.tollhouse_targets ?? []) {
         const b = document.createElement('button');
@@ -617,7 +680,7 @@ function play() {
       selected: placing ? selected : null,
       fits,
       targets: follower && follower.type === 'place_follower'
-        ? { pos: follower.pos, meeple: follower.meeple_targets, tollhouse: follower.tollhouse_targets ?? [] }
+        ? { pos: follower.pos, meeple: figureTargets(follower, mine ? figure : 'meeple'), tollhouse: follower.tollhouse_targets ?? [], figure: mine ? figure : 'meeple' }
         : null,
       focusTarget,
       mine,

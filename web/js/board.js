@@ -1,4 +1,4 @@
-// The board: placed tiles, meeples and tollhouses from the view, each player's last tile outlined
+// The board: placed tiles, meeples (and large meeples, builders, pigs) and tollhouses from the view, each player's last tile outlined
 // in their colour, the legal squares of the open decision, a preview of the drawn tile, the
 // meeple/tollhouse targets of the tile just placed, and the points just scored, flashed briefly.
 // Pans with a drag, zooms with the wheel or the +/- buttons; fits itself until the user moves it.
@@ -6,6 +6,7 @@
 import { el, drawTile, segmentAnchor, segmentOf, rotate, titled } from './tiles.js';
 import { COLOURS, targetWords, tileWords } from './words.js';
 import { drawMap } from './map.js';
+import { FIGURE_NAMES, figureShape, targetLetter } from './figures.js';
 
 /**
  * @typedef {import('./tiles.js').TileDesign} TileDesign
@@ -17,7 +18,7 @@ import { drawMap } from './map.js';
  *   legal: Placement[],
  *   selected: {pos: Pos, rotation: number}|null,
  *   fits: boolean,
- *   targets: {pos: Pos, meeple: string[], tollhouse: Pos[]}|null,
+ *   targets: {pos: Pos, meeple: string[], tollhouse: Pos[], figure?: import('./figures.js').Figure}|null,
  *   focusTarget: string|null,
  *   mine: boolean,
  *   placing: boolean,
@@ -240,15 +241,17 @@ export class Board {
       const tv = view.board[`${m.pos.x},${m.pos.y}`];
       const d = tv && this.designs.get(tv.tile);
       if (!tv || !d) continue;
+      const figure = m.figure ?? 'meeple';
+      // A builder or pig stands on the tile it was put on, where no other figure of that feature is.
       const [x, y] = this.anchor(d, tv.rotation, m.target, m.pos);
       const c = COLOURS[view.players[m.player]?.colour ?? 'black'];
       // A meeple a dispatch may act on (M8–M10, M15) is ringed and picked by a click.
       const pick = !!scene.picks?.includes(key);
-      const g = el('g', { class: pick ? 'meeple pick' : 'meeple', 'data-meeple': key, 'data-player': m.player, transform: `translate(${x},${y})` }, [
+      const cls = figure === 'meeple' ? 'meeple' : figure === 'large_meeple' ? 'meeple large' : figure;
+      const g = el('g', { class: pick ? `${cls} pick` : cls, 'data-meeple': key, 'data-player': m.player, 'data-figure': figure, transform: `translate(${x},${y})` }, [
         ...(pick ? [el('circle', { r: 19, class: 'pick-ring' })] : []),
-        el('path', { d: 'M0,-13 a5,5 0 1,1 0.1,0 M-10,12 L-10,4 L-4,-4 L4,-4 L10,4 L10,12 Z', fill: c.fill, class: 'meeple-body' }),
-        el('text', { y: 9, class: 'meeple-letter', fill: c.ink }, [textNode(c.letter)]),
-        titled(`${view.players[m.player]?.colour} meeple on ${targetWords(m.target)}${pick ? ': click to pick it for the dispatch' : ''}`),
+        ...figureShape(figure, c),
+        titled(`${view.players[m.player]?.colour} ${FIGURE_NAMES[figure]} on ${targetWords(m.target)}${pick ? ': click to pick it for the dispatch' : ''}`),
       ]);
       if (pick) g.addEventListener('click', () => !this.dragged && this.on.pick(key));
       w.appendChild(g);
@@ -271,13 +274,18 @@ export class Board {
       const tv = view.board[`${pos.x},${pos.y}`];
       const d = tv && this.designs.get(tv.tile);
       if (tv && d) {
+        // The targets of the figure chosen for this placement (a meeple unless another is picked).
+        const figure = scene.targets.figure ?? 'meeple';
+        const letter = targetLetter(figure);
         for (const t of scene.targets.meeple) {
           const [x, y] = this.anchor(d, tv.rotation, t, pos);
           const g = el('g', {
-            class: `target${scene.focusTarget === t ? ' focus' : ''}`,
+            class: `target figure-${figure}${scene.focusTarget === t ? ' focus' : ''}`,
             'data-target': t,
+            'data-figure': figure,
             transform: `translate(${x},${y})`,
-          }, [el('circle', { r: 9 }), titled(`put a meeple on ${targetWords(t)}`)]);
+          }, [el('circle', { r: 9 }), ...(letter ? [el('text', { y: 3 }, [textNode(letter)])] : []),
+            titled(`put the ${FIGURE_NAMES[figure]} on ${targetWords(t)}`)]);
           if (scene.mine) g.addEventListener('click', () => !this.dragged && this.on.meeple(t));
           w.appendChild(g);
         }

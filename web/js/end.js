@@ -14,6 +14,7 @@ const KINDS = /** @type {const} */ ([
   ['dispatches', 'Dispatches'],
   ['chips', 'Chips'],
   ['wine', 'Wine'],
+  ['goods', 'Goods majorities'],
   ['start', 'Start'],
 ]);
 

@@ -44,6 +44,8 @@ const MODULE_NAMES = /** @type {Record<keyof LobbyModules, string>} */ ({
   messages: 'The Messages',
   france: 'France map',
   chips: 'France chips',
+  inns_cathedrals: 'Inns & Cathedrals',
+  traders_builders: 'Traders & Builders',
 });
 
 /** @param {string} id */
@@ -287,7 +289,10 @@ function showList() {
     const body = {
       name: /** @type {HTMLInputElement} */ ($('new-name')).value,
       seats: Number(/** @type {HTMLSelectElement} */ ($('new-seats')).value),
-      modules: { tollkeepers: checked('new-tollkeepers'), messages: checked('new-messages'), france: france.checked, chips: chips.checked },
+      modules: {
+        tollkeepers: checked('new-tollkeepers'), messages: checked('new-messages'), france: france.checked, chips: chips.checked,
+        inns_cathedrals: checked('new-inns-cathedrals'), traders_builders: checked('new-traders-builders'),
+      },
       meeples: meeples ? Number(meeples) : null,
       clock: bank ? { bank_ms: bank, increment_ms: increment ?? 0 } : null,
       public: !priv.checked,

@@ -1,14 +1,19 @@
 // Draws any tile of the catalogue (GET /api/tiles) as SVG, generically from its data: cities on
 // the sides they reach, roads between side midpoints, fields as the background, monasteries,
-// villages, and the pictures as icons. A new set's tiles need no new drawing code.
+// villages, the pictures as icons, inns beside their roads, cathedrals and goods symbols in their
+// cities, and an enclosed middle field. A new set's tiles need no new drawing code.
 // A tile is drawn in a 100×100 box centred on 0,0 at rotation 0; callers rotate the group.
 
 /**
+ * @typedef {'wine'|'grain'|'cloth'} Goods
  * @typedef {{kind: 'road'|'city'|'field'|'monastery', sides?: string[], halves?: string[],
- *   end?: string, coat?: boolean, touches?: number[]}} Segment
- * @typedef {{kind: string, field: number|null, road: number|null}} Picture
+ *   end?: string, coat?: boolean, touches?: number[], inn?: boolean, cathedral?: boolean,
+ *   goods?: Goods}} Segment
+ * @typedef {{kind: string, field: number|null, road: number|null, roads?: number[]}} Picture
+ * @typedef {{field: number, roads: number[]}} Inn
  * @typedef {{id: string, letter: string, set: string, count: number, edges: string[],
- *   village: boolean, crossroads: boolean, segments: Segment[], pictures: Picture[]}} TileDesign
+ *   village: boolean, crossroads: boolean, segments: Segment[], pictures: Picture[],
+ *   inns?: Inn[]}} TileDesign
  * @typedef {{start: string, tiles: TileDesign[]}} Catalogue
  */
 
@@ -96,6 +101,16 @@ function placeAnchors(t) {
   t.segments.forEach((s, i) => {
     if (s.kind !== 'field') return;
     const halves = s.halves ?? [];
+    if (halves.length === 0) {
+      // The enclosed middle field (I2, R3): the centre, or the nearest point round it that is clear.
+      /** @type {[number, number][]} */
+      const ring = [[0, 0]];
+      for (const r of [20, 26, 32]) {
+        for (let k = 0; k < 8; k++) ring.push([Math.round(r * Math.cos((k * Math.PI) / 4)), Math.round(r * Math.sin((k * Math.PI) / 4))]);
+      }
+      out[i] = ring.find(clear) ?? [0, 0];
+      return;
+    }
     const middle = mean(halves.map((h) => halfPoint(h, 0.82)));
     /** @type {[number, number][]} */
     const candidates = [
@@ -152,6 +167,8 @@ export function segmentOf(t, rotation, target) {
     if (s.kind !== kind) return false;
     if (kind === 'monastery') return true;
     if (kind === 'field') {
+      // The enclosed middle field (I2, R3) reaches no side: it has no halves.
+      if (where === 'inner') return (s.halves ?? []).length === 0;
       const i = HALVES.indexOf(where);
       const local = HALVES[(i - 2 * q + 8) % 8];
       return (s.halves ?? []).includes(local);
@@ -285,6 +302,25 @@ export function drawTile(t) {
       );
     }
   });
+  t.segments.forEach((s, i) => {
+    if (s.kind !== 'city') return;
+    const [x, y] = segmentAnchor(t, i);
+    if (s.cathedral) g.appendChild(cathedralMark(x * 0.55, y * 0.55));
+    if (s.goods) g.appendChild(goodsMark(s.goods, x * 0.55 + (s.cathedral ? 14 : 0), y * 0.55 + (s.coat ? -12 : 0)));
+  });
+  // The enclosed middle field (I2, R3): a green patch ringed by the cities around it.
+  if (t.segments.some((s) => s.kind === 'field' && (s.halves ?? []).length === 0)) {
+    g.appendChild(el('circle', { r: 13, class: 'inner-field', 'data-inner-field': 'true' }, [titled('an enclosed field')]));
+  }
+  for (const inn of t.inns ?? []) {
+    const [x, y] = innAnchor(t, inn);
+    g.appendChild(el('g', { class: 'inn', transform: `translate(${x},${y})` }, [
+      el('rect', { x: -8, y: -4, width: 16, height: 11 }),
+      el('path', { d: 'M-10,-3 L0,-11 L10,-3 Z', class: 'inn-roof' }),
+      el('path', { d: 'M-2,7 L-2,2 L2,2 L2,7', class: 'inn-door' }),
+      titled('an inn beside the road'),
+    ]));
+  }
   if (t.segments.some((s) => s.kind === 'monastery')) {
     g.appendChild(el('g', { class: 'monastery' }, [
       el('rect', { x: -12, y: -10, width: 24, height: 20 }),
@@ -310,6 +346,66 @@ export function drawTile(t) {
     ]));
   });
   return g;
+}
+
+/**
+ * Where an inn stands: beside its (first) road, towards its field.
+ * @param {TileDesign} t
+ * @param {Inn} inn
+ * @returns {[number, number]}
+ */
+function innAnchor(t, inn) {
+  const road = inn.roads[0];
+  const [rx, ry] = road === undefined ? [0, 0] : segmentAnchor(t, road);
+  const f = t.segments[inn.field];
+  const [fx, fy] = f ? mean((f.halves ?? []).map((h) => halfPoint(h, 0.7))) : [0, 0];
+  const dx = fx - rx, dy = fy - ry;
+  const n = Math.hypot(dx, dy) || 1;
+  return [rx + (dx / n) * 16, ry + (dy / n) * 16];
+}
+
+/**
+ * A cathedral (I9): a nave with two towers and a cross.
+ * @param {number} x
+ * @param {number} y
+ */
+function cathedralMark(x, y) {
+  return el('g', { class: 'cathedral', transform: `translate(${x},${y})` }, [
+    el('path', { d: 'M-10,9 L-10,-6 L-6,-12 L-2,-6 L-2,-2 L2,-2 L2,-6 L6,-12 L10,-6 L10,9 Z' }),
+    el('path', { d: 'M0,-9 L0,-17 M-3,-14 L3,-14', class: 'cathedral-cross' }),
+    el('path', { d: 'M-2,9 L-2,3 a2,2 0 0,1 4,0 L2,9', class: 'cathedral-door' }),
+    titled('a cathedral'),
+  ]);
+}
+
+/**
+ * The goods symbols (R1, R2), each with its own shape, colour and letter: no one needs to tell
+ * the colours apart.
+ * @type {Record<Goods, {fill: string, letter: string, shape: string, name: string}>}
+ */
+export const GOODS = {
+  // a wine barrel
+  wine: { fill: '#882255', letter: 'W', name: 'wine', shape: 'M-6,-7 L6,-7 Q9,0 6,7 L-6,7 Q-9,0 -6,-7 Z M-7,-3 L7,-3 M-7,3 L7,3' },
+  // a sheaf of grain
+  grain: { fill: '#DDAA33', letter: 'G', name: 'grain', shape: 'M0,8 L0,-8 M0,-4 L-5,-8 M0,-4 L5,-8 M0,1 L-5,-3 M0,1 L5,-3 M0,6 L-5,2 M0,6 L5,2' },
+  // a bolt of cloth
+  cloth: { fill: '#4477AA', letter: 'C', name: 'cloth', shape: 'M-8,-5 L5,-5 a3,5 0 0,1 0,10 L-8,5 Z M5,-5 a3,5 0 0,0 0,10' },
+};
+
+/**
+ * A goods symbol on a city, or in a player's panel.
+ * @param {Goods} goods
+ * @param {number} x
+ * @param {number} y
+ */
+export function goodsMark(goods, x, y) {
+  const k = GOODS[goods];
+  return el('g', { class: `goods goods-${goods}`, 'data-goods': goods, transform: `translate(${x},${y})` }, [
+    el('circle', { r: 10, class: 'goods-bg', stroke: k.fill }),
+    el('path', { d: k.shape, stroke: k.fill, class: 'goods-shape' }),
+    el('text', { x: 7, y: 11, class: 'goods-letter' }, [text(k.letter)]),
+    titled(k.name),
+  ]);
 }
 
 /** @param {string} s */

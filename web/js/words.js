@@ -51,6 +51,9 @@ export const REFUSALS = {
   not_a_wine: 'Those chips are no wine: one grape colour worth exactly 2.',
   sale_not_allowed: 'The tile just placed does not allow that sale.',
   no_sale: 'No wine sale is open to you now.',
+  no_large_meeple_left: 'Your large meeple is already on the board.',
+  figure_in_use: 'That figure already stands on the board.',
+  figure_placement: 'The builder goes on a road or city, the pig in a field, where you already have a meeple.',
 };
 
 /** The server's other refusals (`code`), in the player's words. */
@@ -100,6 +103,12 @@ export function tileWords(d) {
     ...count(n('city'), coat ? 'city with a coat of arms' : 'city', 'cities'),
     ...count(n('road'), 'road', 'roads'),
   ];
+  // Inns & Cathedrals, Traders & Builders: what the tile shows besides its features.
+  const inns = (d.inns ?? []).length;
+  if (inns) parts.push(inns === 1 ? 'an inn' : `${inns} inns`);
+  if (d.segments.some((x) => x.cathedral)) parts.push('a cathedral');
+  for (const x of d.segments) if (x.goods) parts.push(`${x.goods === 'grain' ? 'grain' : x.goods === 'wine' ? 'wine' : 'cloth'} for trade`);
+  if (d.segments.some((x) => x.kind === 'field' && (x.halves ?? []).length === 0)) parts.push('an enclosed field');
   if (parts.length === 0) return 'a tile of fields';
   const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
   return `a tile with ${list}`;
@@ -139,6 +148,26 @@ export const REASONS = {
   feature: 'a feature', field: 'a field', toll: 'a toll', dispatch: 'a dispatch', chip: 'a chip', wine: 'a wine',
   goods: 'trade goods',
 };
+
+/** Each figure in words (the meeple, Inns & Cathedrals' large meeple, Traders & Builders' builder and pig). */
+/** @type {Record<string, string>} */
+export const FIGURE_WORDS = { meeple: 'a meeple', large_meeple: 'the large meeple', builder: 'the builder', pig: 'the pig' };
+
+/** The goods in words (R5). @type {Record<string, string>} */
+const GOODS_WORDS = { wine: 'wine', grain: 'grain', cloth: 'cloth' };
+
+/**
+ * Goods tokens in words: "1 wine and 2 cloth" (kinds with none left out).
+ * @param {{wine: number, grain: number, cloth: number}} g
+ */
+export function goodsWords(g) {
+  const parts = (['wine', 'grain', 'cloth']).filter((k) => /** @type {any} */ (g)[k] > 0).map((k) => `${/** @type {any} */ (g)[k]} ${GOODS_WORDS[k]}`);
+  if (parts.length === 0) return 'no goods';
+  return parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
+}
+
+/** The standing answers to the double turn (R9). @type {Record<string, string>} */
+export const DOUBLE_TURN_PREFERENCES = { take: 'always takes', decline: 'always passes up' };
 
 /** The standing preferences (M3). @type {Record<import('./proto').PawnPreference, string>} */
 export const PREFERENCES = {
@@ -181,6 +210,7 @@ const SIDE = { N: 'north', E: 'east', S: 'south', W: 'west' };
 export function targetWords(target) {
   const [kind, where] = target.split(':');
   if (kind === 'monastery') return 'the monastery';
+  if (target === 'field:inner') return 'the enclosed field in the middle';
   if (kind === 'field') {
     const [side, half] = [where.charAt(0), where.charAt(1).toUpperCase()];
     return `the field on the ${SIDE[half]} half of the ${SIDE[side]} side`;
@@ -222,19 +252,26 @@ export function eventWords(e, colours, before = [], naming = EXACT) {
         ? `${who(e.player)} places ${e.tile}${at(e.pos)}, turned ${e.rotation}°.`
         : `${who(e.player)} places the tile.`;
     case 'meeple_placed':
-      return `${who(e.player)} puts a meeple on ${targetWords(e.target)}${at(e.pos)}.`;
+      return `${who(e.player)} puts ${FIGURE_WORDS[e.figure ?? 'meeple']} on ${targetWords(e.target)}${at(e.pos)}.`;
     case 'passed':
       return `${who(e.player)} places no meeple.`;
     case 'feature_scored': {
-      const what = `${e.complete ? 'completed' : 'unfinished'} ${e.feature}`;
+      // I7–I10: an inn or a cathedral set the rate (more when complete, nothing when not).
+      const rate = e.inn ? ' with an inn' : e.cathedral ? ' with a cathedral' : '';
+      const what = `${e.complete ? 'completed' : 'unfinished'} ${e.feature}${rate}`;
       if (e.winners.length === 0) return `The ${what}${at(e.pos)} scores for nobody.`;
       return `${owners(e.meeples.filter((m) => e.winners.includes(m.player)))}'s ${what}${at(e.pos)} scores ${e.points}.`;
     }
     case 'field_scored':
       if (e.winners.length === 0 || e.points === 0) return null;
-      return `${winners(e.winners)}'s field${at(e.pos)} scores ${e.points} for ${e.cities} cities.`;
-    case 'meeple_returned':
-      return `${who(e.player)}'s meeple returns from ${targetWords(e.target)}${at(e.pos)}.`;
+      // R13: a winner with their pig in the field scores 4 a city instead.
+      return `${winners(e.winners)}'s field${at(e.pos)} scores ${e.points} for ${e.cities} cities` +
+        `${e.pigs?.length ? ` (${winners(e.pigs)} with the pig: ${4 * e.cities})` : ''}.`;
+    case 'meeple_returned': {
+      const f = e.figure ?? 'meeple';
+      const name = f === 'large_meeple' ? 'large meeple' : f;
+      return `${who(e.player)}'s ${name} returns from ${targetWords(e.target)}${at(e.pos)}.`;
+    }
     case 'tollhouse_placed':
       return `${who(e.player)} builds a tollhouse${at(e.pos)} (toll ${e.value}).`;
     case 'tollhouse_moved':
@@ -280,6 +317,35 @@ export function eventWords(e, colours, before = [], naming = EXACT) {
       return `${who(e.player)} adds up both pawns: ${e.score}.`;
     case 'game_ended':
       return `Game over. Final scores: ${e.scores.map((s, i) => `${who(i)} ${s}`).join(', ')}.`;
+    default:
+      return expansionWords(e, who, winners, at);
+  }
+  return null;
+}
+
+/**
+ * The lines of Traders & Builders' events (R5–R9, R14).
+ * @param {Event} e
+ * @param {(p: number) => string} who
+ * @param {(w: number[]) => string} winners
+ * @param {(p: Pos) => string} at
+ * @returns {string|null}
+ */
+function expansionWords(e, who, winners, at) {
+  switch (e.type) {
+    case 'goods_taken':
+      return `${who(e.player)} takes ${goodsWords(e.goods)} from the completed city${at(e.pos)}.`;
+    case 'double_turn_earned':
+      return `${who(e.player)}'s builder earns a double turn${at(e.pos)}.`;
+    case 'double_turn_started':
+      return `${who(e.player)} takes the double turn.`;
+    case 'double_turn_preference_set':
+      return e.preference
+        ? `${who(e.player)} ${DOUBLE_TURN_PREFERENCES[e.preference] ?? 'answers'} the double turn without being asked.`
+        : `${who(e.player)} will be asked about each double turn.`;
+    case 'goods_majority':
+      if (!e.winners.length) return null;
+      return `${winners(e.winners)} ${e.winners.length > 1 ? 'have' : 'has'} the most ${GOODS_WORDS[e.goods] ?? e.goods} (${e.tokens}): +${e.points}${e.winners.length > 1 ? ' each' : ''}.`;
   }
   return null;
 }
@@ -294,7 +360,7 @@ export function commandWords(c) {
     case 'place_tile':
       return `places the tile at ${at(c.pos)}, turned ${c.rotation}°`;
     case 'place_meeple':
-      return `puts a meeple on ${targetWords(c.target)}`;
+      return `puts ${FIGURE_WORDS[c.figure ?? 'meeple']} on ${targetWords(c.target)}`;
     case 'place_tollhouse':
       return `builds a tollhouse at ${at(c.pos)}`;
     case 'pass':
@@ -311,6 +377,11 @@ export function commandWords(c) {
       return 'draws another dispatch';
     case 'sell_wine':
       return `sells ${c.chips.map(chipWords).join(' + ')} ${c.sale === 'abroad' ? 'abroad' : 'to the town'}`;
+  }
+  const x = /** @type {any} */ (c);
+  if (x.type === 'take_double_turn') return 'takes the double turn';
+  if (x.type === 'set_double_turn_preference') {
+    return x.preference ? `${DOUBLE_TURN_PREFERENCES[x.preference] ?? 'answers'} the double turn unasked` : 'wants to be asked about the double turn';
   }
   return 'sends a command';
 }

@@ -50,6 +50,7 @@ assets!(
     "js/clocks.js",
     "js/conn.js",
     "js/end.js",
+    "js/figures.js",
     "js/lobby.js",
     "js/log.js",
     "js/map.js",

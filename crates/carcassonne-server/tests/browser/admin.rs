@@ -127,7 +127,7 @@ async fn board_is_the_rules_view(
 }
 
 /// Waits until the console's board shows `seq`.
-async fn wait_admin_seq(p: &Page, seq: u64) {
+pub(crate) async fn wait_admin_seq(p: &Page, seq: u64) {
     p.wait(
         &format!("document.getElementById('board').dataset.seq === '{seq}'"),
         &format!("the board at seq {seq}"),

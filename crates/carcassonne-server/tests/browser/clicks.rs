@@ -7,8 +7,9 @@ use rules::scenario::Scenario;
 use serde_json::json;
 
 /// Plays one command on the page by clicking, as a player would: a legal square, the tile on
-/// the board until it shows the rotation, Place; a meeple circle or a tollhouse square, then the
-/// confirmation; Pass.
+/// the board until it shows the rotation, Place; a meeple circle (after the figure's button for
+/// a large meeple, builder or pig) or a tollhouse square, then the confirmation; Pass; the
+/// buttons of the other decisions.
 pub(crate) async fn click_command(p: &Page, command: &Command) {
     let cmd = serde_json::to_value(command).expect("command json");
     match cmd["type"].as_str() {
@@ -36,9 +37,18 @@ pub(crate) async fn click_command(p: &Page, command: &Command) {
             p.click("#confirm").await;
         }
         // A click picks the target; the meeple (or tollhouse) is put once confirmed.
+        // Another figure (large meeple, builder, pig) is chosen first; its circles then show.
         Some("place_meeple") => {
             let t = cmd["target"].as_str().expect("target");
-            let sel = format!("[data-target=\"{t}\"]");
+            let sel = match cmd["figure"].as_str() {
+                Some(f) => {
+                    p.click(&format!("[data-figure-choice=\"{f}\"]")).await;
+                    format!("[data-target=\"{t}\"][data-figure=\"{f}\"]")
+                }
+                None => format!("[data-target=\"{t}\"]"),
+            };
+            p.wait(&format!("document.querySelector('{sel}')"), "the target")
+                .await;
             p.click(&sel).await;
             p.wait(
                 &format!("document.querySelector('{sel}.focus')"),
@@ -58,18 +68,14 @@ pub(crate) async fn click_command(p: &Page, command: &Command) {
             .await;
             p.click("#confirm").await;
         }
-        // A chain of dispatches (M6) is declined with its own button.
+        // A chain of dispatches (M6) and the double turn (R9) are declined with their own button.
         Some("pass") => {
-            let chain = "[data-key=\"chain:pass\"]";
-            let sel = if p
-                .eval(&format!("!!document.querySelector('{chain}')"))
-                .await
-                == json!(true)
-            {
-                chain
-            } else {
-                "#pass"
-            };
+            let mut sel = "#pass";
+            for own in ["[data-key=\"chain:pass\"]", "[data-key=\"double:pass\"]"] {
+                if p.eval(&format!("!!document.querySelector('{own}')")).await == json!(true) {
+                    sel = own;
+                }
+            }
             p.click(sel).await;
         }
         // The Messages: the buttons of the decision.
@@ -91,6 +97,8 @@ pub(crate) async fn click_command(p: &Page, command: &Command) {
             p.click(&format!("[data-key=\"{key}\"]")).await;
         }
         Some("draw_dispatch") => p.click("[data-key=\"chain:draw\"]").await,
+        // Traders & Builders: the builder's double turn (R9).
+        Some("take_double_turn") => p.click("[data-key=\"double:take\"]").await,
         other => panic!("no click for {other:?}"),
     }
 }

@@ -130,7 +130,7 @@ pub(crate) async fn click_first_legal(p: &Page) {
 }
 
 /// The host puts a bot of `level` on `seat` and waits until the lobby shows it.
-async fn seat_bot(p: &Page, seat: usize, level: &str) {
+pub(crate) async fn seat_bot(p: &Page, seat: usize, level: &str) {
     p.eval(&format!(
         "document.getElementById('bot-level-{seat}').value = '{level}'"
     ))
@@ -146,7 +146,7 @@ async fn seat_bot(p: &Page, seat: usize, level: &str) {
 }
 
 /// The host, alone with bots, gets ready, starts, and waits until the page plays seat 0.
-async fn start_with_bots(p: &Page) {
+pub(crate) async fn start_with_bots(p: &Page) {
     p.click("#ready").await;
     p.wait("!document.getElementById('start').disabled", "all ready")
         .await;

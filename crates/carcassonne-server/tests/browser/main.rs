@@ -2,7 +2,8 @@
 //! SQLite store: two players in separate browser contexts play a scenario's game to the end by
 //! clicking; a toll is paid and shown; a reload and a server restart both resume the exact state;
 //! a spectator follows live; a refused command shows the server's words; keyboard play on a phone
-//! viewport; on the France map, the map drawn, a chip taken and a wine sold by clicking, and
+//! viewport; with Inns & Cathedrals and Traders & Builders, the large meeple, builder and pig put
+//! by clicking, the double turn taken and goods shown, both offered in the lobby; on the France map, the map drawn, a chip taken and a wine sold by clicking, and
 //! refusals off the map and against a border print in words; the admin console lists a played
 //! match, steps its board to any seq (as the rules crate replays it), shows the secrets of a
 //! finished match, refuses them for a running one, aborts and marks away after a confirmation,
@@ -32,6 +33,7 @@ mod chat;
 mod clocks;
 mod csp;
 mod end;
+mod expansions;
 mod fits;
 mod france;
 mod happened;
