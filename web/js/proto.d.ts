@@ -1067,7 +1067,7 @@ export type MessagesView = {
 };
 
 /** A module switched on in a match's setup. */
-export type ModuleName = ("tollkeepers" | "messages" | "map" | "chips");
+export type ModuleName = ("tollkeepers" | "messages" | "inns_cathedrals" | "traders_builders" | "map" | "chips");
 
 /** The expansions switched on for a match. Each is a module of the rules crate. */
 export type Modules = {

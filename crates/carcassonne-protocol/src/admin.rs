@@ -30,6 +30,8 @@ pub enum ModuleName {
     Map,
     /// The France chips on the map.
     Chips,
+    InnsCathedrals,
+    TradersBuilders,
 }
 
 /// A seat of a match.

@@ -17,6 +17,8 @@ pub enum ModuleFilter {
     Messages,
     Map,
     Chips,
+    InnsCathedrals,
+    TradersBuilders,
 }
 
 impl ModuleFilter {
@@ -26,6 +28,8 @@ impl ModuleFilter {
             ModuleFilter::Messages => "messages",
             ModuleFilter::Map => "map",
             ModuleFilter::Chips => "chips",
+            ModuleFilter::InnsCathedrals => "inns_cathedrals",
+            ModuleFilter::TradersBuilders => "traders_builders",
         }
     }
 }
@@ -123,7 +127,9 @@ const SQLITE_LIST: &str = "SELECT m.id, m.setup, m.status, m.rules_version, m.cr
             OR (?3 = 'tollkeepers' AND json_extract(m.setup, '$.modules.tollkeepers') = 1) \
             OR (?3 = 'messages' AND json_extract(m.setup, '$.modules.messages') = 1) \
             OR (?3 = 'map' AND json_type(m.setup, '$.modules.map') = 'object') \
-            OR (?3 = 'chips' AND json_extract(m.setup, '$.modules.map.chips') = 1)) \
+            OR (?3 = 'chips' AND json_extract(m.setup, '$.modules.map.chips') = 1) \
+            OR (?3 = 'inns_cathedrals' AND json_extract(m.setup, '$.modules.inns_cathedrals') = 1) \
+            OR (?3 = 'traders_builders' AND json_extract(m.setup, '$.modules.traders_builders') = 1)) \
        AND (?4 IS NULL OR m.created_at >= ?4) \
        AND (?5 IS NULL OR m.created_at < ?5) \
        AND (?6 IS NULL OR m.created_at < ?6 OR (m.created_at = ?6 AND m.id < ?7)) \
@@ -145,7 +151,9 @@ const PG_LIST: &str = "SELECT m.id, m.setup::text AS setup, m.status, m.rules_ve
             OR ($3 = 'tollkeepers' AND m.setup->'modules'->'tollkeepers' = 'true'::jsonb) \
             OR ($3 = 'messages' AND m.setup->'modules'->'messages' = 'true'::jsonb) \
             OR ($3 = 'map' AND jsonb_typeof(m.setup->'modules'->'map') = 'object') \
-            OR ($3 = 'chips' AND m.setup->'modules'->'map'->'chips' = 'true'::jsonb)) \
+            OR ($3 = 'chips' AND m.setup->'modules'->'map'->'chips' = 'true'::jsonb) \
+            OR ($3 = 'inns_cathedrals' AND m.setup->'modules'->'inns_cathedrals' = 'true'::jsonb) \
+            OR ($3 = 'traders_builders' AND m.setup->'modules'->'traders_builders' = 'true'::jsonb)) \
        AND ($4::timestamptz IS NULL OR m.created_at >= $4) \
        AND ($5::timestamptz IS NULL OR m.created_at < $5) \
        AND ($6::timestamptz IS NULL OR m.created_at < $6 \

@@ -174,7 +174,14 @@ async fn list_filters_and_pages(db: &TestDb) {
             },
         ),
         request(2, map),
-        request(2, Modules::default()),
+        request(
+            2,
+            Modules {
+                inns_cathedrals: true,
+                traders_builders: true,
+                ..Modules::default()
+            },
+        ),
     ];
     let mut ids = Vec::new();
     for r in &reqs {
@@ -226,6 +233,12 @@ async fn list_filters_and_pages(db: &TestDb) {
     assert_eq!(list_ids(&server, "module=messages").await, [ids[3]]);
     assert_eq!(list_ids(&server, "module=map").await, [ids[4]]);
     assert_eq!(list_ids(&server, "module=chips").await, [ids[4]]);
+    assert_eq!(list_ids(&server, "module=inns_cathedrals").await, [ids[5]]);
+    assert_eq!(list_ids(&server, "module=traders_builders").await, [ids[5]]);
+    assert_eq!(
+        list(&server, "module=traders_builders").await.matches[0].modules,
+        [ModuleName::InnsCathedrals, ModuleName::TradersBuilders]
+    );
     let on_map = list(&server, "module=map").await;
     assert_eq!(
         on_map.matches[0].modules,

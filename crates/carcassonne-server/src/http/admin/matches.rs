@@ -67,7 +67,7 @@ pub(in crate::http) fn decode_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), A
     security(("admin_token" = []), ("session_bearer" = []), ("session_cookie" = [])),
     params(
         ("status" = Option<String>, Query, description = "`active`, `finished`, `broken` or `aborted`"),
-        ("module" = Option<String>, Query, description = "`tollkeepers`, `messages`, `map` or `chips`"),
+        ("module" = Option<String>, Query, description = "`tollkeepers`, `messages`, `map`, `chips`, `inns_cathedrals` or `traders_builders`"),
         ("from" = Option<String>, Query, format = DateTime, description = "Created at or after (RFC 3339)"),
         ("to" = Option<String>, Query, format = DateTime, description = "Created before (RFC 3339)"),
         ("limit" = Option<u32>, Query, description = "Matches per page, 1 to 100 (default 50)"),
@@ -97,6 +97,8 @@ pub(super) async fn list_matches(
         Some("messages") => Some(ModuleFilter::Messages),
         Some("map") => Some(ModuleFilter::Map),
         Some("chips") => Some(ModuleFilter::Chips),
+        Some("inns_cathedrals") => Some(ModuleFilter::InnsCathedrals),
+        Some("traders_builders") => Some(ModuleFilter::TradersBuilders),
         Some(m) => return Err(ApiError::malformed(format!("no module `{m}`"))),
     };
     let limit = page_limit(q.limit, 50, MAX_PAGE)?;

@@ -207,6 +207,12 @@ fn summary_of(row: &MatchListRow, seats: &[&SeatInfo]) -> Result<AdminMatchSumma
     if m.messages {
         modules.push(ModuleName::Messages);
     }
+    if m.inns_cathedrals {
+        modules.push(ModuleName::InnsCathedrals);
+    }
+    if m.traders_builders {
+        modules.push(ModuleName::TradersBuilders);
+    }
     if let Some(map) = &m.map {
         modules.push(ModuleName::Map);
         if map.chips {
