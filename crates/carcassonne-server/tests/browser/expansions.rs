@@ -93,6 +93,44 @@ async fn large_meeple_put_by_clicking() {
     assert!(log.contains("Red's completed city scores"), "log: {log}");
 }
 
+/// Inns & Cathedrals (I4) with the keyboard alone: F picks the large meeple, N walks its
+/// targets on the board, Enter puts it where the scenario puts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_meeple_put_with_the_keyboard() {
+    let Some((b, _data, server)) = browser_and_server().await else {
+        return;
+    };
+    let s = scenario("i-i4-i5-i6-large-meeple-breaks-a-tie");
+    let (id, red, blue) = scenario_pages(&b, &server, &s).await;
+    let pages = [&red, &blue];
+    let seq = play_steps(&pages, &s, 0..1, 0).await;
+    let chosen = "document.querySelector('[data-figure-choice=\"large_meeple\"]')";
+    red.wait(chosen, "the large meeple's button").await;
+    red.key("f").await;
+    red.wait(
+        &format!("{chosen}.getAttribute('aria-pressed') === 'true' && !!document.querySelector('#board .target[data-figure=\"large_meeple\"]')"),
+        "the large meeple chosen, its targets on the board",
+    )
+    .await;
+    let step = serde_json::to_value(&canonical_steps(&s)[1].1).expect("json");
+    assert_eq!(step["figure"], "large_meeple", "{step}");
+    let target = step["target"].as_str().expect("a target");
+    let focused = format!(
+        "!!document.querySelector('#board .target.focus[data-figure=\"large_meeple\"][data-target=\"{target}\"]')"
+    );
+    for _ in 0..12 {
+        red.key("n").await;
+        if red.eval(&focused).await == json!(true) {
+            break;
+        }
+    }
+    assert_eq!(red.eval(&focused).await, json!(true), "N reaches {target}");
+    red.key("Enter").await;
+    wait_seq(&red, seq + 1).await;
+    let view = same_as_server(&server, id, &pages, seq + 1).await;
+    assert_eq!(in_view(&view, "large_meeple"), 1, "{view}");
+}
+
 /// Traders & Builders (R5, R8, R9, R7): Red puts the builder beside its road meeple by clicking,
 /// extends the road, takes the double turn with its button, and the double turn's tile completes
 /// a city with grain: the grain token shows in Red's panel, and the log tells the builder, the
