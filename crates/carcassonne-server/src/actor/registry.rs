@@ -127,9 +127,11 @@ impl Registry {
         self.notices.get()
     }
 
-    /// A batch was committed: who a decision waits for now (never waits).
+    /// A batch was committed: who a decision waits for now (never waits). Nothing is built or
+    /// sent while no account has a webhook; a webhook set meanwhile hears from the next move.
     pub(super) fn turn(&self, state: impl FnOnce() -> Option<crate::webhooks::TurnState>) {
         if let Some(n) = self.notices.get()
+            && n.any_hooks()
             && let Some(s) = state()
         {
             n.turn(s);

@@ -78,6 +78,16 @@ impl Notices {
         };
     }
 
+    /// Whether any account has a webhook: while none has, the match actors send nothing here
+    /// (a server without webhooks pays nothing per move).
+    pub fn any_hooks(&self) -> bool {
+        !self
+            .hooks
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    }
+
     /// A match's waiting seats now. Never waits.
     pub fn turn(&self, state: TurnState) {
         if self.tx.try_send(state).is_err() {
