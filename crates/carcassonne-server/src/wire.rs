@@ -163,6 +163,34 @@ fn ack_text(id: &str, match_id: Uuid, seq: Seq) -> String {
     out
 }
 
+/// The seq of a `diff` frame as [`diff_frame`] writes it, read without parsing the rest (by a
+/// node that fans a match's published diffs out); `None` for any other text.
+pub fn diff_seq(text: &[u8]) -> Option<Seq> {
+    let rest = text.strip_prefix(DIFF_HEAD.as_bytes())?;
+    let rest = rest.get(UUID_LEN..)?.strip_prefix(SEQ.as_bytes())?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    std::str::from_utf8(rest.get(..digits)?).ok()?.parse().ok()
+}
+
+/// The head of a live mark (see [`live_mark`]); no server message starts with it (each is a
+/// JSON object).
+const LIVE_MARK: &str = "live ";
+
+/// Not a server message: what a match's owner queues for the stand-in of another node's
+/// connection once that connection has every diff up to `seq` and follows the match's published
+/// diffs from there (cluster mode). Read by that node's relay, never written to a socket.
+pub fn live_mark(seq: Seq) -> Frame {
+    Frame::from(format!("{LIVE_MARK}{seq}"))
+}
+
+/// The seq of a [`live_mark`]; `None` for any other text.
+pub fn live_mark_seq(text: &[u8]) -> Option<Seq> {
+    std::str::from_utf8(text.strip_prefix(LIVE_MARK.as_bytes())?)
+        .ok()?
+        .parse()
+        .ok()
+}
+
 /// How serde_json writes one byte of a string: as it is, by a short name (`"`, `\\`, and
 /// `\b \f \n \r \t`), or as `\u00XX` (the other control characters).
 enum Escape {
@@ -298,5 +326,32 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    /// A diff's seq is read from the frame's head, the serde frame's too; any other frame (a
+    /// snapshot, an ack, a mark) has none, and a mark's seq is read back.
+    #[test]
+    fn a_diff_and_a_mark_tell_their_seq() {
+        let match_id = Uuid::from_u128(7);
+        for seq in [0, 1, 145, u64::MAX] {
+            let direct = diff_frame(match_id, seq, Some(ServerMove::Away), "[]", "[]");
+            assert_eq!(diff_seq(direct.as_str().as_bytes()), Some(seq));
+            let serde = frame(&ServerMessage::Diff {
+                match_id,
+                seq,
+                by_server: None,
+                events: Vec::new(),
+                patch: Vec::new(),
+            });
+            assert_eq!(diff_seq(serde.as_str().as_bytes()), Some(seq));
+            let mark = live_mark(seq);
+            assert_eq!(live_mark_seq(mark.as_str().as_bytes()), Some(seq));
+            assert_eq!(diff_seq(mark.as_str().as_bytes()), None);
+            let ack = ack_frame("c1", match_id, seq);
+            assert_eq!(diff_seq(ack.as_str().as_bytes()), None);
+            assert_eq!(live_mark_seq(ack.as_str().as_bytes()), None);
+            assert_eq!(live_mark_seq(direct.as_str().as_bytes()), None);
+        }
+        assert_eq!(diff_seq(br#"{"type":"diff","match_id":"x"}"#), None);
     }
 }

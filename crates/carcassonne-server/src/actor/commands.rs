@@ -6,7 +6,7 @@ use super::dedupe::{IdKey, id_key};
 use super::guard::guarded;
 use super::timers::Origin;
 use super::{Actor, ActorMsg, ActorState, CommandMsg};
-use crate::outbox::ConnHandle;
+use crate::outbox::{self, ConnHandle, Publication};
 use crate::store::{Append, CommandRow, MatchStatus};
 use crate::wire::{Frame, ack_frame, diff_frame, error_frame, frame};
 use chrono::Utc;
@@ -378,18 +378,52 @@ impl Actor {
                     arrived,
                 } => {
                     metrics.accepted();
+                    let mut riding = None;
                     if let Some(conn) = conn {
-                        conn.push(ack_frame(&id, self.id, seq));
+                        let ack = ack_frame(&id, self.id, seq);
+                        // A connection of another node that follows the publications gets its
+                        // ack with the diff, so that its node hands it over before the diff.
+                        if self.publisher.is_some()
+                            && outbox::is_stand_in(conn.id)
+                            && self
+                                .subscribers
+                                .iter()
+                                .any(|s| s.conn.id == conn.id && s.follows_publications())
+                        {
+                            riding = Some((conn.id, ack));
+                        } else {
+                            conn.push(ack);
+                        }
                         metrics.ack_latency.record(arrived.elapsed().as_secs_f64());
                     }
                     // Slow subscribers are dropped (and told to resync), never waited for.
                     self.subscribers.retain_mut(|sub| sub.deliver(&diff));
+                    if let Some(p) = &self.publisher {
+                        let publication = Publication {
+                            diff: diff.clone(),
+                            ack: riding,
+                        };
+                        if !p.publish(publication) {
+                            // Publishing lags: the other nodes' connections are told to
+                            // reconnect (with `since`), and publishing starts again with them.
+                            self.publisher = None;
+                            self.subscribers.retain(|s| {
+                                if s.relayed {
+                                    s.conn.close_too_slow();
+                                }
+                                !s.relayed
+                            });
+                        }
+                    }
                     let m = &self.config.matches;
                     loaded
                         .window
                         .push(seq, diff, m.diff_window, m.diff_window_bytes);
                 }
             }
+        }
+        if self.publisher.is_some() && !self.subscribers.iter().any(|s| s.relayed) {
+            self.publisher = None;
         }
         // Who a decision waits for now, for the your-turn notices (a finished match: no one).
         let seq = loaded.seq;

@@ -188,6 +188,9 @@ struct Actor {
     config: Arc<Config>,
     state: ActorState,
     subscribers: Vec<Subscriber>,
+    /// Cluster mode, while connections of other nodes follow the match: its diffs for them,
+    /// published once whatever their number.
+    publisher: Option<crate::outbox::Publisher>,
     /// To hand to resume tasks; weak, so that the actor alone does not keep itself reachable.
     inbox: mpsc::WeakSender<ActorMsg>,
     next_token: u64,
@@ -342,6 +345,7 @@ impl Actor {
             ActorMsg::Subscribe { conn, since } => self.subscribe(conn, since),
             ActorMsg::Unsubscribe { conn_id } => {
                 self.subscribers.retain(|sub| sub.conn.id != conn_id);
+                self.unpublish_if_unfollowed();
             }
             ActorMsg::CaughtUp {
                 conn_id,
@@ -499,6 +503,7 @@ impl Actor {
             sub.conn
                 .push(error_frame(ErrorCode::Aborted, None, message.to_string()));
         }
+        self.publisher = None;
         self.state = ActorState::Failed {
             code: ErrorCode::Aborted,
             message: message.into(),
@@ -511,10 +516,15 @@ impl Actor {
         if let LoadOutcome::Ready { seq, .. } = outcome {
             warn!(seq, "reloaded from the store after a failed write");
             // Subscribers may have missed nothing (nothing was broadcast), but their state is
-            // at most our seq; a snapshot sets them straight cheaply.
+            // at most our seq; a snapshot sets them straight cheaply. Those of other nodes stay:
+            // their nodes deliver the next published diff, or resume them on a gap.
             let subs = std::mem::take(&mut self.subscribers);
             for sub in subs {
-                self.subscribe(sub.conn, None);
+                if sub.relayed {
+                    self.subscribers.push(sub);
+                } else {
+                    self.subscribe(sub.conn, None);
+                }
             }
         }
     }

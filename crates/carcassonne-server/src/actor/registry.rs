@@ -195,6 +195,7 @@ impl Registry {
                 message: "loading".into(),
             },
             subscribers: Vec::new(),
+            publisher: None,
             inbox: handle.tx.downgrade(),
             next_token: 0,
             stopping: false,

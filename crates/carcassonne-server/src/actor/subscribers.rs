@@ -1,11 +1,16 @@
 //! Subscriptions: the diff window, resumes from memory or from the store (streamed by a
 //! [`CatchUp`] task as the client's queue drains), snapshots, and what a quiet match drops.
+//!
+//! Cluster mode: a subscriber may be the stand-in of another node's connection. Its resume goes
+//! through its stand-in as any other's, and ends with a live mark (the seq it has everything up
+//! to); its live diffs then reach its node in the match's publications, once for every node and
+//! connection ([`crate::outbox::Publisher`]), which that node fans out.
 
 use super::{Actor, ActorMsg, ActorState, Loaded};
 use crate::meters::ResumeKind;
-use crate::outbox::ConnHandle;
+use crate::outbox::{self, ConnHandle};
 use crate::store::Store;
-use crate::wire::{Frame, frame};
+use crate::wire::{Frame, frame, live_mark};
 use protocol::{PatchOp, Seq, ServerMessage};
 use rules::Event;
 use std::collections::VecDeque;
@@ -179,14 +184,35 @@ impl CatchUp {
 
 pub(super) struct Subscriber {
     pub(super) conn: ConnHandle,
+    /// A stand-in of another node's connection: its live diffs go out in the match's
+    /// publications, never through its own queue.
+    pub(super) relayed: bool,
     /// While its older diffs are read from the store: the resume's token and the live diffs
-    /// that arrived meanwhile, sent after them.
+    /// that arrived meanwhile, sent after them (none for a relayed one: its node holds them).
     catch_up: Option<(u64, Vec<Frame>)>,
 }
 
 impl Subscriber {
+    fn new(conn: ConnHandle, catch_up: Option<(u64, Vec<Frame>)>) -> Subscriber {
+        Subscriber {
+            relayed: outbox::is_stand_in(conn.id),
+            conn,
+            catch_up,
+        }
+    }
+
+    /// Whether its diffs reach it through the publications now (its resume is over): an ack for
+    /// it may then ride with the diff it answers.
+    pub(super) fn follows_publications(&self) -> bool {
+        self.relayed && self.catch_up.is_none()
+    }
+
     /// Delivers a live diff, or holds it during a catch-up. False: drop this subscriber.
     pub(super) fn deliver(&mut self, diff: &Frame) -> bool {
+        if self.relayed {
+            // Published for its node; kept while its stand-in is read.
+            return !self.conn.is_gone();
+        }
         match &mut self.catch_up {
             None => self.conn.push(diff.clone()),
             Some((_, held)) if held.len() < MAX_CATCH_UP_BUFFER => {
@@ -207,6 +233,10 @@ impl Actor {
     /// of us, or so old that a snapshot is cheaper.
     pub(super) fn subscribe(&mut self, conn: ConnHandle, since: Option<Seq>) {
         self.subscribers.retain(|sub| sub.conn.id != conn.id);
+        if outbox::is_stand_in(conn.id) && self.publisher.is_none() {
+            // Before its resume is answered: every diff after it is published.
+            self.publisher = self.registry.cluster().map(|c| c.publisher(self.id));
+        }
         if let Some(kind) = self.catch_up(conn, since) {
             self.registry.metrics.resumed(kind);
         }
@@ -251,7 +281,7 @@ impl Actor {
                         slot,
                     }),
                     Err(_) if conn.push(snapshot_frame(self.id, loaded)) => {
-                        return self.subscribed(conn, ResumeKind::Snapshot);
+                        return self.subscribed(conn, ResumeKind::Snapshot, seq);
                     }
                     Err(_) => return Some(ResumeKind::Snapshot),
                 }
@@ -261,7 +291,7 @@ impl Actor {
         };
         let (source, inbox) = match (source, self.inbox.upgrade()) {
             (Some(source), Some(inbox)) => (source, inbox),
-            (None, _) => return self.subscribed(conn, kind),
+            (None, _) => return self.subscribed(conn, kind, seq),
             // Retiring: nothing may reach this actor any more, and neither will this answer.
             (Some(_), None) => return Some(kind),
         };
@@ -277,20 +307,25 @@ impl Actor {
             patience: self.config.conn.write_timeout,
         };
         tokio::spawn(task.run().in_current_span());
-        self.subscribers.push(Subscriber {
-            conn,
-            catch_up: Some((token, Vec::new())),
-        });
+        self.subscribers
+            .push(Subscriber::new(conn, Some((token, Vec::new()))));
         Some(kind)
     }
 
-    /// `conn` is up to date: a live subscriber from now on.
-    fn subscribed(&mut self, conn: ConnHandle, kind: ResumeKind) -> Option<ResumeKind> {
-        self.subscribers.push(Subscriber {
-            conn,
-            catch_up: None,
-        });
+    /// `conn` is up to date at `seq`: a live subscriber from now on (a relayed one is told so).
+    fn subscribed(&mut self, conn: ConnHandle, kind: ResumeKind, seq: Seq) -> Option<ResumeKind> {
+        let sub = Subscriber::new(conn, None);
+        if !sub.relayed || sub.conn.push(live_mark(seq)) {
+            self.subscribers.push(sub);
+        }
         Some(kind)
+    }
+
+    /// Stops publishing once no connection of another node follows the match.
+    pub(super) fn unpublish_if_unfollowed(&mut self) {
+        if self.publisher.is_some() && !self.subscribers.iter().any(|s| s.relayed) {
+            self.publisher = None;
+        }
     }
 
     /// Ends a catch-up: the live diffs held meanwhile follow (or, when they no longer fit at
@@ -299,7 +334,14 @@ impl Actor {
         let Some(pos) = self.subscribers.iter().position(|sub| {
             sub.conn.id == conn_id && matches!(sub.catch_up, Some((t, _)) if t == token)
         }) else {
-            return; // unsubscribed or resubscribed meanwhile
+            // Unsubscribed or resubscribed meanwhile. The node of a relayed one counts a mark
+            // for each of its resumes: this one's says nothing (the later resume's is as high).
+            if let Some(sub) = self.subscribers.iter().find(|s| s.conn.id == conn_id)
+                && sub.relayed
+            {
+                sub.conn.push(live_mark(0));
+            }
+            return;
         };
         let mut sub = self.subscribers.swap_remove(pos);
         let held = sub
@@ -314,6 +356,7 @@ impl Actor {
                 // The snapshot is at the current seq: it covers the held diffs too.
                 if let ActorState::Ready(loaded) = &mut self.state
                     && sub.conn.push(snapshot_frame(self.id, loaded))
+                    && (!sub.relayed || sub.conn.push(live_mark(loaded.seq)))
                 {
                     self.subscribers.push(sub);
                 }
@@ -322,19 +365,24 @@ impl Actor {
                 if held.len() > sub.conn.room() {
                     // Another round of the same resume: not counted again.
                     let _ = self.catch_up(sub.conn, Some(upto));
-                } else if held.into_iter().all(|f| sub.conn.push(f)) {
+                } else if held.into_iter().all(|f| sub.conn.push(f))
+                    && (!sub.relayed || sub.conn.push(live_mark(upto)))
+                {
                     self.subscribers.push(sub);
                 }
             }
         }
     }
 
-    /// Drops what only speeds up the next move or subscription: the views (the next command
+    /// Forgets the subscribers whose connection is gone, and drops what only speeds up the next
+    /// move or subscription: the views (the next command
     /// builds the one at `seq` from the game), the cached snapshot, what the game's vectors
     /// reserved beyond their length, and, when nobody follows the match, the diff window (a
     /// player who comes back resumes from the store). A followed match keeps its window: its
     /// players are the ones who reconnect after a network blip, all at once.
     pub(super) fn drop_spares(&mut self) {
+        self.subscribers.retain(|sub| !sub.conn.is_gone());
+        self.unpublish_if_unfollowed();
         if let ActorState::Ready(loaded) = &mut self.state {
             loaded.views.clear();
             loaded.game.shrink_to_fit();

@@ -1,14 +1,19 @@
 //! What the nodes of a cluster say to each other over NATS, and on which subjects. Never seen by
 //! a client (the clients' wire types are in the protocol crate): a node forwards what one of its
 //! connections sends to a match owned elsewhere, the owner answers whether its actor took it,
-//! and relays the frames that actor queues for that connection.
+//! relays the frames that actor queues for that connection, and publishes the match's diffs
+//! once for every node that follows it.
 //!
 //! Subjects, under the cluster's prefix `p` (`--nats-prefix`), with each node id's `.` written
 //! `~` (a subject's tokens are separated by dots; node ids never hold a `~`):
 //! - `p.node.<owner>.forward`: requests to the owner of a match ([`Forward`] → [`Reply`]);
 //! - `p.node.<edge>.relay.<match>.<conn>`: frames for one connection of the edge process
-//!   (`<node>+<start number>`), in order;
+//!   (`<node>+<start number>`), in order: answers, snapshots, resumes, and the live mark
+//!   ([`crate::wire::live_mark`]) after which the connection follows the match's diffs;
 //!   an empty message ends the relay (the client reconnects with `since`);
+//! - `p.match.<match>.diffs`: each diff of the match once, as its frame, while a connection of
+//!   another node follows it; the ack of the command it answers rides in the headers
+//!   ([`ACK_EDGE`], [`ACK_CONN`], [`ACK`]) when that command came from such a connection;
 //! - `p.all`: what every node delivers to its own clients or keeps ([`Broadcast`]: chat lines,
 //!   revoked sessions, lobbies' states), each node skipping its own;
 //! - `p.alive.<node>`: each node's heartbeat, which names its process (`<node>+<start number>`).
@@ -112,6 +117,12 @@ pub enum News {
     Adopt { node: String, matches: Vec<Uuid> },
 }
 
+/// A published diff's headers when an ack rides with it: the edge process and the connection
+/// there that sent the command, and the ack's frame.
+pub const ACK_EDGE: &str = "Ack-Edge";
+pub const ACK_CONN: &str = "Ack-Conn";
+pub const ACK: &str = "Ack";
+
 /// The subjects of one cluster (its prefix).
 #[derive(Debug, Clone)]
 pub struct Subjects {
@@ -150,6 +161,11 @@ impl Subjects {
         let conn = tail.next()?.parse().ok()?;
         let match_id = Uuid::try_parse(tail.next()?).ok()?;
         Some((match_id, conn))
+    }
+
+    /// Where the match's diffs are published for every node that follows it.
+    pub fn match_diffs(&self, match_id: Uuid) -> String {
+        format!("{}.match.{}.diffs", self.prefix, match_id.simple())
     }
 
     pub fn all(&self) -> String {
@@ -192,6 +208,10 @@ mod tests {
         assert_eq!(s.parse_relay(&relay), Some((id, 42)));
         assert_eq!(s.parse_relay("carc.node.x.relay.nope.1"), None);
         assert_eq!(s.forward("a.b"), "carc.node.a~b.forward");
+        assert_eq!(
+            s.match_diffs(id),
+            format!("carc.match.{}.diffs", id.simple())
+        );
         assert_eq!(s.parse_alive(&s.alive("a.b")).as_deref(), Some("a.b"));
     }
 

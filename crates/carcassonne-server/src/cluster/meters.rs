@@ -1,5 +1,6 @@
 //! The cluster's series, each labelled with the node id: the matches a node owns, what happened
-//! to its leases, its forwards to other owners (by outcome, and their round trip), and its
+//! to its leases, its forwards to other owners (by outcome, and their round trip), the diffs it
+//! publishes for other nodes and those it fans out to its own connections, and its
 //! reconnections to NATS.
 
 use crate::meters::{FORWARD, Metrics};
@@ -9,6 +10,9 @@ const OWNED: &str = "carcassonne_cluster_owned_matches";
 const LEASES: &str = "carcassonne_cluster_leases_total";
 const FORWARDS: &str = "carcassonne_cluster_forwards_total";
 const RECONNECTS: &str = "carcassonne_cluster_nats_reconnects_total";
+const PUBLISHED: &str = "carcassonne_cluster_diffs_published_total";
+const FANNED_OUT: &str = "carcassonne_cluster_diffs_fanned_out_total";
+const EDGE_RESUMES: &str = "carcassonne_cluster_edge_resumes_total";
 
 /// What a forward came to.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +34,13 @@ pub struct ClusterMeters {
     forwards: [Counter; 3],
     pub forward_seconds: Histogram,
     pub reconnects: Counter,
+    /// Diffs of the matches it owns published for the other nodes (once a diff, whatever the
+    /// number of nodes and connections following).
+    pub published: Counter,
+    /// Published diffs this node handed to its own connections (one per connection and diff).
+    pub fanned_out: Counter,
+    /// Resumes this node asked for a connection of its own that missed a published diff.
+    pub edge_resumes: Counter,
 }
 
 impl ClusterMeters {
@@ -65,6 +76,21 @@ impl ClusterMeters {
                 RECONNECTS,
                 vec![node()],
                 "Times this node's connection to NATS was made again after a loss.",
+            ),
+            published: metrics.counter(
+                PUBLISHED,
+                vec![node()],
+                "Diffs of the matches this node owns published once for every other node that follows them.",
+            ),
+            fanned_out: metrics.counter(
+                FANNED_OUT,
+                vec![node()],
+                "Published diffs of other nodes' matches handed to this node's connections, one per connection.",
+            ),
+            edge_resumes: metrics.counter(
+                EDGE_RESUMES,
+                vec![node()],
+                "Resumes this node asked of a match's owner for a connection that missed a published diff.",
             ),
         }
     }

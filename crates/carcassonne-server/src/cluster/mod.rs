@@ -12,8 +12,11 @@
 //! ([`proxy`]): the proxy forwards what the node's connections send (commands, subscriptions)
 //! to the owner with NATS request/reply, and the owner ([`owner`]) hands each to its actor as if
 //! from a connection of its own whose queue is relayed back over NATS, one subject per
-//! connection, to the node holding the socket. The actor, its persist-then-broadcast order, its
-//! resumes and its secrets are the same for a local or a relayed connection.
+//! connection, to the node holding the socket: its answers, snapshots and resumes. The match's
+//! live diffs cross once: the owner publishes each on the match's subject while a connection of
+//! another node follows it, and every node with followers there hands it to each of them in seq
+//! order ([`fanout`]). The actor, its persist-then-broadcast order, its resumes and its secrets
+//! are the same for a local or a relayed connection.
 //!
 //! When an owner goes away (killed, cut off, drained), its proxies see it (no heartbeat, no
 //! responder, a relay's end) and close their clients' sockets with 4003 (reconnect with
@@ -21,6 +24,7 @@
 //! the lease is free, and resumes after the last seq it saw.
 
 mod broadcast;
+mod fanout;
 mod forward;
 mod meters;
 mod owner;
@@ -82,8 +86,10 @@ pub struct Cluster {
     owned: Mutex<HashMap<Uuid, i64>>,
     /// Edge side: the local connections whose frames come back from an owner, by (match, conn).
     routes: Mutex<HashMap<(Uuid, u64), ConnHandle>>,
+    /// Edge side: the local followers of the matches owned elsewhere whose diffs are read here.
+    fanouts: Mutex<HashMap<Uuid, Arc<fanout::Followers>>>,
     /// Owner side: the stand-ins of other nodes' connections, each relayed to its node.
-    remotes: Mutex<HashMap<RemoteKey, ConnHandle>>,
+    remotes: Mutex<owner::Remotes>,
     /// When each node's heartbeat was last heard, and from which of its processes.
     heard: Mutex<HashMap<String, (Instant, String)>>,
     started: Instant,
@@ -174,6 +180,7 @@ impl Cluster {
             registry: Arc::downgrade(registry),
             owned: Mutex::default(),
             routes: Mutex::default(),
+            fanouts: Mutex::default(),
             remotes: Mutex::default(),
             heard: Mutex::default(),
             started: Instant::now(),
@@ -251,7 +258,7 @@ impl Cluster {
                 matches: handed,
             });
         }
-        let stand_ins: Vec<ConnHandle> = lock(&self.remotes).drain().map(|(_, c)| c).collect();
+        let stand_ins: Vec<ConnHandle> = lock(&self.remotes).take_where(|_| true);
         for conn in &stand_ins {
             conn.close_moved();
         }

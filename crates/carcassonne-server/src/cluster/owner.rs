@@ -1,19 +1,52 @@
 //! The owner's side: messages forwarded by other nodes reach this node's actors through a
 //! stand-in connection per (node, connection, match), whose bounded queue a relay task
-//! publishes, in order, on that connection's relay subject.
+//! publishes, in order, on that connection's relay subject: its answers, snapshots and resumes.
+//! A match's live diffs go out once, on the match's subject, for every node that follows it
+//! ([`Cluster::publisher`]).
 
-use super::forward::{Forward, Op, Reply};
+use super::forward::{ACK, ACK_CONN, ACK_EDGE, Forward, Op, Reply};
 use super::{Cluster, RemoteKey, lock};
 use crate::actor::{ActorMsg, CommandMsg, MatchHandle};
-use crate::outbox::{self, ConnHandle, TooSlow};
+use crate::outbox::{self, ConnHandle, Publication, Publisher, TooSlow};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use protocol::ErrorCode;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 use tracing::{debug, warn};
+use uuid::Uuid;
+
+/// The stand-ins of other nodes' connections.
+#[derive(Debug, Default)]
+pub(super) struct Remotes {
+    by_key: HashMap<RemoteKey, ConnHandle>,
+    /// Whose each stand-in is: (edge process, connection id there), by the stand-in's id.
+    by_id: HashMap<u64, (Arc<str>, u64)>,
+}
+
+impl Remotes {
+    fn insert(&mut self, key: RemoteKey, conn: ConnHandle) {
+        self.by_id.insert(conn.id, (Arc::clone(&key.0), key.1));
+        if let Some(old) = self.by_key.insert(key, conn) {
+            self.by_id.remove(&old.id);
+        }
+    }
+
+    pub(super) fn remove(&mut self, key: &RemoteKey) -> Option<ConnHandle> {
+        let conn = self.by_key.remove(key)?;
+        self.by_id.remove(&conn.id);
+        Some(conn)
+    }
+
+    /// The stand-ins whose key `gone` picks, taken out.
+    pub(super) fn take_where(&mut self, gone: impl Fn(&RemoteKey) -> bool) -> Vec<ConnHandle> {
+        let keys: Vec<RemoteKey> = self.by_key.keys().filter(|k| gone(k)).cloned().collect();
+        keys.iter().filter_map(|k| self.remove(k)).collect()
+    }
+}
 
 /// Answers the forwarded messages one at a time, in the order they came: a connection's
 /// subscription is queued before its next command.
@@ -112,7 +145,7 @@ impl Cluster {
     /// The stand-in of a connection of another node, made (with its relay) on first use.
     fn stand_in(&self, key: &RemoteKey) -> ConnHandle {
         let mut remotes = lock(&self.remotes);
-        if let Some(c) = remotes.get(key)
+        if let Some(c) = remotes.by_key.get(key)
             && !c.is_gone()
         {
             return c.clone();
@@ -126,6 +159,46 @@ impl Cluster {
         let subject = self.subjects.relay(&key.0, key.2, key.1);
         tokio::spawn(relay_out(self.nats.clone(), subject, rx, too_slow, drained));
         conn
+    }
+
+    /// A new publisher of the match's diffs for the other nodes, with its task; the task ends
+    /// when the publisher is dropped (nobody of another node follows the match any more).
+    pub fn publisher(self: &Arc<Self>, match_id: Uuid) -> Publisher {
+        let (tx, rx) = mpsc::channel(self.outgoing_queue);
+        let subject = self.subjects.match_diffs(match_id);
+        tokio::spawn(publish(Arc::clone(self), subject, rx));
+        Publisher::new(tx)
+    }
+}
+
+/// Publishes a match's diffs in order, each once, an ack riding with its diff in the headers
+/// (the connection it is for, on its node). A failed publish ends the task: the actor's next
+/// diff finds it gone and tells the other nodes' connections to resume.
+async fn publish(cluster: Arc<Cluster>, subject: String, mut rx: mpsc::Receiver<Publication>) {
+    while let Some(p) = rx.recv().await {
+        let to = p
+            .ack
+            .and_then(|(id, ack)| Some((lock(&cluster.remotes).by_id.get(&id).cloned()?, ack)));
+        let body = p.diff.into_bytes();
+        let sent = match to {
+            None => cluster.nats.publish(subject.clone(), body).await,
+            Some(((edge, conn), ack)) => {
+                let mut headers = async_nats::HeaderMap::new();
+                headers.insert(ACK_EDGE, &*edge);
+                headers.insert(ACK_CONN, conn.to_string().as_str());
+                // A frame is JSON on one line: a valid header value.
+                headers.insert(ACK, ack.as_str());
+                cluster
+                    .nats
+                    .publish_with_headers(subject.clone(), headers, body)
+                    .await
+            }
+        };
+        if let Err(e) = sent {
+            debug!(error = %e, "cannot publish a match's diff");
+            return;
+        }
+        cluster.meters.published.increment(1);
     }
 }
 

@@ -147,13 +147,8 @@ impl Cluster {
     /// Ends the stand-ins of connections whose process is gone (its node no longer heard, or
     /// heard from a later process): nobody reads them.
     fn sweep_remotes(&self) {
-        let gone: Vec<_> = lock(&self.remotes)
-            .iter()
-            .filter(|((edge, _, _), _)| !self.edge_alive(edge))
-            .map(|(k, c)| (k.clone(), c.clone()))
-            .collect();
-        for (key, conn) in gone {
-            lock(&self.remotes).remove(&key);
+        let conns = lock(&self.remotes).take_where(|(edge, _, _)| !self.edge_alive(edge));
+        for conn in conns {
             conn.close_too_slow();
         }
     }

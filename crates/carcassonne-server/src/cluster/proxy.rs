@@ -1,14 +1,17 @@
 //! The edge's side: a match owned by another node gets a proxy here, in the registry where its
 //! actor would be. The proxy forwards what this node's connections send to the owner and routes
-//! the frames relayed back to them; when the owner is gone, it closes their sockets (4003:
-//! reconnect with `since`, after what was queued) and leaves, so that the next touch finds the match's new owner.
+//! the frames relayed back to them; while some of them follow the match, it reads the match's
+//! published diffs for them ([`super::fanout`]). When the owner is gone, it closes their sockets
+//! (4003: reconnect with `since`, after what was queued) and leaves, so that the next touch
+//! finds the match's new owner.
 
+use super::fanout::Fanout;
 use super::forward::{Forward, Op, Reply};
 use super::meters::Forwarded;
 use super::{Cluster, lock};
 use crate::actor::{ActorMsg, CommandMsg, LoadOutcome, Registry, refuse};
 use crate::outbox::ConnHandle;
-use crate::wire::{Frame, error_frame};
+use crate::wire::{Frame, error_frame, live_mark_seq};
 use async_nats::RequestErrorKind;
 use futures_util::StreamExt;
 use protocol::ErrorCode;
@@ -102,12 +105,23 @@ impl Cluster {
     }
 }
 
-/// A proxy's state: the owner and the local connections it routes frames to.
+/// A proxy's state: the owner, the local connections it routes frames to, and the match's
+/// published diffs while some of them follow it.
 struct Proxy {
     cluster: Arc<Cluster>,
     id: Uuid,
     owner: Arc<str>,
     conns: HashMap<u64, ConnHandle>,
+    fanout: Option<Fanout>,
+}
+
+/// What the owner did with a forwarded message.
+enum Asked {
+    Taken,
+    /// Turned away (the client was told).
+    Refused,
+    /// The owner is gone (the client was told).
+    Gone,
 }
 
 /// Runs the proxy of match `id` until its owner is gone, it is idle, or the server stops.
@@ -125,6 +139,7 @@ pub(crate) async fn run(
         id,
         owner,
         conns: HashMap::new(),
+        fanout: None,
     };
     let mut every = tokio::time::interval(cluster.renew);
     let mut last_msg = Instant::now();
@@ -158,6 +173,7 @@ pub(crate) async fn run(
         lock(&cluster.routes).remove(&(id, conn_id));
         conn.close_moved();
     }
+    proxy.fanout = None;
     rx.close();
     while let Ok(msg) = rx.try_recv() {
         refuse(
@@ -191,11 +207,23 @@ impl Proxy {
                     id: id.clone(),
                     command,
                 };
-                self.ask(&conn, Some(id), op).await
+                !matches!(self.ask(&conn, Some(id), op).await, Asked::Gone)
             }
             ActorMsg::Subscribe { conn, since } => {
                 self.route(&conn);
-                self.ask(&conn, None, Op::Subscribe { since }).await
+                if !self.follow(&conn).await {
+                    return false;
+                }
+                match self.ask(&conn, None, Op::Subscribe { since }).await {
+                    Asked::Taken => true,
+                    Asked::Refused => {
+                        if let Some(f) = &self.fanout {
+                            f.followers.refused(conn.id);
+                        }
+                        true
+                    }
+                    Asked::Gone => false,
+                }
             }
             ActorMsg::Unsubscribe { conn_id } => {
                 self.unroute(conn_id).await;
@@ -248,21 +276,41 @@ impl Proxy {
         }
     }
 
-    /// Forwards a connection's message; a refusal goes to the client (`id`: the command's).
-    /// False when the owner is gone (the client is told, and closed with the others).
-    async fn ask(&mut self, conn: &ConnHandle, id: Option<String>, op: Op) -> bool {
+    /// Forwards a connection's message; a refusal goes to the client (`id`: the command's),
+    /// and so does the owner's absence (then it is closed with the others).
+    async fn ask(&mut self, conn: &ConnHandle, id: Option<String>, op: Op) -> Asked {
         let f = self.message(conn.id, op);
         match self.cluster.forward(&self.owner, &f).await {
-            Ok(Reply::Queued | Reply::Aborted { .. } | Reply::Inspected { .. }) => true,
+            Ok(Reply::Queued | Reply::Aborted { .. } | Reply::Inspected { .. }) => Asked::Taken,
             Ok(Reply::Refused { code, message }) => {
                 conn.push(error_frame(code, id, message));
-                true
+                Asked::Refused
             }
             Ok(Reply::NotOwner) | Err(_) => {
                 conn.push(error_frame(ErrorCode::Unavailable, id, MOVING));
-                false
+                Asked::Gone
             }
         }
+    }
+
+    /// `conn` resumes: the match's published diffs are read here from now on (before the resume
+    /// is forwarded) and held for it until its live mark. False when they cannot be read (the
+    /// client is told, and closed with the others).
+    async fn follow(&mut self, conn: &ConnHandle) -> bool {
+        if self.fanout.is_none() {
+            match Fanout::start(&self.cluster, self.id, Arc::clone(&self.owner)).await {
+                Ok(f) => self.fanout = Some(f),
+                Err(e) => {
+                    debug!(error = %e, "cannot subscribe to the match's diffs");
+                    conn.push(error_frame(ErrorCode::Unavailable, None, MOVING));
+                    return false;
+                }
+            }
+        }
+        if let Some(f) = &self.fanout {
+            f.followers.follow(conn);
+        }
+        true
     }
 
     /// Frames relayed for `conn` in this match reach it from now on.
@@ -276,6 +324,13 @@ impl Proxy {
     async fn unroute(&mut self, conn_id: u64) {
         if self.conns.remove(&conn_id).is_some() {
             lock(&self.cluster.routes).remove(&(self.id, conn_id));
+            if self
+                .fanout
+                .as_ref()
+                .is_some_and(|f| f.followers.unfollow(conn_id))
+            {
+                self.fanout = None;
+            }
             self.cluster
                 .forward_unsubscribe(&self.owner, self.id, conn_id)
                 .await;
@@ -296,12 +351,20 @@ impl Proxy {
     }
 }
 
-/// Routes every frame relayed to this node to its connection; an empty message closes it.
+/// Routes every frame relayed to this node to its connection; an empty message closes it, and
+/// a live mark goes to the match's followers here.
 pub(super) async fn relay_in(cluster: Arc<Cluster>, mut relays: async_nats::Subscriber) {
     while let Some(msg) = relays.next().await {
         let Some(key) = cluster.subjects.parse_relay(&msg.subject) else {
             continue;
         };
+        if let Some(seq) = live_mark_seq(&msg.payload) {
+            let followers = lock(&cluster.fanouts).get(&key.0).cloned();
+            if let Some(f) = followers {
+                f.live(key.1, seq);
+            }
+            continue;
+        }
         if msg.payload.is_empty() {
             if let Some(conn) = lock(&cluster.routes).remove(&key) {
                 conn.close_moved();

@@ -9,7 +9,9 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::debug;
 
+mod publisher;
 mod queue;
+pub use publisher::{Publication, Publisher};
 pub use queue::{Receiver, Sender, TrySendError, channel};
 
 /// Where each kind of connection takes its ids, apart, because an actor knows its subscribers
@@ -18,6 +20,12 @@ pub use queue::{Receiver, Sender, TrySendError, channel};
 pub const REMOTE_IDS_FROM: u64 = u64::MAX / 2;
 /// ... and the lobbies' bots from here.
 pub const BOT_IDS_FROM: u64 = u64::MAX / 4 * 3;
+
+/// Whether `id` is a stand-in's: a connection of another node, whose diffs that node takes from
+/// the match's publications.
+pub fn is_stand_in(id: u64) -> bool {
+    (REMOTE_IDS_FROM..BOT_IDS_FROM).contains(&id)
+}
 
 /// The sending side of one client connection, as seen by match actors. Cloned for every
 /// command a connection hands to its match, so it is one shared allocation (one reference count

@@ -10,6 +10,7 @@
 mod common;
 
 mod bots;
+mod fanout;
 mod harness;
 mod outages;
 mod play;
