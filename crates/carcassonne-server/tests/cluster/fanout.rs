@@ -51,8 +51,14 @@ async fn a_diff_crosses_once_for_every_follower_of_a_node() {
         }
     });
 
-    // Seat 0 first, on node 0: its first touch takes the lease there.
-    let mut seats = seat_players(&cluster, &created, |i| i).await;
+    // Seat 0 on node 0, at its first view before seat 1 comes on node 1: its first touch
+    // takes the lease there.
+    let mut seats = Vec::new();
+    for (i, s) in created.seats.iter().enumerate() {
+        let mut p = Player::join(&cluster, id, i, Some(s.token.clone())).await;
+        p.follower.sync_first().await.expect("first view");
+        seats.push(p);
+    }
     assert_eq!(cluster.owner(id).await, Some(0), "node 0 owns the match");
     let mut watchers = Vec::new();
     for _ in 0..SPECTATORS {
