@@ -69,7 +69,8 @@ async fn sqlite_upsert_lobby(
 
 impl SqliteStore {
     pub async fn save_lobby(&self, l: &LobbyRow) -> Result<(), StoreError> {
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         sqlite_upsert_lobby(&mut tx, l).await?;
         tx.commit().await?;
         self.sync().await
@@ -81,7 +82,7 @@ impl SqliteStore {
         )
         .bind(id.to_string())
         .bind(i64::try_from(version).unwrap_or(i64::MAX))
-        .execute(&self.write)
+        .execute(&mut *self.writing().await?)
         .await?;
         self.sync().await?;
         if done.rows_affected() == 0 {
@@ -146,7 +147,8 @@ impl SqliteStore {
         owners: &[(u8, Uuid)],
         lobby: &LobbyRow,
     ) -> Result<(), StoreError> {
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         sqlite_insert_match(&mut tx, m, seats).await?;
         for (seat, account) in owners {
             sqlx::query(
