@@ -79,6 +79,7 @@ impl SqliteStore {
         .await?;
         sqlite_insert_session(&mut tx, s).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 
@@ -117,6 +118,7 @@ impl SqliteStore {
         }
         sqlite_insert_session(&mut tx, s).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(NewSession::Opened)
     }

@@ -178,6 +178,7 @@ impl SqliteStore {
                 .map(|r| uuid_text(r, "id"))
                 .collect::<Result<Vec<_>, _>>()?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(gone)
     }
@@ -235,6 +236,7 @@ impl SqliteStore {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(Some(account))
     }
@@ -280,6 +282,7 @@ impl SqliteStore {
             }
         }
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 

@@ -73,6 +73,7 @@ impl SqliteStore {
         let mut tx = conn.begin().await?;
         sqlite_upsert_lobby(&mut tx, l).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 
@@ -162,6 +163,7 @@ impl SqliteStore {
         }
         sqlite_upsert_lobby(&mut tx, lobby).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 }

@@ -54,6 +54,7 @@ impl SqliteStore {
         let mut tx = conn.begin().await?;
         sqlite_insert_match(&mut tx, m, seats).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 

@@ -143,6 +143,7 @@ impl SqliteStore {
             Err(e) => return Err(e.into()),
         };
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(ReportOutcome::Stored(id))
     }

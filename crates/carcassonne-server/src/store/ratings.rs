@@ -282,6 +282,7 @@ impl SqliteStore {
             sqlite_write_line(&mut tx, n, r.family, line).await?;
         }
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(Recorded::Done)
     }
@@ -324,6 +325,7 @@ impl SqliteStore {
             sqlite_upsert_rating(&mut tx, *account, *family, r).await?;
         }
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 

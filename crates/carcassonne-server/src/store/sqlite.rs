@@ -56,7 +56,9 @@ pub struct SqliteStore {
 }
 
 /// The writing connection, lent to one write outside the group writer while it holds the turn
-/// ([`SqliteStore::writing`]); both go back when it is dropped.
+/// ([`SqliteStore::writing`]); both go back when it is dropped, which a write does before it
+/// waits for [`SqliteStore::sync`], so that the next write and the group writer need not wait
+/// for its fsync.
 pub(super) struct WriteConn<'a> {
     conn: PoolConnection<Sqlite>,
     _turn: SemaphorePermit<'a>,
