@@ -18,11 +18,11 @@ use super::sqlite_writer::{Writer, sqlite_writer};
 use super::{PoolSettings, StoreError, WriteReq, missing_migrations};
 use sqlx::ConnectOptions as _;
 use sqlx::pool::PoolConnection;
-use sqlx::{Row, Sqlite, SqliteConnection, Transaction};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
     SqliteSynchronous,
 };
+use sqlx::{Row, Sqlite, SqliteConnection, Transaction};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -208,7 +208,11 @@ impl SqliteStore {
     /// 1 s for 2,000 matches created at once). These writes therefore wait their turn here, one
     /// at a time, and the group writer waits in the pool's queue behind one of them at most.
     pub(super) async fn writing(&self) -> Result<WriteConn<'_>, StoreError> {
-        let turn = self.others.acquire().await.map_err(|_| StoreError::Closed)?;
+        let turn = self
+            .others
+            .acquire()
+            .await
+            .map_err(|_| StoreError::Closed)?;
         let conn = self.write.acquire().await?;
         Ok(WriteConn { conn, _turn: turn })
     }
@@ -361,6 +365,48 @@ mod tests {
             assert_eq!(stored.len(), 10);
             store.close().await;
         }
+        Ok(())
+    }
+
+    /// A burst of other writes (new matches) does not queue ahead of the moves' writer: with 300
+    /// new matches waiting for the writing connection, an append is written after one of them
+    /// at most, not after all of them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_of_new_matches_does_not_hold_the_moves()
+    -> Result<(), Box<dyn std::error::Error>> {
+        const BURST: usize = 300;
+        let dir = tempfile::tempdir()?;
+        let (store, ids) = store_with_match(dir.path(), Tuning::default(), 1).await?;
+        let created = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut burst = Vec::new();
+        for _ in 0..BURST {
+            let (store, created) = (store.clone(), Arc::clone(&created));
+            burst.push(tokio::spawn(async move {
+                let made = new_match(&store).await;
+                created.fetch_add(1, Ordering::SeqCst);
+                made
+            }));
+        }
+        // Every new match is waiting for the connection (or has had it) before the move comes.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let waiting = BURST - created.load(Ordering::SeqCst);
+        store
+            .append(ids[0], append(&[record(1, "[]".into())]))
+            .await?;
+        let after = BURST - created.load(Ordering::SeqCst);
+        for b in burst {
+            b.await??;
+        }
+        assert!(
+            waiting > BURST / 2,
+            "the burst was still waiting: {waiting}"
+        );
+        assert!(
+            after > waiting / 2,
+            "the move waited for {} of the {waiting} new matches waiting before it",
+            waiting - after
+        );
+        store.close().await;
         Ok(())
     }
 
