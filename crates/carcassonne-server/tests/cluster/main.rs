@@ -11,6 +11,7 @@ mod common;
 
 mod bots;
 mod harness;
+mod lobbies;
 mod outages;
 mod play;
 mod shared;
