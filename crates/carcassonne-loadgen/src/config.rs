@@ -103,6 +103,10 @@ pub(crate) struct Args {
     /// for `--secs`.
     #[arg(long, default_value_t = 1)]
     pub(crate) steps: usize,
+    /// Pace: seconds to wait once a step's matches are live before measuring it: with several
+    /// load processes, the others' ramps (a burst of new matches and connections) end first.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) settle: f64,
     /// Pace: seconds between two progress lines.
     #[arg(long, default_value_t = 5.0)]
     pub(crate) progress: f64,

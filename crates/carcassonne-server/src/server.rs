@@ -167,6 +167,8 @@ pub async fn run(
     lifecycle_tx.send_replace(Lifecycle::Draining);
     if let Some(cluster) = &cluster {
         cluster.drain();
+        // The lobbies' leases go first: the next node a request touches decides for them.
+        cluster.release_lobbies().await;
     }
     if timeout(grace, registry.shutdown()).await.is_err() {
         warn!("some matches did not stop in time");

@@ -114,6 +114,9 @@ pub(crate) async fn pace(args: Args) -> Result<(), LoadError> {
             ramp.elapsed().as_secs_f64(),
             args.secs
         );
+        if args.settle > 0.0 {
+            tokio::time::sleep(secs(args.settle, "--settle")?).await;
+        }
         let _ramp_window = ctx.meter.take();
         let cpu_before = args.server_pid.map(cpu_ticks).transpose()?;
         let start = Instant::now();

@@ -32,7 +32,8 @@ impl Cluster {
         });
     }
 
-    /// Delivers the other nodes' news to this node's clients, from now on.
+    /// Delivers the other nodes' news to this node's clients, and answers their lobby
+    /// requests, from now on.
     pub async fn attach(self: &Arc<Self>, shared: &Arc<Shared>) -> Result<(), ClusterError> {
         let news = self
             .nats
@@ -44,7 +45,7 @@ impl Cluster {
             deliver(Arc::clone(&self.edge), news, Arc::downgrade(shared)).instrument(span),
         );
         lock(&self.tasks).push(task);
-        Ok(())
+        self.serve_lobbies(shared).await
     }
 }
 

@@ -7,6 +7,8 @@
 //! Subjects, under the cluster's prefix `p` (`--nats-prefix`), with each node id's `.` written
 //! `~` (a subject's tokens are separated by dots; node ids never hold a `~`):
 //! - `p.node.<owner>.forward`: requests to the owner of a match ([`Forward`] → [`Reply`]);
+//! - `p.node.<owner>.lobby`: decisions for the owner of a lobby (`lobby::Ask` →
+//!   `lobby::Answer`, see [`super::lobbies`]);
 //! - `p.node.<edge>.relay.<match>.<conn>`: frames for one connection of the edge process
 //!   (`<node>+<start number>`), in order: answers, snapshots, resumes, and the live mark
 //!   ([`crate::wire::live_mark`]) after which the connection follows the match's diffs;
@@ -140,6 +142,10 @@ impl Subjects {
         format!("{}.node.{}.forward", self.prefix, token(node))
     }
 
+    pub fn lobby(&self, node: &str) -> String {
+        format!("{}.node.{}.lobby", self.prefix, token(node))
+    }
+
     pub fn relay(&self, edge: &str, match_id: Uuid, conn: u64) -> String {
         format!(
             "{}.node.{}.relay.{}.{}",
@@ -208,6 +214,7 @@ mod tests {
         assert_eq!(s.parse_relay(&relay), Some((id, 42)));
         assert_eq!(s.parse_relay("carc.node.x.relay.nope.1"), None);
         assert_eq!(s.forward("a.b"), "carc.node.a~b.forward");
+        assert_eq!(s.lobby("a.b"), "carc.node.a~b.lobby");
         assert_eq!(
             s.match_diffs(id),
             format!("carc.match.{}.diffs", id.simple())

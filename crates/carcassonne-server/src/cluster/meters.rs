@@ -1,6 +1,6 @@
-//! The cluster's series, each labelled with the node id: the matches a node owns, what happened
-//! to its leases, its forwards to other owners (by outcome, and their round trip), the diffs it
-//! publishes for other nodes and those it fans out to its own connections, and its
+//! The cluster's series, each labelled with the node id: the matches and lobbies a node owns,
+//! what happened to its leases, its forwards to other owners (by outcome, and their round trip),
+//! the diffs it publishes for other nodes and those it fans out to its own connections, and its
 //! reconnections to NATS.
 
 use crate::meters::{FORWARD, Metrics};
@@ -8,6 +8,8 @@ use metrics::{Counter, Gauge, Histogram, Label};
 
 const OWNED: &str = "carcassonne_cluster_owned_matches";
 const LEASES: &str = "carcassonne_cluster_leases_total";
+const OWNED_LOBBIES: &str = "carcassonne_cluster_owned_lobbies";
+const LOBBY_LEASES: &str = "carcassonne_cluster_lobby_leases_total";
 const FORWARDS: &str = "carcassonne_cluster_forwards_total";
 const RECONNECTS: &str = "carcassonne_cluster_nats_reconnects_total";
 const PUBLISHED: &str = "carcassonne_cluster_diffs_published_total";
@@ -31,6 +33,10 @@ pub struct ClusterMeters {
     pub taken: Counter,
     pub lost: Counter,
     pub released: Counter,
+    pub owned_lobbies: Gauge,
+    pub lobby_taken: Counter,
+    pub lobby_lost: Counter,
+    pub lobby_released: Counter,
     forwards: [Counter; 3],
     pub forward_seconds: Histogram,
     pub reconnects: Counter,
@@ -54,6 +60,13 @@ impl ClusterMeters {
                 "Match leases of this node, by event: taken, lost (another node took it, or it expired), released.",
             )
         };
+        let lobby_lease = |event| {
+            metrics.counter(
+                LOBBY_LEASES,
+                with("event", event),
+                "Lobby leases of this node, by event: taken, lost (another node took it, it expired, or a write was fenced), released.",
+            )
+        };
         let forward = |outcome| {
             metrics.counter(
                 FORWARDS,
@@ -66,11 +79,19 @@ impl ClusterMeters {
             taken: lease("taken"),
             lost: lease("lost"),
             released: lease("released"),
+            owned_lobbies: metrics.gauge(
+                OWNED_LOBBIES,
+                vec![node()],
+                "Open lobbies whose lease this node holds (it decides for them).",
+            ),
+            lobby_taken: lobby_lease("taken"),
+            lobby_lost: lobby_lease("lost"),
+            lobby_released: lobby_lease("released"),
             forwards: [forward("queued"), forward("refused"), forward("gone")],
             forward_seconds: metrics.histogram(
                 FORWARD,
                 vec![node()],
-                "A forward's round trip to the node owning its match.",
+                "A forward's round trip to the node owning its match or lobby.",
             ),
             reconnects: metrics.counter(
                 RECONNECTS,

@@ -1,7 +1,8 @@
 //! Cluster mode (`--nats-url`): several nodes share one Postgres and one NATS server, and any
 //! node serves any client.
 //!
-//! Each match is run by exactly one node: the one holding its lease in Postgres
+//! Each match, and each open lobby ([`lobbies`]), is run by exactly one node: the one holding its
+//! lease in Postgres
 //! ([`crate::store::leases`]). A node takes the lease when a match is first touched there and
 //! nobody else holds it ([`ownership`]), renews all its leases in one statement every
 //! `--lease-renew`, and writes the match's log under the lease's epoch, so that a node that lost
@@ -26,6 +27,7 @@
 mod broadcast;
 mod fanout;
 mod forward;
+mod lobbies;
 mod meters;
 mod owner;
 mod ownership;
@@ -40,7 +42,7 @@ pub(crate) use proxy::run as proxy_run;
 use crate::actor::Registry;
 use crate::config::Config;
 use crate::outbox::ConnHandle;
-use crate::store::{LeaseKey, Leases, Store};
+use crate::store::{Fence, LeaseKey, Leases, Store};
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -84,6 +86,8 @@ pub struct Cluster {
     registry: Weak<Registry>,
     /// The matches whose lease this node holds, with the epoch it holds them under.
     owned: Mutex<HashMap<Uuid, i64>>,
+    /// The open lobbies whose lease this node holds: it decides for them.
+    lobbies: Mutex<HashMap<Uuid, Arc<Fence>>>,
     /// Edge side: the local connections whose frames come back from an owner, by (match, conn).
     routes: Mutex<HashMap<(Uuid, u64), ConnHandle>>,
     /// Edge side: the local followers of the matches owned elsewhere whose diffs are read here.
@@ -179,6 +183,7 @@ impl Cluster {
             match_idle: config.matches.match_idle,
             registry: Arc::downgrade(registry),
             owned: Mutex::default(),
+            lobbies: Mutex::default(),
             routes: Mutex::default(),
             fanouts: Mutex::default(),
             remotes: Mutex::default(),

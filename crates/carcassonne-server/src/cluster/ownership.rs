@@ -1,11 +1,12 @@
 //! Which node runs a match: claiming its lease on first touch, renewing every lease this node
-//! holds in one statement, stopping the actors of the leases lost, letting a lease go when its
-//! actor stops, and adopting the matches whose deadline is due while nobody holds them.
+//! holds (its lobbies' too, [`super::lobbies`]) in one statement, stopping the actors of the
+//! leases lost, letting a lease go when its actor stops, and adopting the matches whose
+//! deadline is due while nobody holds them.
 
 use super::{Cluster, lock};
 use crate::actor::ActorMsg;
 use crate::actor::timers::now_millis;
-use crate::store::{Fence, LeaseError, LeaseKey};
+use crate::store::{Fence, LeaseError, LeaseKey, LeaseKind};
 use protocol::ErrorCode;
 use std::sync::Arc;
 use tracing::{debug, info, warn};
@@ -88,12 +89,14 @@ impl Cluster {
         }
     }
 
-    /// Renews every lease this node holds; stops the actors of those it lost.
+    /// Renews every lease this node holds, matches' and lobbies', in one statement; stops the
+    /// actors of the matches it lost, and forgets the lobbies it lost.
     async fn renew(&self) {
-        let keys: Vec<LeaseKey> = lock(&self.owned)
+        let mut keys: Vec<LeaseKey> = lock(&self.owned)
             .keys()
             .map(|id| LeaseKey::of_match(*id))
             .collect();
+        keys.extend(self.lobby_keys());
         if keys.is_empty() {
             return;
         }
@@ -105,9 +108,15 @@ impl Cluster {
                 return;
             }
         };
+        let lost_lobbies: Vec<Uuid> = keys
+            .iter()
+            .filter(|k| k.kind == LeaseKind::Lobby && !held.contains(k))
+            .map(|k| k.id)
+            .collect();
+        self.lobbies_lost(&lost_lobbies);
         let lost: Vec<Uuid> = keys
             .iter()
-            .filter(|k| !held.contains(k))
+            .filter(|k| k.kind == LeaseKind::Match && !held.contains(k))
             .map(|k| k.id)
             .collect();
         if lost.is_empty() {
@@ -170,6 +179,10 @@ pub(super) async fn upkeep(cluster: Arc<Cluster>) {
         every.tick().await;
         cluster.renew().await;
         cluster.meters.owned.set(cluster.owned_count() as f64);
+        cluster
+            .meters
+            .owned_lobbies
+            .set(cluster.owned_lobbies() as f64);
         cluster.adopt().await;
         cluster.sweep_remotes();
     }

@@ -72,13 +72,7 @@ impl Cluster {
     ) -> Result<Reply, ForwardError> {
         let answer = match asked {
             Err(_) => return Err(ForwardError::TimedOut),
-            Ok(Err(e)) => {
-                return Err(match e.kind() {
-                    RequestErrorKind::NoResponders => ForwardError::NoResponders,
-                    RequestErrorKind::TimedOut => ForwardError::TimedOut,
-                    _ => ForwardError::Nats(e.to_string()),
-                });
-            }
+            Ok(Err(e)) => return Err(request_failed(&e)),
             Ok(Ok(m)) => m,
         };
         match serde_json::from_slice::<Reply>(&answer.payload) {
@@ -102,6 +96,15 @@ impl Cluster {
                 .publish(self.subjects.forward(owner), body.into())
                 .await;
         }
+    }
+}
+
+/// Why a NATS request got no answer.
+pub(super) fn request_failed(e: &async_nats::RequestError) -> ForwardError {
+    match e.kind() {
+        RequestErrorKind::NoResponders => ForwardError::NoResponders,
+        RequestErrorKind::TimedOut => ForwardError::TimedOut,
+        _ => ForwardError::Nats(e.to_string()),
     }
 }
 

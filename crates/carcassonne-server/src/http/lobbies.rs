@@ -339,7 +339,6 @@ async fn bot(
         LobbyActionRefusals,
         (status = 403, description = "`not_host`, `not_in_lobby`", body = ErrorBodyDoc),
         (status = 409, description = "`not_ready`, `lobby_started`", body = ErrorBodyDoc),
-        (status = 503, description = "`busy`, `unavailable`", body = ErrorBodyDoc),
     ),
 )]
 async fn start(

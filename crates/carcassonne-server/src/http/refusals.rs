@@ -30,6 +30,11 @@ pub enum LobbyActionRefusals {
     Unauthenticated(ErrorBodyDoc),
     #[response(status = 404, description = "`unknown_lobby`")]
     UnknownLobby(ErrorBodyDoc),
+    #[response(
+        status = 503,
+        description = "`busy`, `unavailable`: try again (the lobbies are busy; the store, or in a cluster the node deciding for the lobby, does not answer)"
+    )]
+    Unavailable(ErrorBodyDoc),
 }
 
 /// An admin route on no particular match ([`super::admin::Admin`]).

@@ -1,6 +1,8 @@
 //! Lobbies: people gather, choose the options, sit down, get ready, and the host
 //! starts the match. ONE task, the lobby actor, owns every open lobby (invariant 5: no lock
-//! around lobby state); HTTP handlers and connections talk to it through a bounded inbox.
+//! around lobby state); HTTP handlers and connections talk to it through a bounded inbox. In a
+//! cluster, every node's actor keeps a copy of every lobby ([`replica`]) and the node holding a
+//! lobby's lease makes every decision on it ([`owner`]).
 //!
 //! Every change is computed on a copy ([`state::apply`]), stored, and only then becomes the
 //! lobby's state and is pushed, whole, to every connection that follows the lobby (persist,
@@ -13,17 +15,20 @@
 
 mod bot_mind;
 mod bots;
+mod owner;
 mod replica;
 pub mod state;
 
+pub use owner::{Answer, Ask, Op};
 pub use replica::Replica;
 pub use state::{Action, LobbyError};
 
 use crate::actor::Registry;
 use crate::newmatch::{NewMatchError, prepare};
 use crate::outbox::ConnHandle;
-use crate::store::{LobbyRow, Store};
+use crate::store::{Fence, LobbyRow, Store};
 use crate::wire::{error_frame, frame};
+use owner::{Decided, Owner};
 use protocol::{
     Account, CreateLobby, CreateMatch, ErrorCode, LobbyList, LobbyModules, LobbyState, LobbyStatus,
     Occupant, ServerMessage, WatchableMatch,
@@ -60,16 +65,10 @@ enum Msg {
         req: CreateLobby,
         reply: Reply<LobbyState>,
     },
-    Act {
-        by: Account,
-        lobby: Uuid,
-        action: Action,
-        reply: Reply<Option<LobbyState>>,
-    },
-    Start {
-        by: Account,
-        lobby: Uuid,
-        reply: Reply<Uuid>,
+    /// An action or a start: decided here if this node decides for the lobby.
+    Decide {
+        ask: Ask,
+        reply: oneshot::Sender<Decided>,
     },
     Get {
         viewer: Option<Uuid>,
@@ -98,6 +97,8 @@ enum Msg {
 #[derive(Debug, Clone)]
 pub struct Lobbies {
     tx: mpsc::Sender<Msg>,
+    /// Where a decision goes when another node decides for the lobby.
+    cluster: Option<Arc<crate::cluster::Cluster>>,
 }
 
 fn busy() -> LobbyError {
@@ -144,6 +145,7 @@ impl Lobbies {
         }
         info!(open = open.len(), "lobbies loaded");
         let (tx, rx) = mpsc::channel(INBOX);
+        let cluster = registry.cluster().cloned();
         let actor = Actor {
             store,
             registry,
@@ -154,7 +156,7 @@ impl Lobbies {
             followers: HashMap::new(),
         };
         tokio::spawn(actor.run(rx).instrument(info_span!("lobbies")));
-        Ok(Lobbies { tx })
+        Ok(Lobbies { tx, cluster })
     }
 
     async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Msg) -> Result<T, LobbyError> {
@@ -174,18 +176,26 @@ impl Lobbies {
         lobby: Uuid,
         action: Action,
     ) -> Result<Option<LobbyState>, LobbyError> {
-        self.ask(|reply| Msg::Act {
-            by,
-            lobby,
-            action,
-            reply,
-        })
-        .await
+        let op = Op::Act { action };
+        match self.decide(Ask { by, lobby, op }).await {
+            Answer::Changed { lobby } => Ok(lobby.map(|l| *l)),
+            other => Err(other.refusal()),
+        }
     }
 
     /// Starts the lobby's match; its id.
     pub async fn start_match(&self, by: Account, lobby: Uuid) -> Result<Uuid, LobbyError> {
-        self.ask(|reply| Msg::Start { by, lobby, reply }).await
+        match self
+            .decide(Ask {
+                by,
+                lobby,
+                op: Op::Start,
+            })
+            .await
+        {
+            Answer::Started { match_id } => Ok(match_id),
+            other => Err(other.refusal()),
+        }
     }
 
     pub async fn get(
@@ -232,7 +242,7 @@ impl Lobbies {
     }
 
     /// A change another node stored. Without room in the inbox it is dropped: this node's copy
-    /// is then behind, and its next write of that lobby finds it stale and reads it again.
+    /// is then behind until its next read of that lobby (a reader's, or a takeover's).
     pub fn replicated(&self, replica: Replica) {
         let _ = self.tx.try_send(Msg::Replicated(replica));
     }
@@ -269,27 +279,17 @@ struct StartPlan {
     next: LobbyState,
 }
 
-/// The stored lobby changed since this node's copy was read (another node wrote it).
-struct Stale;
-
-/// A write's outcome: `Err(Stale)` apart, so that the caller reads the lobby again.
-fn stored(written: Result<(), crate::store::StoreError>) -> Result<Result<(), LobbyError>, Stale> {
-    match written {
-        Ok(()) => Ok(Ok(())),
-        Err(crate::store::StoreError::StaleLobby(_)) => Err(Stale),
-        Err(e) => Ok(Err(store_failed(e))),
+/// A store failure: `unavailable` while the database cannot be reached (try again), else
+/// `internal`.
+fn store_failed(e: crate::store::StoreError) -> LobbyError {
+    if e.is_outage() {
+        warn!(error = %e, "lobby store unreachable");
+        return refuse(
+            ErrorCode::Unavailable,
+            "the store is not available; try again",
+        );
     }
-}
-
-fn stale() -> LobbyError {
-    refuse(
-        ErrorCode::Busy,
-        "the lobby is changing elsewhere; try again",
-    )
-}
-
-fn store_failed(e: impl std::fmt::Display) -> LobbyError {
-    error!(error = %e, "lobby store write failed");
+    error!(error = %e, "lobby store access failed");
     refuse(ErrorCode::Internal, "the store failed")
 }
 
@@ -401,18 +401,8 @@ impl Actor {
                 Msg::Create { by, req, reply } => {
                     let _ = reply.send(self.create(&by, &req).await);
                 }
-                Msg::Act {
-                    by,
-                    lobby,
-                    action,
-                    reply,
-                } => {
-                    // One who just left (or was never seated) is shown no invite code.
-                    let answer = self.act(&by, lobby, action).await;
-                    let _ = reply.send(answer.map(|l| l.map(|l| state::seen_by(&l, Some(by.id)))));
-                }
-                Msg::Start { by, lobby, reply } => {
-                    let _ = reply.send(self.start(&by, lobby).await);
+                Msg::Decide { ask, reply } => {
+                    let _ = reply.send(self.decide(ask).await);
                 }
                 Msg::Get {
                     viewer,
@@ -473,124 +463,105 @@ impl Actor {
             Some(invite_code()?)
         };
         let lobby = state::create(by, req, code)?;
-        self.store
-            .save_lobby(&row_of(&lobby)?)
-            .await
-            .map_err(store_failed)?;
+        let row = row_of(&lobby)?;
+        let fence = self.claim_new(lobby.id).await?;
+        if let Err(e) = self.store.save_lobby(&row, fence.as_deref()).await {
+            self.let_go(lobby.id).await;
+            return Err(store_failed(e));
+        }
         info!(lobby = %lobby.id, host = %by.id, "lobby created");
         self.open.insert(lobby.id, lobby.clone());
         self.tell_cluster(Replica::State(Box::new(lobby.clone())));
         Ok(lobby)
     }
 
-    /// An action, tried once more on the stored state when another node changed the lobby
-    /// since this node's copy.
+    /// An action or a start, by the node that decides for the lobby.
+    async fn decide(&mut self, ask: Ask) -> Decided {
+        let Ask { by, lobby: id, op } = ask;
+        let fence = match self.owner(id).await {
+            Ok(Owner::Here(fence)) => fence,
+            Ok(Owner::Elsewhere(node)) => return Decided::Elsewhere(node),
+            Err(e) => return Decided::Here(e.into()),
+        };
+        let answer = match op {
+            // One who just left (or was never seated) is shown no invite code.
+            Op::Act { action } => {
+                self.act(&by, id, action, fence.as_deref())
+                    .await
+                    .map(|l| Answer::Changed {
+                        lobby: l.map(|l| Box::new(state::seen_by(&l, Some(by.id)))),
+                    })
+            }
+            Op::Start => self
+                .start(&by, id, fence.as_deref())
+                .await
+                .map(|match_id| Answer::Started { match_id }),
+        };
+        Decided::Here(answer.unwrap_or_else(Answer::from))
+    }
+
+    /// An action, computed on a copy, written (under `fence` in a cluster), then made current.
     async fn act(
         &mut self,
         by: &Account,
         id: Uuid,
         action: Action,
+        fence: Option<&Fence>,
     ) -> Result<Option<LobbyState>, LobbyError> {
-        self.find(id).await;
-        match self.act_once(by, id, action.clone()).await {
-            Err(Stale) => {
-                self.refresh(id).await?;
-                self.act_once(by, id, action).await.map_err(|_| stale())?
-            }
-            Ok(answer) => answer,
-        }
-    }
-
-    /// [`Actor::start`], likewise tried once more on the stored state.
-    async fn start(&mut self, by: &Account, id: Uuid) -> Result<Uuid, LobbyError> {
-        self.find(id).await;
-        match self.start_once(by, id).await {
-            Err(Stale) => {
-                self.refresh(id).await?;
-                self.start_once(by, id).await.map_err(|_| stale())?
-            }
-            Ok(answer) => answer,
-        }
-    }
-
-    /// One try of an action: `Err(Stale)` when the stored lobby is not the one it started from.
-    async fn act_once(
-        &mut self,
-        by: &Account,
-        id: Uuid,
-        action: Action,
-    ) -> Result<Result<Option<LobbyState>, LobbyError>, Stale> {
         if self.started.contains_key(&id) {
-            return Ok(Err(already_started()));
+            return Err(already_started());
         }
-        let Some(current) = self.open.get(&id) else {
-            return Ok(Err(unknown()));
-        };
+        let current = self.open.get(&id).ok_or_else(unknown)?;
         let version = current.version;
-        let after = match state::apply(current.clone(), by, action) {
-            Ok(after) => after,
-            Err(e) => return Ok(Err(e)),
-        };
-        match after {
+        match state::apply(current.clone(), by, action)? {
             After::Open(next) => {
-                let row = match row_of(&next) {
-                    Ok(row) => row,
-                    Err(e) => return Ok(Err(e)),
-                };
-                if let Err(e) = stored(self.store.save_lobby(&row).await)? {
-                    return Ok(Err(e));
-                }
+                let row = row_of(&next)?;
+                let written = self.store.save_lobby(&row, fence).await;
+                self.stored(id, fence, written).await?;
                 self.open.insert(id, next.clone());
                 self.push(&next);
                 self.tell_cluster(Replica::State(Box::new(next.clone())));
-                Ok(Ok(Some(next)))
+                Ok(Some(next))
             }
             After::Closed => {
-                if let Err(e) = stored(self.store.delete_lobby(id, version).await)? {
-                    return Ok(Err(e));
-                }
+                let written = self.store.delete_lobby(id, version, fence).await;
+                self.stored(id, fence, written).await?;
                 self.open.remove(&id);
                 info!(lobby = %id, "lobby closed: no player left");
                 self.closed(id);
                 self.tell_cluster(Replica::Closed(id));
-                Ok(Ok(None))
+                self.let_go(id).await;
+                Ok(None)
             }
         }
     }
 
-    /// One try of a start: `Err(Stale)` when the stored lobby is not the one it started from.
-    async fn start_once(
+    /// Starts the lobby's match: the match, its seats' accounts and the started lobby in one
+    /// write (under `fence` in a cluster).
+    async fn start(
         &mut self,
         by: &Account,
         id: Uuid,
-    ) -> Result<Result<Uuid, LobbyError>, Stale> {
+        fence: Option<&Fence>,
+    ) -> Result<Uuid, LobbyError> {
         if self.started.contains_key(&id) {
-            return Ok(Err(already_started()));
+            return Err(already_started());
         }
         if !self.open.contains_key(&id) {
-            return Ok(Err(unknown()));
+            return Err(unknown());
         }
-        let prepared = match self.prepare_start(by, id) {
-            Ok(p) => p,
-            Err(e) => return Ok(Err(e)),
-        };
         let StartPlan {
             prepared,
             owners,
             next,
-        } = prepared;
+        } = self.prepare_start(by, id)?;
         let match_id = prepared.row.id;
-        let row = match row_of(&next) {
-            Ok(row) => row,
-            Err(e) => return Ok(Err(e)),
-        };
+        let row = row_of(&next)?;
         let written = self
             .store
-            .start_lobby_match(&prepared.row, &prepared.seats, &owners, &row)
+            .start_lobby_match(&prepared.row, &prepared.seats, &owners, &row, fence)
             .await;
-        if let Err(e) = stored(written)? {
-            return Ok(Err(e));
-        }
+        self.stored(id, fence, written).await?;
         info!(lobby = %id, %match_id, "lobby started its match");
         // The match's actor, loaded now so that the first subscriber finds it ready.
         if self.registry.get_or_load(match_id).is_err() {
@@ -605,7 +576,8 @@ impl Actor {
         self.followers.remove(&id);
         self.tell_cluster(Replica::State(Box::new(next.clone())));
         self.started.insert(id, next);
-        Ok(Ok(match_id))
+        self.let_go(id).await;
+        Ok(match_id)
     }
 
     /// The match a start creates, the seats' accounts, and the started lobby.

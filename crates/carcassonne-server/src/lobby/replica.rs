@@ -1,8 +1,8 @@
-//! Lobbies in a cluster: each node keeps a copy of every lobby, reads a lobby from the store
-//! before it decides anything on it, writes it through the store with the state's version as a
-//! compare-and-swap (`store::StoreError::StaleLobby`: two nodes deciding at once, the second
-//! reads again and tries once more), and tells the other nodes each change it stored, which
-//! replace their copies and push the new state to their own followers.
+//! Lobbies in a cluster: each node keeps a copy of every lobby, for its readers and followers.
+//! The node that decides for a lobby ([`super::owner`]) tells the other nodes each change it
+//! stored; they replace their copies and push the new state to their own followers. A reader
+//! or a follower of a lobby this node does not decide for reads it from the store first (the
+//! news may not be here yet).
 
 use super::{Actor, LobbyError, bot_seats, frame, store_failed};
 use protocol::{LobbyState, LobbyStatus, ServerMessage};
@@ -20,11 +20,13 @@ pub enum Replica {
 }
 
 impl Actor {
-    /// In a cluster, this node's copy of a lobby may be behind another node's change (its news
-    /// not here yet), or missing (opened elsewhere a moment ago): before it decides anything
-    /// on a lobby, it reads the lobby from the store.
+    /// In a cluster, this node's copy of a lobby another node decides for may be behind that
+    /// node's change (its news not here yet), or missing (opened elsewhere a moment ago):
+    /// before it shows a lobby, it reads it from the store. The owner's copy is the store's.
     pub(super) async fn find(&mut self, id: Uuid) {
-        if self.registry.cluster().is_some() {
+        if let Some(cluster) = self.registry.cluster()
+            && cluster.lobby_fence(id).is_none()
+        {
             let _ = self.refresh(id).await;
         }
     }
@@ -93,16 +95,5 @@ impl Actor {
                 c.conn.push(f.clone());
             }
         }
-    }
-
-    /// In a cluster, every other node's copy follows this change.
-    pub(super) fn tell_cluster(&self, replica: Replica) {
-        let Some(cluster) = self.registry.cluster() else {
-            return;
-        };
-        cluster.tell_all(match replica {
-            Replica::State(l) => crate::cluster::News::Lobby { state: l },
-            Replica::Closed(id) => crate::cluster::News::LobbyClosed { id },
-        });
     }
 }

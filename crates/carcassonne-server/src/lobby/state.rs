@@ -33,8 +33,9 @@ fn bad(message: impl Into<String>) -> LobbyError {
     refuse(ErrorCode::BadOption, message)
 }
 
-/// A lobby action by an account.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A lobby action by an account (also sent to the node deciding for the lobby).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Action {
     Join(JoinLobby),
     Leave,

@@ -62,7 +62,8 @@ async fn sqlite_insert_session(
 
 impl SqliteStore {
     pub async fn create_account(&self, a: &AccountRow, s: &SessionRow) -> Result<(), StoreError> {
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         sqlx::query(
             "INSERT INTO accounts (id, name, name_key, kind, password_hash, admin, created_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -78,6 +79,7 @@ impl SqliteStore {
         .await?;
         sqlite_insert_session(&mut tx, s).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 
@@ -103,7 +105,8 @@ impl SqliteStore {
     ) -> Result<NewSession, StoreError> {
         // Every write goes through the one writing connection, so this transaction runs alone:
         // no other session of the account can be inserted between the count and the insert.
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         let live: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE account_id = ?1")
             .bind(s.account_id.to_string())
             .fetch_one(&mut *tx)
@@ -115,6 +118,7 @@ impl SqliteStore {
         }
         sqlite_insert_session(&mut tx, s).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(NewSession::Opened)
     }
@@ -162,13 +166,13 @@ impl SqliteStore {
                 sqlx::query("DELETE FROM sessions WHERE account_id = ?1 AND id = ?2")
                     .bind(account_id.to_string())
                     .bind(id.to_string())
-                    .execute(&self.write)
+                    .execute(&mut *self.writing().await?)
                     .await?
             }
             None => {
                 sqlx::query("DELETE FROM sessions WHERE account_id = ?1")
                     .bind(account_id.to_string())
-                    .execute(&self.write)
+                    .execute(&mut *self.writing().await?)
                     .await?
             }
         };

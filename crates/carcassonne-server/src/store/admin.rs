@@ -308,7 +308,7 @@ impl SqliteStore {
                 .bind(since)
                 .bind(id.to_string())
                 .bind(i64::from(seat))
-                .execute(&self.write)
+                .execute(&mut *self.writing().await?)
                 .await?;
         self.sync().await?;
         Ok(done.rows_affected() == 1)
@@ -319,7 +319,7 @@ impl SqliteStore {
             sqlx::query("UPDATE accounts SET admin = ?1 WHERE id = ?2 AND kind = 'registered'")
                 .bind(i64::from(admin))
                 .bind(account.to_string())
-                .execute(&self.write)
+                .execute(&mut *self.writing().await?)
                 .await?;
         self.sync().await?;
         Ok(done.rows_affected() == 1)
@@ -336,7 +336,7 @@ impl SqliteStore {
         .bind(a.match_id.map(|i| i.to_string()))
         .bind(&a.detail)
         .bind(&a.outcome)
-        .fetch_one(&self.write)
+        .fetch_one(&mut *self.writing().await?)
         .await?;
         self.sync().await?;
         Ok(row.try_get("id")?)

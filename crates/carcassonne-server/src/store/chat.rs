@@ -85,7 +85,7 @@ impl SqliteStore {
         .bind(&c.from.name)
         .bind(&c.text)
         .bind(at)
-        .fetch_one(&self.write)
+        .fetch_one(&mut *self.writing().await?)
         .await?;
         self.sync().await?;
         Ok(id)

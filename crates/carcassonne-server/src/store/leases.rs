@@ -3,9 +3,10 @@
 //!
 //! A node takes a lease that is absent, expired or released, and the lease's epoch goes up by
 //! one; it renews its leases while it runs them; a lease it does not renew in time may be taken
-//! by another node. The epoch is the fence: a match's append carries `(node, epoch)`
-//! ([`Fence`]), and the append's own statement checks the lease row and locks it
-//! (`FOR KEY SHARE`), so that a stale owner's write never commits (see [`super::pg_writer`]).
+//! by another node. The epoch is the fence: a match's append and a lobby's write carry
+//! `(node, epoch)` ([`Fence`]), and the write's own transaction checks the lease row and locks
+//! it (`FOR KEY SHARE`), so that a stale owner's write never commits (see [`super::pg_writer`]
+//! and [`super::lobbies`]).
 //!
 //! Locks: a takeover locks the row `FOR UPDATE` before it changes it, so it waits for the
 //! appends that hold the row's key-share lock, and an append that comes after it sees the new
@@ -89,8 +90,8 @@ impl Lease {
     }
 }
 
-/// The lease a match's append is written under: the append commits only if the match's lease
-/// is still held by `node` under `epoch` and has not expired. The node's name is shared by all
+/// The lease a match's append (or a lobby's write) is written under: it commits only if the
+/// lease is still held by `node` under `epoch` and has not expired. The node's name is shared by all
 /// its appends, hence the `Arc`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fence {
@@ -317,22 +318,24 @@ pub async fn acquire_on(
     ))))
 }
 
-/// Checks and key-share-locks `fence` on match `id`'s lease in the transaction `conn` is in:
-/// the append that follows commits only under this lease. A stale fence:
+/// Checks and key-share-locks `fence` on the lease of `key` in the transaction `conn` is in:
+/// the write that follows commits only under this lease. A stale fence:
 /// [`StoreError::Fenced`].
 pub(super) async fn check_fence(
     conn: &mut PgConnection,
-    id: Uuid,
+    key: LeaseKey,
     fence: &Fence,
 ) -> Result<(), StoreError> {
+    let id = key.id;
     let held = sqlx::query(
         "SELECT 1 FROM leases \
-         WHERE kind = 'match' AND id = $1 AND node_id = $2 AND epoch = $3 AND expires_at > now() \
+         WHERE kind = $4 AND id = $1 AND node_id = $2 AND epoch = $3 AND expires_at > now() \
          FOR KEY SHARE",
     )
     .bind(id)
     .bind(&*fence.node)
     .bind(fence.epoch)
+    .bind(key.kind.as_str())
     .fetch_optional(conn)
     .await?;
     match held {

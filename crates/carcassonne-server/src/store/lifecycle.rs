@@ -148,7 +148,7 @@ impl SqliteStore {
         .bind(s.map(|s| s.since))
         .bind(s.and_then(|s| s.until))
         .bind(s.map(|s| s.reason.clone()))
-        .execute(&self.write)
+        .execute(&mut *self.writing().await?)
         .await?;
         self.sync().await?;
         Ok(done.rows_affected() > 0)
@@ -160,7 +160,8 @@ impl SqliteStore {
         phc: &str,
         keep: Option<Uuid>,
     ) -> Result<Vec<Uuid>, StoreError> {
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         sqlx::query("UPDATE accounts SET password_hash = ?2 WHERE id = ?1")
             .bind(id.to_string())
             .bind(phc)
@@ -177,6 +178,7 @@ impl SqliteStore {
                 .map(|r| uuid_text(r, "id"))
                 .collect::<Result<Vec<_>, _>>()?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(gone)
     }
@@ -190,7 +192,7 @@ impl SqliteStore {
         .bind(r.account_id.to_string())
         .bind(r.created_at)
         .bind(r.expires_at)
-        .execute(&self.write)
+        .execute(&mut *self.writing().await?)
         .await?;
         self.sync().await
     }
@@ -201,7 +203,8 @@ impl SqliteStore {
         phc: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<Uuid>, StoreError> {
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         let row = sqlx::query(
             "SELECT r.account_id, r.expires_at FROM password_resets r \
              JOIN accounts a ON a.id = r.account_id \
@@ -233,13 +236,15 @@ impl SqliteStore {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(Some(account))
     }
 
     async fn delete_account(&self, id: Uuid, now: DateTime<Utc>) -> Result<(), StoreError> {
         let key = id.to_string();
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         for sql in [
             "DELETE FROM sessions WHERE account_id = ?1",
             "DELETE FROM chat WHERE account_id = ?1",
@@ -277,6 +282,7 @@ impl SqliteStore {
             }
         }
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 

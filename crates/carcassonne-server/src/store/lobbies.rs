@@ -1,6 +1,9 @@
 //! Lobbies, both dialects: a lobby's row, the lobbies a restart keeps, who may watch a lobby's
-//! match, and the one transaction that starts a lobby's match.
+//! match, and the one transaction that starts a lobby's match. On Postgres a write may carry its
+//! owner's [`Fence`] (cluster mode): the lobby's lease is checked and key-share-locked in the
+//! write's own transaction, so that a node that lost the lobby never writes it again.
 
+use super::leases::{Fence, LeaseKey, check_fence};
 use super::matches::{pg_insert_match, sqlite_insert_match};
 use super::sqlite::uuid_text;
 use super::{LobbyRow, MatchAccess, MatchRow, PgStore, SeatRow, SqliteStore, StoreError};
@@ -69,9 +72,11 @@ async fn sqlite_upsert_lobby(
 
 impl SqliteStore {
     pub async fn save_lobby(&self, l: &LobbyRow) -> Result<(), StoreError> {
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         sqlite_upsert_lobby(&mut tx, l).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 
@@ -81,7 +86,7 @@ impl SqliteStore {
         )
         .bind(id.to_string())
         .bind(i64::try_from(version).unwrap_or(i64::MAX))
-        .execute(&self.write)
+        .execute(&mut *self.writing().await?)
         .await?;
         self.sync().await?;
         if done.rows_affected() == 0 {
@@ -146,7 +151,8 @@ impl SqliteStore {
         owners: &[(u8, Uuid)],
         lobby: &LobbyRow,
     ) -> Result<(), StoreError> {
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         sqlite_insert_match(&mut tx, m, seats).await?;
         for (seat, account) in owners {
             sqlx::query(
@@ -160,6 +166,7 @@ impl SqliteStore {
         }
         sqlite_upsert_lobby(&mut tx, lobby).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 }
@@ -208,24 +215,45 @@ async fn pg_upsert_lobby(
     Ok(())
 }
 
+/// The fence's check, first in a lobby write's transaction.
+async fn pg_fenced(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    id: Uuid,
+    fence: Option<&Fence>,
+) -> Result<(), StoreError> {
+    match fence {
+        Some(fence) => check_fence(tx, LeaseKey::of_lobby(id), fence).await,
+        None => Ok(()),
+    }
+}
+
 impl PgStore {
-    pub async fn save_lobby(&self, l: &LobbyRow) -> Result<(), StoreError> {
+    pub async fn save_lobby(&self, l: &LobbyRow, fence: Option<&Fence>) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
+        pg_fenced(&mut tx, l.id, fence).await?;
         pg_upsert_lobby(&mut tx, l).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    pub async fn delete_lobby(&self, id: Uuid, version: u64) -> Result<(), StoreError> {
+    pub async fn delete_lobby(
+        &self,
+        id: Uuid,
+        version: u64,
+        fence: Option<&Fence>,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        pg_fenced(&mut tx, id, fence).await?;
         let done =
             sqlx::query("DELETE FROM lobbies WHERE id = $1 AND (state->>'version')::bigint = $2")
                 .bind(id)
                 .bind(i64::try_from(version).unwrap_or(i64::MAX))
-                .execute(&self.pool)
+                .execute(&mut *tx)
                 .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::StaleLobby(id));
         }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -285,8 +313,10 @@ impl PgStore {
         seats: &[SeatRow],
         owners: &[(u8, Uuid)],
         lobby: &LobbyRow,
+        fence: Option<&Fence>,
     ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
+        pg_fenced(&mut tx, lobby.id, fence).await?;
         pg_insert_match(&mut tx, m, seats).await?;
         for (seat, account) in owners {
             sqlx::query(

@@ -50,9 +50,11 @@ fn sqlite_command_row(r: &SqliteRow) -> Result<CommandRow, StoreError> {
 
 impl SqliteStore {
     pub async fn create_match(&self, m: &MatchRow, seats: &[SeatRow]) -> Result<(), StoreError> {
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         sqlite_insert_match(&mut tx, m, seats).await?;
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 

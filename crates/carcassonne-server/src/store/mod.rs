@@ -66,9 +66,9 @@ pub enum StoreError {
     /// acknowledged.
     #[error("the sync to disk failed: {0}")]
     Sync(String),
-    /// A fenced append whose lease is no longer held by its node under its epoch (taken over,
-    /// expired or released): nothing of it was written.
-    #[error("match {id}: the lease is no longer held by node {node} under epoch {epoch}")]
+    /// A fenced write (a match's append, a lobby's change) whose lease is no longer held by its
+    /// node under its epoch (taken over, expired or released): nothing of it was written.
+    #[error("{id}: the lease is no longer held by node {node} under epoch {epoch}")]
     Fenced { id: Uuid, node: String, epoch: i64 },
     /// A feature of cluster mode asked of a SQLite store.
     #[error("{0} needs Postgres")]
@@ -657,13 +657,29 @@ impl Store {
         dispatch!(self.seat_of_account(match_id, account_id))
     }
 
-    /// Inserts or replaces a lobby.
-    pub async fn save_lobby(&self, l: &LobbyRow) -> Result<(), StoreError> {
-        dispatch!(self.save_lobby(l))
+    /// Inserts or replaces a lobby (over the version before it, [`LobbyRow::version`]). With a
+    /// `fence` (cluster mode, Postgres only) it commits only while the lobby's lease is held
+    /// under that fence ([`StoreError::Fenced`] otherwise); SQLite refuses a fence.
+    pub async fn save_lobby(&self, l: &LobbyRow, fence: Option<&Fence>) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(_) if fence.is_some() => Err(StoreError::PostgresOnly("a fenced write")),
+            Store::Sqlite(s) => s.save_lobby(l).await,
+            Store::Postgres(p) => p.save_lobby(l, fence).await,
+        }
     }
 
-    pub async fn delete_lobby(&self, id: Uuid, version: u64) -> Result<(), StoreError> {
-        dispatch!(self.delete_lobby(id, version))
+    /// Deletes a lobby at `version`; a `fence` as for [`Store::save_lobby`].
+    pub async fn delete_lobby(
+        &self,
+        id: Uuid,
+        version: u64,
+        fence: Option<&Fence>,
+    ) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(_) if fence.is_some() => Err(StoreError::PostgresOnly("a fenced write")),
+            Store::Sqlite(s) => s.delete_lobby(id, version).await,
+            Store::Postgres(p) => p.delete_lobby(id, version, fence).await,
+        }
     }
 
     /// Open lobbies, and started ones whose match is still active (what a restart keeps).
@@ -710,15 +726,21 @@ impl Store {
     }
 
     /// Starts a lobby's match in ONE transaction: the match and its seats (as
-    /// [`Store::create_match`]), the seats' accounts, and the lobby's new state.
+    /// [`Store::create_match`]), the seats' accounts, and the lobby's new state; a `fence` as
+    /// for [`Store::save_lobby`], checked in the same transaction.
     pub async fn start_lobby_match(
         &self,
         m: &MatchRow,
         seats: &[SeatRow],
         owners: &[(u8, Uuid)],
         lobby: &LobbyRow,
+        fence: Option<&Fence>,
     ) -> Result<(), StoreError> {
-        dispatch!(self.start_lobby_match(m, seats, owners, lobby))
+        match self {
+            Store::Sqlite(_) if fence.is_some() => Err(StoreError::PostgresOnly("a fenced write")),
+            Store::Sqlite(s) => s.start_lobby_match(m, seats, owners, lobby).await,
+            Store::Postgres(p) => p.start_lobby_match(m, seats, owners, lobby, fence).await,
+        }
     }
 }
 

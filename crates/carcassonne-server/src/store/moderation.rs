@@ -110,7 +110,8 @@ impl SqliteStore {
         max: i64,
     ) -> Result<ReportOutcome, StoreError> {
         // One writing connection: the count and the insert run alone.
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         let filed: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM reports WHERE reporter = ?1 AND julianday(at) >= julianday(?2)",
         )
@@ -142,6 +143,7 @@ impl SqliteStore {
             Err(e) => return Err(e.into()),
         };
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(ReportOutcome::Stored(id))
     }
@@ -181,7 +183,7 @@ impl SqliteStore {
         .bind(at)
         .bind(by)
         .bind(note)
-        .execute(&self.write)
+        .execute(&mut *self.writing().await?)
         .await?;
         self.sync().await?;
         Ok(done.rows_affected() > 0)
@@ -202,7 +204,7 @@ impl SqliteStore {
              account_id, name, text, at",
         )
         .bind(id)
-        .fetch_optional(&self.write)
+        .fetch_optional(&mut *self.writing().await?)
         .await?
         .map(|r| sqlite_line(&r))
         .transpose()?;

@@ -234,7 +234,7 @@ async fn write_group(
 async fn append_one(pool: &PgPool, req: &WriteReq) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
     if let Some(fence) = &req.fence {
-        check_fence(&mut tx, req.id, fence).await?;
+        check_fence(&mut tx, super::LeaseKey::of_match(req.id), fence).await?;
     }
     for r in &req.records {
         sqlx::query(

@@ -250,7 +250,8 @@ impl SqliteStore {
 
     async fn record_rated(&self, r: &RatedRecord) -> Result<Recorded, StoreError> {
         // The one writing connection: this transaction runs alone.
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         let inserted: Option<i64> = sqlx::query_scalar(
             "INSERT INTO rated_matches (match_id, family, ended_at, results) \
              VALUES (?1, ?2, ?3, ?4) ON CONFLICT (match_id) DO NOTHING RETURNING n",
@@ -281,6 +282,7 @@ impl SqliteStore {
             sqlite_write_line(&mut tx, n, r.family, line).await?;
         }
         tx.commit().await?;
+        drop(conn);
         self.sync().await?;
         Ok(Recorded::Done)
     }
@@ -310,7 +312,8 @@ impl SqliteStore {
     }
 
     async fn replace_ratings(&self, all: &AllRatings) -> Result<(), StoreError> {
-        let mut tx = self.write.begin().await?;
+        let mut conn = self.writing().await?;
+        let mut tx = conn.begin().await?;
         sqlx::query("DELETE FROM ratings").execute(&mut *tx).await?;
         sqlx::query("DELETE FROM rating_history")
             .execute(&mut *tx)
@@ -322,6 +325,7 @@ impl SqliteStore {
             sqlite_upsert_rating(&mut tx, *account, *family, r).await?;
         }
         tx.commit().await?;
+        drop(conn);
         self.sync().await
     }
 

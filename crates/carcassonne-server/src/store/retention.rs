@@ -66,7 +66,8 @@ impl SqliteStore {
     pub(super) async fn purge(&self, cutoffs: &Cutoffs) -> Result<Deleted, StoreError> {
         let mut deleted = Deleted::default();
         if let Some(at) = cutoffs.guests {
-            let mut tx = self.write.begin().await?;
+            let mut conn = self.writing().await?;
+            let mut tx = conn.begin().await?;
             let ids: Vec<String> = sqlx::query(SQLITE_STALE_GUESTS)
                 .bind(at)
                 .fetch_all(&mut *tx)
@@ -95,12 +96,13 @@ impl SqliteStore {
         if let Some(at) = cutoffs.chat {
             deleted.chat = sqlx::query("DELETE FROM chat WHERE julianday(at) < julianday(?1)")
                 .bind(at)
-                .execute(&self.write)
+                .execute(&mut *self.writing().await?)
                 .await?
                 .rows_affected();
         }
         if let Some(at) = cutoffs.matches {
-            let mut tx = self.write.begin().await?;
+            let mut conn = self.writing().await?;
+            let mut tx = conn.begin().await?;
             let ids: Vec<String> = sqlx::query(SQLITE_OLD_MATCHES)
                 .bind(at)
                 .fetch_all(&mut *tx)

@@ -17,16 +17,17 @@ use super::sqlite_sync::{Batch, SyncStats, Tuning, WalControl, checkpointer, spa
 use super::sqlite_writer::{Writer, sqlite_writer};
 use super::{PoolSettings, StoreError, WriteReq, missing_migrations};
 use sqlx::ConnectOptions as _;
-use sqlx::Row;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
     SqliteSynchronous,
 };
+use sqlx::{Row, Sqlite, SqliteConnection, Transaction};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Semaphore, SemaphorePermit, mpsc, oneshot};
 use uuid::Uuid;
 
 /// Connections of the reading pool without `--db-pool-size`.
@@ -47,9 +48,39 @@ pub struct SqliteStore {
     /// The one writing connection (`synchronous=NORMAL`): a write through it is durable only
     /// once [`SqliteStore::sync`] returned after its `COMMIT`.
     pub(super) write: SqlitePool,
+    /// The other writes' turn at the writing connection: one at a time (see [`WriteConn`]).
+    others: Arc<Semaphore>,
     pub(super) writer: mpsc::Sender<WriteReq>,
     /// Behind one pointer: every match's actor holds a store, and its run loop's future with it.
     durability: Arc<Durability>,
+}
+
+/// The writing connection, lent to one write outside the group writer while it holds the turn
+/// ([`SqliteStore::writing`]); both go back when it is dropped, which a write does before it
+/// waits for [`SqliteStore::sync`], so that the next write and the group writer need not wait
+/// for its fsync.
+pub(super) struct WriteConn<'a> {
+    conn: PoolConnection<Sqlite>,
+    _turn: SemaphorePermit<'a>,
+}
+
+impl WriteConn<'_> {
+    pub(super) async fn begin(&mut self) -> Result<Transaction<'_, Sqlite>, StoreError> {
+        Ok(sqlx::Connection::begin(&mut *self.conn).await?)
+    }
+}
+
+impl std::ops::Deref for WriteConn<'_> {
+    type Target = SqliteConnection;
+    fn deref(&self) -> &SqliteConnection {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for WriteConn<'_> {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        &mut self.conn
+    }
 }
 
 /// The syncer's and the checkpointer's side of the store.
@@ -159,6 +190,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             read,
             write,
+            others: Arc::new(Semaphore::new(1)),
             writer,
             durability: Arc::new(Durability {
                 sync,
@@ -167,6 +199,22 @@ impl SqliteStore {
                 checkpoints: std::sync::Mutex::new(Some(checkpoints)),
             }),
         })
+    }
+
+    /// The writing connection for a write outside the group writer (a new match, an account, a
+    /// lobby, chat...). The pool hands its one connection out first come, first served, so a
+    /// burst of such writes (hundreds of matches created at once) would queue ahead of the group
+    /// writer and hold every running match's moves for as long as the burst lasts (measured:
+    /// 1 s for 2,000 matches created at once). These writes therefore wait their turn here, one
+    /// at a time, and the group writer waits in the pool's queue behind one of them at most.
+    pub(super) async fn writing(&self) -> Result<WriteConn<'_>, StoreError> {
+        let turn = self
+            .others
+            .acquire()
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        let conn = self.write.acquire().await?;
+        Ok(WriteConn { conn, _turn: turn })
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {
@@ -317,6 +365,48 @@ mod tests {
             assert_eq!(stored.len(), 10);
             store.close().await;
         }
+        Ok(())
+    }
+
+    /// A burst of other writes (new matches) does not queue ahead of the moves' writer: with 300
+    /// new matches waiting for the writing connection, an append is written after one of them
+    /// at most, not after all of them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_of_new_matches_does_not_hold_the_moves()
+    -> Result<(), Box<dyn std::error::Error>> {
+        const BURST: usize = 300;
+        let dir = tempfile::tempdir()?;
+        let (store, ids) = store_with_match(dir.path(), Tuning::default(), 1).await?;
+        let created = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut burst = Vec::new();
+        for _ in 0..BURST {
+            let (store, created) = (store.clone(), Arc::clone(&created));
+            burst.push(tokio::spawn(async move {
+                let made = new_match(&store).await;
+                created.fetch_add(1, Ordering::SeqCst);
+                made
+            }));
+        }
+        // Every new match is waiting for the connection (or has had it) before the move comes.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let waiting = BURST - created.load(Ordering::SeqCst);
+        store
+            .append(ids[0], append(&[record(1, "[]".into())]))
+            .await?;
+        let after = BURST - created.load(Ordering::SeqCst);
+        for b in burst {
+            b.await??;
+        }
+        assert!(
+            waiting > BURST / 2,
+            "the burst was still waiting: {waiting}"
+        );
+        assert!(
+            after > waiting / 2,
+            "the move waited for {} of the {waiting} new matches waiting before it",
+            waiting - after
+        );
+        store.close().await;
         Ok(())
     }
 

@@ -85,7 +85,7 @@ impl SqliteStore {
         .bind(&w.url)
         .bind(&w.secret)
         .bind(w.created_at)
-        .execute(&self.write)
+        .execute(&mut *self.writing().await?)
         .await?;
         self.sync().await
     }
@@ -108,7 +108,7 @@ impl SqliteStore {
     async fn delete_webhook(&self, account: Uuid) -> Result<bool, StoreError> {
         let done = sqlx::query("DELETE FROM webhooks WHERE account_id = ?1")
             .bind(account.to_string())
-            .execute(&self.write)
+            .execute(&mut *self.writing().await?)
             .await?;
         self.sync().await?;
         Ok(done.rows_affected() == 1)

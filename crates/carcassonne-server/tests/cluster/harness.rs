@@ -246,6 +246,25 @@ impl Cluster {
         (0..self.nodes.len()).find(|&i| self.node_id(i) == node)
     }
 
+    /// The node holding the lobby's lease now, by index, and the lease's epoch.
+    pub(crate) async fn lobby_owner(&self, lobby_id: Uuid) -> Option<(usize, i64)> {
+        let mut conn = sqlx::PgConnection::connect(&self.url)
+            .await
+            .expect("postgres");
+        let lease: Option<(String, i64)> = sqlx::query_as(
+            "SELECT node_id, epoch FROM leases \
+             WHERE kind = 'lobby' AND id = $1 AND expires_at > now()",
+        )
+        .bind(lobby_id)
+        .fetch_optional(&mut conn)
+        .await
+        .expect("leases");
+        let _ = conn.close().await;
+        let (node, epoch) = lease?;
+        let i = (0..self.nodes.len()).find(|&i| self.node_id(i) == node)?;
+        Some((i, epoch))
+    }
+
     /// Every stored command of the match: (seq, seat, command id).
     pub(crate) async fn stored(&self, match_id: Uuid) -> Vec<(i64, i16, String)> {
         let mut conn = sqlx::PgConnection::connect(&self.url)

@@ -12,6 +12,7 @@ mod common;
 mod bots;
 mod fanout;
 mod harness;
+mod lobbies;
 mod outages;
 mod play;
 mod shared;

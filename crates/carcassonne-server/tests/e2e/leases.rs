@@ -238,6 +238,126 @@ async fn a_released_lease_is_taken_at_once_under_the_next_epoch() {
     store.close().await;
 }
 
+/// A stored lobby's version, and whether it started.
+async fn lobby_version(store: &Store, id: Uuid) -> Option<(u64, bool)> {
+    let row = store.lobby(id).await.expect("read");
+    row.map(|r| (r.version, r.started))
+}
+
+/// A lobby's writes under its owner's fence: the owner's are stored; once another node took
+/// the lease over, the old owner's save, delete and start are refused with nothing written
+/// (the lobby's row and the match it would start alike), while the new owner's are stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lobby_write_under_a_stale_fence_writes_nothing() {
+    use server::store::{LobbyRow, MatchRow, SeatRow};
+    let Some((_db, store, leases)) = postgres().await else {
+        return;
+    };
+    let id = Uuid::new_v4();
+    let key = LeaseKey::of_lobby(id);
+    let row = |version: u64, started: bool, match_id: Option<Uuid>| LobbyRow {
+        id,
+        version,
+        started,
+        public: true,
+        invite_code: None,
+        match_id,
+        state: serde_json::json!({ "id": id, "version": version }).to_string(),
+    };
+    let a = leases
+        .acquire(key, "a", Duration::from_millis(300))
+        .await
+        .expect("a takes it");
+    let fenced = |r: Result<(), StoreError>, f: &Fence| match r {
+        Err(StoreError::Fenced {
+            id: at,
+            node,
+            epoch,
+        }) => {
+            assert_eq!((at, node.as_str(), epoch), (id, &*f.node, f.epoch));
+        }
+        other => panic!("expected Fenced, got {other:?}"),
+    };
+    store
+        .save_lobby(&row(1, false, None), Some(&a.fence()))
+        .await
+        .expect("a creates the lobby");
+    store
+        .save_lobby(&row(2, false, None), Some(&a.fence()))
+        .await
+        .expect("a changes it");
+
+    wait_expired(&leases, key).await;
+    let b = leases
+        .acquire(key, "b", Duration::from_secs(600))
+        .await
+        .expect("b takes over");
+    assert_eq!(b.epoch, a.epoch + 1);
+    // The old owner's copy is the stored one: only the fence stops its writes.
+    fenced(
+        store
+            .save_lobby(&row(3, false, None), Some(&a.fence()))
+            .await,
+        &a.fence(),
+    );
+    fenced(
+        store.delete_lobby(id, 2, Some(&a.fence())).await,
+        &a.fence(),
+    );
+    let match_row = |match_id: Uuid| MatchRow {
+        id: match_id,
+        setup: r#"{"players":["red","blue"],"seed":7}"#.into(),
+        status: MatchStatus::Active,
+        rules_version: rules::RULES_VERSION.into(),
+        created_at: chrono::Utc::now(),
+        decision_timeout_ms: None,
+        clock: None,
+        wake_at: None,
+    };
+    let seats = |match_id: Uuid| -> Vec<SeatRow> {
+        (0..2)
+            .map(|seat| SeatRow {
+                seat,
+                colour: "red".into(),
+                token_hash: format!("{match_id}-{seat}"),
+            })
+            .collect()
+    };
+    let lost_match = Uuid::new_v4();
+    fenced(
+        store
+            .start_lobby_match(
+                &match_row(lost_match),
+                &seats(lost_match),
+                &[],
+                &row(3, true, Some(lost_match)),
+                Some(&a.fence()),
+            )
+            .await,
+        &a.fence(),
+    );
+    assert!(
+        store.load_match(lost_match).await.expect("read").is_none(),
+        "a fenced start stored its match"
+    );
+    assert_eq!(lobby_version(&store, id).await, Some((2, false)));
+
+    let started = Uuid::new_v4();
+    store
+        .start_lobby_match(
+            &match_row(started),
+            &seats(started),
+            &[],
+            &row(3, true, Some(started)),
+            Some(&b.fence()),
+        )
+        .await
+        .expect("b starts it");
+    assert_eq!(lobby_version(&store, id).await, Some((3, true)));
+    assert!(store.load_match(started).await.expect("read").is_some());
+    store.close().await;
+}
+
 /// Eight nodes asking at once for a free lease, then for the same lease once it expired:
 /// exactly one wins each time (epoch 1, then 2), and the others are told who holds it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,5 @@
-//! A lobby's row is written only over the version before it, on both stores: what lets the
-//! nodes of a cluster keep copies of every lobby and find out when theirs is behind.
+//! A lobby's row is written only over the version before it, on both stores: a writer whose
+//! copy is behind the stored lobby finds out, and writes nothing.
 
 use crate::common::*;
 use server::store::{LobbyRow, Store, StoreError};
@@ -24,20 +24,29 @@ async fn a_lobby_is_written_only_over_the_version_before(db: &TestDb) {
         .expect("open");
     let id = Uuid::new_v4();
     let stale = |r: Result<(), StoreError>| matches!(r, Err(StoreError::StaleLobby(i)) if i == id);
-    store.save_lobby(&row(id, 1)).await.expect("the first save");
-    store.save_lobby(&row(id, 2)).await.expect("over version 1");
+    store
+        .save_lobby(&row(id, 1), None)
+        .await
+        .expect("the first save");
+    store
+        .save_lobby(&row(id, 2), None)
+        .await
+        .expect("over version 1");
     // Two nodes that both read version 2: the first write wins, the second is stale.
-    store.save_lobby(&row(id, 3)).await.expect("over version 2");
+    store
+        .save_lobby(&row(id, 3), None)
+        .await
+        .expect("over version 2");
     assert!(
-        stale(store.save_lobby(&row(id, 3)).await),
+        stale(store.save_lobby(&row(id, 3), None).await),
         "written twice over version 2"
     );
     assert!(
-        stale(store.save_lobby(&row(id, 5)).await),
+        stale(store.save_lobby(&row(id, 5), None).await),
         "a version skipped"
     );
     assert!(
-        stale(store.delete_lobby(id, 2).await),
+        stale(store.delete_lobby(id, 2, None).await),
         "deleted from an old copy"
     );
     let live = store.live_lobbies().await.expect("lobbies");
@@ -46,7 +55,7 @@ async fn a_lobby_is_written_only_over_the_version_before(db: &TestDb) {
     let one = store.lobby(id).await.expect("one lobby");
     assert_eq!(one.map(|r| r.version), Some(3));
     store
-        .delete_lobby(id, 3)
+        .delete_lobby(id, 3, None)
         .await
         .expect("deleted from the current copy");
     assert!(
