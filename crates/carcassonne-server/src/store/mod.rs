@@ -38,7 +38,6 @@ pub use postgres::PgStore;
 pub use retention::{Cutoffs, Deleted};
 pub use sqlite::SqliteStore;
 
-use admin::{AdminActionRow, MatchListRow, MatchQuery, SeatInfo};
 use chrono::{DateTime, Utc};
 use std::path::Path;
 use std::time::Duration;
@@ -740,73 +739,6 @@ impl Store {
             Store::Sqlite(_) if fence.is_some() => Err(StoreError::PostgresOnly("a fenced write")),
             Store::Sqlite(s) => s.start_lobby_match(m, seats, owners, lobby).await,
             Store::Postgres(p) => p.start_lobby_match(m, seats, owners, lobby, fence).await,
-        }
-    }
-}
-
-// The admin API's reads and writes.
-
-impl Store {
-    /// Matches by the query's filters, newest first, at most `limit`.
-    pub async fn list_matches(&self, q: &MatchQuery) -> Result<Vec<MatchListRow>, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.list_matches(q).await,
-            Store::Postgres(p) => p.list_matches(q).await,
-        }
-    }
-
-    /// The seats of these matches, by match then seat.
-    pub async fn seats_of(&self, ids: &[Uuid]) -> Result<Vec<SeatInfo>, StoreError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        match self {
-            Store::Sqlite(s) => s.seats_of(ids).await,
-            Store::Postgres(p) => p.seats_of(ids).await,
-        }
-    }
-
-    /// Marks a seat's player away since `since` (`None`: back). False when there is no such
-    /// seat.
-    pub async fn set_away(
-        &self,
-        id: Uuid,
-        seat: u8,
-        since: Option<DateTime<Utc>>,
-    ) -> Result<bool, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.set_away(id, seat, since).await,
-            Store::Postgres(p) => p.set_away(id, seat, since).await,
-        }
-    }
-
-    /// Gives a registered account the admin role, or takes it away. False when there is no
-    /// such registered account (guests cannot be admins).
-    pub async fn set_admin(&self, account: Uuid, admin: bool) -> Result<bool, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.set_admin(account, admin).await,
-            Store::Postgres(p) => p.set_admin(account, admin).await,
-        }
-    }
-
-    /// Appends to the audit trail; the row's `id` is ignored and the new one returned.
-    pub async fn record_action(&self, a: &AdminActionRow) -> Result<i64, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.record_action(a).await,
-            Store::Postgres(p) => p.record_action(a).await,
-        }
-    }
-
-    /// The audit trail, newest first: of one match or all, before the entry `before`.
-    pub async fn actions(
-        &self,
-        match_id: Option<Uuid>,
-        before: Option<i64>,
-        limit: u32,
-    ) -> Result<Vec<AdminActionRow>, StoreError> {
-        match self {
-            Store::Sqlite(s) => s.actions(match_id, before, limit).await,
-            Store::Postgres(p) => p.actions(match_id, before, limit).await,
         }
     }
 }
