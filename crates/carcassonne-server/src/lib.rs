@@ -18,7 +18,8 @@
 //!   per connection and per address; [`accounts`]: names, argon2id passwords, sessions;
 //!   [`newmatch`]: a new match's rows and seat tokens; [`ratings`]: the rating task and its
 //!   arithmetic; [`webhooks`]: your-turn notices posted to the accounts' webhooks.
-//! - [`outbox`]: a connection's bounded outgoing queue, as actors see it; [`meters`]: the
+//! - [`outbox`]: a connection's bounded outgoing queue, as actors see it ([`queue`]: the bounded
+//!   queue behind it and behind every match's inbox); [`meters`]: the
 //!   Prometheus metrics behind `GET /metrics` (with [`process_metrics`]: the `process_*` and
 //!   build-info series); [`telemetry`]: logging setup.
 //! - [`config`] (with [`config_file`], the TOML file's loader), [`client_addr`] (the client's
@@ -48,6 +49,7 @@ pub mod newmatch;
 pub mod origin;
 pub mod outbox;
 pub mod process_metrics;
+pub mod queue;
 pub mod ratings;
 pub mod retention;
 pub mod server;

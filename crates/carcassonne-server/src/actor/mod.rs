@@ -48,6 +48,7 @@ pub use subscribers::CatchUpOutcome;
 
 use crate::config::Config;
 use crate::outbox::ConnHandle;
+use crate::queue;
 use crate::store::{MatchStatus, Store};
 use crate::wire::error_frame;
 use commands::Batch;
@@ -78,8 +79,8 @@ pub struct CommandMsg {
 
 #[derive(Debug)]
 pub enum ActorMsg {
-    /// Boxed: the inbox allocates its slots 32 at a time whatever its use, each the size of the
-    /// largest message, and a command is three times the size of the others.
+    /// Boxed: a message waiting in the inbox takes the size of the largest, and a command is
+    /// three times the size of the others.
     Command(Box<CommandMsg>),
     Subscribe {
         conn: ConnHandle,
@@ -192,7 +193,7 @@ struct Actor {
     /// published once whatever their number.
     publisher: Option<crate::outbox::Publisher>,
     /// To hand to resume tasks; weak, so that the actor alone does not keep itself reachable.
-    inbox: mpsc::WeakSender<ActorMsg>,
+    inbox: queue::WeakSender<ActorMsg>,
     next_token: u64,
     stopping: bool,
     /// After a failed write of the server's own commands, no deadline fires before this (a
@@ -205,7 +206,7 @@ struct Actor {
 }
 
 impl Actor {
-    async fn run(mut self, mut rx: mpsc::Receiver<ActorMsg>) {
+    async fn run(mut self, mut rx: queue::Receiver<ActorMsg>) {
         if let LoadOutcome::Failed { .. } = Box::pin(self.load()).await {
             // Answer what is queued, then leave: a later lookup tries again from the store.
             self.registry.forget(self.id, self.generation);
@@ -234,8 +235,8 @@ impl Actor {
                         let mut msgs = vec![first];
                         while msgs.len() < self.config.matches.max_batch {
                             match rx.try_recv() {
-                                Ok(m) => msgs.push(m),
-                                Err(_) => break,
+                                Some(m) => msgs.push(m),
+                                None => break,
                             }
                         }
                         Wake::Msgs(msgs)
@@ -288,7 +289,7 @@ impl Actor {
                 }
                 self.registry.forget(self.id, self.generation);
                 rx.close();
-                while let Ok(msg) = rx.try_recv() {
+                while let Some(msg) = rx.try_recv() {
                     self.handle_failed(msg);
                 }
                 break;
@@ -297,7 +298,7 @@ impl Actor {
                 // Everything queued before `Shutdown` has been answered; refuse the rest.
                 self.registry.forget(self.id, self.generation);
                 rx.close();
-                while let Ok(msg) = rx.try_recv() {
+                while let Some(msg) = rx.try_recv() {
                     self.handle_failed(msg);
                 }
                 break;
@@ -569,9 +570,10 @@ pub(crate) fn refuse(
 mod tests {
     use std::mem::size_of;
 
-    /// The size of what a match holds: the inbox allocates 32 slots of the largest message at
-    /// once, and the task keeps its run loop's future. A command was 112 bytes before it was
-    /// boxed, and the future 3.8 KB before the loop boxed the store writes it awaits.
+    /// The size of what a match holds: a message waiting in the inbox takes the size of the
+    /// largest, the task keeps its run loop's future, and the loaded match is one box. So a
+    /// command is boxed (112 bytes inline), the loop boxes the store writes it awaits (3.8 KB of
+    /// future otherwise), and the kept views are boxed (336 bytes each inline).
     #[test]
     fn what_an_idle_match_holds_stays_small() {
         fn future_size<A, B, F, G: FnOnce(A, B) -> F>(_: &G) -> usize {
@@ -584,5 +586,9 @@ mod tests {
         );
         let run = future_size(&super::Actor::run);
         assert!(run <= 1_024, "the run loop's future: {run} bytes");
+        // The loaded match is boxed whole: its game, views (boxed: none while quiet), window,
+        // dedupe table and deadlines.
+        let loaded = size_of::<super::Loaded>();
+        assert!(loaded <= 1_280, "the loaded match: {loaded} bytes");
     }
 }

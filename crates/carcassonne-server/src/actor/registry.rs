@@ -4,6 +4,7 @@ use super::timers::{Millis, now_millis};
 use super::{Actor, ActorMsg, ActorState};
 use crate::config::Config;
 use crate::meters::Metrics;
+use crate::queue;
 use crate::store::Store;
 use protocol::{ErrorCode, Seq};
 use std::cmp::Reverse;
@@ -19,7 +20,7 @@ use uuid::Uuid;
 pub struct MatchHandle {
     pub id: Uuid,
     generation: u64,
-    pub tx: mpsc::Sender<ActorMsg>,
+    pub tx: queue::Sender<ActorMsg>,
 }
 
 /// Match id → actor. The mutex guards only the map (lookups and inserts), never game state, and
@@ -181,7 +182,7 @@ impl Registry {
         }
         let generation = inner.next_generation;
         inner.next_generation += 1;
-        let (tx, rx) = mpsc::channel(self.config.matches.match_inbox);
+        let (tx, rx) = queue::channel(self.config.matches.match_inbox);
         let handle = MatchHandle { id, generation, tx };
         inner.map.insert(id, handle.clone());
         let actor = Actor {
@@ -241,7 +242,7 @@ impl Registry {
     /// Removes an actor that has nothing to do. Only when no one but the registry holds its
     /// sender and its inbox is empty: then no message can reach it any more, and the next
     /// lookup starts a fresh actor from the store.
-    pub(crate) fn retire(&self, id: Uuid, generation: u64, rx: &mpsc::Receiver<ActorMsg>) -> bool {
+    pub(crate) fn retire(&self, id: Uuid, generation: u64, rx: &queue::Receiver<ActorMsg>) -> bool {
         let mut inner = self.lock();
         let ours = inner
             .map
@@ -314,7 +315,7 @@ impl Registry {
 async fn run_in_cluster(
     cluster: Arc<crate::cluster::Cluster>,
     mut actor: Actor,
-    mut rx: mpsc::Receiver<ActorMsg>,
+    mut rx: queue::Receiver<ActorMsg>,
 ) {
     use crate::cluster::Claim;
     let (registry, id, generation) = (Arc::clone(&actor.registry), actor.id, actor.generation);

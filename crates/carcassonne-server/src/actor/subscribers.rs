@@ -16,7 +16,7 @@ use rules::Event;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::OwnedSemaphorePermit;
 use tracing::{Instrument, debug};
 use uuid::Uuid;
 
@@ -110,7 +110,7 @@ struct CatchUp {
     /// The diffs end here.
     upto: Seq,
     source: CatchUpSource,
-    inbox: mpsc::Sender<ActorMsg>,
+    inbox: crate::queue::Sender<ActorMsg>,
     /// How long the client may read nothing before it is too slow.
     patience: Duration,
 }

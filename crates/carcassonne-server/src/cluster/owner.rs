@@ -126,11 +126,11 @@ impl Cluster {
         };
         match handle.tx.try_send(msg) {
             Ok(()) => Reply::Queued,
-            Err(mpsc::error::TrySendError::Full(_)) => Reply::Refused {
+            Err(crate::queue::TrySendError::Full(_)) => Reply::Refused {
                 code: ErrorCode::Busy,
                 message: "the match is busy; try again".into(),
             },
-            Err(mpsc::error::TrySendError::Closed(_)) => Reply::NotOwner,
+            Err(crate::queue::TrySendError::Closed(_)) => Reply::NotOwner,
         }
     }
 

@@ -17,7 +17,6 @@ use futures_util::StreamExt;
 use protocol::ErrorCode;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::{debug, info};
 use uuid::Uuid;
@@ -134,7 +133,7 @@ pub(crate) async fn run(
     id: Uuid,
     generation: u64,
     owner: Arc<str>,
-    mut rx: mpsc::Receiver<ActorMsg>,
+    mut rx: crate::queue::Receiver<ActorMsg>,
 ) {
     debug!(%owner, "proxy to the match's owner");
     let mut proxy = Proxy {
@@ -178,7 +177,7 @@ pub(crate) async fn run(
     }
     proxy.fanout = None;
     rx.close();
-    while let Ok(msg) = rx.try_recv() {
+    while let Some(msg) = rx.try_recv() {
         refuse(
             msg,
             ErrorCode::Unavailable,

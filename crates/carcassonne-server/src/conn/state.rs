@@ -8,6 +8,7 @@ use crate::actor::{ActorMsg, MatchHandle};
 use crate::chat::{Mutes, Room};
 use crate::limits::{ConnLimits, Kind, Limited};
 use crate::outbox::ConnHandle;
+use crate::queue::TrySendError;
 use crate::state::Shared;
 use crate::wire::{Frame, error_frame, frame};
 use protocol::{ErrorCode, ServerMessage};
@@ -15,7 +16,6 @@ use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use tokio::sync::mpsc;
 use uuid::Uuid;
 
 /// Subscriptions (and, apart, followed lobbies) one connection may hold.
@@ -128,8 +128,8 @@ impl Ctx {
             };
             match h.tx.try_send(msg) {
                 Ok(()) => return Ok(h),
-                Err(mpsc::error::TrySendError::Full(m)) => return Err((ErrorCode::Busy, m)),
-                Err(mpsc::error::TrySendError::Closed(m)) => msg = m,
+                Err(TrySendError::Full(m)) => return Err((ErrorCode::Busy, m)),
+                Err(TrySendError::Closed(m)) => msg = m,
             }
         }
         Err((ErrorCode::Unavailable, msg))

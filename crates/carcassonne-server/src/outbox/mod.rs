@@ -9,10 +9,23 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::debug;
 
+use crate::queue;
+
 mod publisher;
-mod queue;
 pub use publisher::{Publication, Publisher};
-pub use queue::{Receiver, Sender, TrySendError, channel};
+
+/// The sending end of a connection's outgoing queue (the match actors' side).
+pub type Sender = queue::Sender<Frame>;
+/// The receiving end of a connection's outgoing queue (its writer's side).
+pub type Receiver = queue::Receiver<Frame>;
+/// Why a frame was not queued; the frame comes back.
+pub type TrySendError = queue::TrySendError<Frame>;
+
+/// A connection's outgoing queue of at most `capacity` frames: it holds memory only while
+/// frames wait, as a server holds many idle connections.
+pub fn channel(capacity: usize) -> (Sender, Receiver) {
+    queue::channel(capacity)
+}
 
 /// Where each kind of connection takes its ids, apart, because an actor knows its subscribers
 /// by id: the node's own sockets count up from 1, the stand-ins of other nodes' connections
