@@ -36,8 +36,9 @@ pub enum LoadError {
 pub struct Replayed {
     pub game: Game,
     pub seq: Seq,
-    /// Every replayed command, in seq order: the key of its (seat, client id) and its seq.
-    pub accepted: Vec<(IdKey, Seq)>,
+    /// Every replayed command, in seq order (the first is seq 1): the key of its (seat, client
+    /// id).
+    pub accepted: Vec<IdKey>,
     /// When each open decision opened (the stored time of the command after which it first
     /// showed) and the game clocks; the timeout is not set yet, and the away marks only by
     /// [`load`] (they are stored with the seats, not in the log).
@@ -142,7 +143,7 @@ pub fn replay(
             Origin::of(rec.seat, &rec.command_id),
         );
         seq = rec.seq;
-        accepted.push((super::dedupe::id_key(rec.seat, &rec.command_id), seq));
+        accepted.push(super::dedupe::id_key(rec.seat, &rec.command_id));
     }
     Ok(Replayed {
         game,

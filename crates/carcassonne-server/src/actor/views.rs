@@ -16,11 +16,12 @@ use uuid::Uuid;
 pub(super) struct Views {
     /// The public view at the match's seq, the left side of the next diff (typed, see
     /// `protocol::diff`), kept while the match is played. `None` in a quiet or freshly loaded
-    /// match: the next command builds it from the game before it applies.
-    current: Option<MatchView>,
+    /// match: the next command builds it from the game before it applies. Boxed, as `spare`: a
+    /// match held in memory keeps a word for each, not two views' size.
+    current: Option<Box<MatchView>>,
     /// The view before `current`, kept for its allocations: the next move's view is this one
     /// brought up to date in place (`Game::refresh_view`), not built anew.
-    spare: Option<MatchView>,
+    spare: Option<Box<MatchView>>,
     /// The snapshot frame at the match's seq, built on first demand.
     snapshot: Option<Frame>,
     /// The seats' names (a lobby's match; empty otherwise): fixed for the match's life.
@@ -50,23 +51,23 @@ impl Views {
     /// The view at the match's seq, taken to diff the next command's view against: the kept
     /// one, or built. Called before the command is applied; [`Views::put_back`] if it is
     /// refused.
-    pub(super) fn take(&mut self, game: &Game, deadlines: &Deadlines) -> MatchView {
+    pub(super) fn take(&mut self, game: &Game, deadlines: &Deadlines) -> Box<MatchView> {
         match self.current.take() {
             Some(v) => v,
-            None => self.build(game, deadlines),
+            None => Box::new(self.build(game, deadlines)),
         }
     }
 
     /// A refused command left the match where it was: its view is the current one again.
-    pub(super) fn put_back(&mut self, view: MatchView) {
+    pub(super) fn put_back(&mut self, view: Box<MatchView>) {
         self.current = Some(view);
     }
 
     /// The view after a command, for the diff from `before`: the spare brought up to date, or
     /// built.
-    pub(super) fn next(&mut self, game: &Game, deadlines: &Deadlines) -> MatchView {
+    pub(super) fn next(&mut self, game: &Game, deadlines: &Deadlines) -> Box<MatchView> {
         let Some(mut v) = self.spare.take() else {
-            return self.build(game, deadlines);
+            return Box::new(self.build(game, deadlines));
         };
         game.refresh_view(&mut v.view);
         v.deadlines = deadlines.wire();
@@ -77,7 +78,7 @@ impl Views {
 
     /// The match moved from `before` to `now`: `now` is current, `before` the spare, and the
     /// snapshot is stale.
-    pub(super) fn advanced(&mut self, before: MatchView, now: MatchView) {
+    pub(super) fn advanced(&mut self, before: Box<MatchView>, now: Box<MatchView>) {
         self.spare = Some(before);
         self.current = Some(now);
         self.snapshot = None;
@@ -107,7 +108,7 @@ impl Views {
     /// for it (a non-active player's deadline, or the running game clock's end); `None` when no
     /// view is kept.
     pub(super) fn waiting(&self) -> Option<Vec<crate::webhooks::Waiting>> {
-        self.current.as_ref().map(waiting_in)
+        self.current.as_deref().map(waiting_in)
     }
 
     /// Drops every view: a quiet match holds none (the names stay).
