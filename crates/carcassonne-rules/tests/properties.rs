@@ -138,3 +138,31 @@ fn a_serialized_game_continues_exactly_like_the_original() {
     assert!(copy.is_finished());
     assert_eq!(copy.scores(), game.scores());
 }
+
+/// A game shrunk now and then (as a server shrinks the matches it holds: after a replay and when
+/// quiet, its grid fitted to the squares in use) plays on exactly like one never shrunk, and
+/// serializes to a game that does too.
+#[test]
+fn a_shrunk_game_continues_exactly_like_the_original() {
+    for (players, seed, all) in [(2, 1, false), (4, 7, false), (3, 99, true)] {
+        let (mut game, _) = Game::start(setup(players, seed, all)).expect("valid");
+        let mut shrunk = game.clone();
+        let mut rng = seed;
+        let mut moves = 0;
+        while let Some((p, c)) = bot::random_move(&game, || bot::splitmix64(&mut rng)) {
+            assert_eq!(game.apply(p, c.clone()), shrunk.apply(p, c));
+            moves += 1;
+            if moves % 7 == 0 {
+                shrunk.shrink_to_fit();
+                assert_eq!(shrunk.view(), game.view());
+            }
+            if moves == 40 {
+                let json = serde_json::to_string(&shrunk).expect("serializes");
+                shrunk = serde_json::from_str(&json).expect("deserializes");
+            }
+        }
+        assert!(shrunk.is_finished());
+        assert_eq!(shrunk.scores(), game.scores());
+        assert_eq!(shrunk.view(), game.view());
+    }
+}

@@ -145,6 +145,12 @@ impl<M, A> Default for Agenda<M, A> {
 }
 
 impl<M, A> Agenda<M, A> {
+    /// Gives back what the lists reserved beyond their length.
+    pub fn shrink_to_fit(&mut self) {
+        self.steps.shrink_to_fit();
+        self.open.shrink_to_fit();
+    }
+
     /// `step` runs next, before everything already on the agenda.
     #[inline]
     pub fn push(&mut self, step: Step<M, A>) {

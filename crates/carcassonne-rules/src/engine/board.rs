@@ -70,7 +70,7 @@ pub struct Board {
     bounds: Option<Bounds>,
     /// A printed map (P1–P4): which squares are placeable and what their printed sides demand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    map: Option<MapLayer>,
+    map: Option<Box<MapLayer>>,
 }
 
 // Carcassonne Maps (P1–P4)
@@ -163,16 +163,35 @@ impl Board {
         }
     }
 
-    /// Gives back what the vectors reserved beyond their length.
+    /// Gives back what the vectors reserved beyond their length, and fits an open table's grid
+    /// to the squares in use (a match held in memory keeps the grid of what it played, not one
+    /// sized for a whole game: 27 × 27 cells are 1.4 KB).
     pub fn shrink_to_fit(&mut self) {
         self.frontier.shrink_to_fit();
         self.placed.shrink_to_fit();
+        if self.bounds.is_none() {
+            let off = self.reach() + 2;
+            if off < self.off {
+                self.regrid(off);
+            }
+        }
+    }
+
+    /// The largest distance (on either axis) from (0, 0) of a tile or a frontier square.
+    fn reach(&self) -> i32 {
+        let far = |p: Pos| p.x.unsigned_abs().max(p.y.unsigned_abs());
+        let tiles = self.placed.iter().map(|p| far(p.pos));
+        let frontier = self.frontier.iter().map(|f| far(f.pos));
+        tiles
+            .chain(frontier)
+            .max()
+            .map_or(0, |r| r.min(i32::MAX as u32 / 4) as i32)
     }
 
     /// Lays a printed map under the board (P1–P4): only its placeable squares take tiles, and
     /// their printed sides demand edges. Call before any tile is put.
     pub fn set_map(&mut self, map: &crate::maps::Map) {
-        self.map = Some(MapLayer::new(map));
+        self.map = Some(Box::new(MapLayer::new(map)));
     }
 
     /// The built-in map under the board, if any.
@@ -225,7 +244,13 @@ impl Board {
         if pos.x > lo && pos.x < hi && pos.y > lo && pos.y < hi {
             return;
         }
-        let off = self.off * 2 + pos.x.abs().max(pos.y.abs());
+        let off = (self.off * 2).max(pos.x.abs().max(pos.y.abs()) + 2);
+        self.regrid(off);
+    }
+
+    /// A grid of side `2 * off + 1` around (0, 0), holding every tile and frontier square (`off`
+    /// covers them all).
+    fn regrid(&mut self, off: i32) {
         self.off = off;
         self.dim = 2 * off + 1;
         self.cells = vec![0; (self.dim * self.dim) as usize];

@@ -27,7 +27,7 @@ pub struct Feature {
     pub coats: u32,
     /// Squares of printed large cities in this city (P3): each counts as one city tile.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub printed: u32,
+    pub printed: u16,
     /// Inns & Cathedrals: an inn beside the road (I7) or a cathedral in the city (I9).
     #[serde(default, skip_serializing_if = "is_false")]
     pub inn: bool,
@@ -40,7 +40,7 @@ pub struct Feature {
     pub done: bool,
 }
 
-fn is_zero(v: &u32) -> bool {
+fn is_zero(v: &u16) -> bool {
     *v == 0
 }
 
@@ -48,23 +48,28 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// A segment, a placed tile or a record as the per-segment tables keep it: two bytes, since a
+/// match has at most [`super::board::MAX_PILE`] tiles of a few segments each (a test checks the bound), and
+/// these tables grow with every tile of a match held in memory.
+type Small = u16;
+
 /// `slot` of a segment that is not a root.
-const NO_SLOT: u32 = u32::MAX;
+const NO_SLOT: Small = Small::MAX;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Features {
-    parent: Vec<SegRef>,
-    seg_tile: Vec<TileRef>,
+    parent: Vec<Small>,
+    seg_tile: Vec<Small>,
     seg_local: Vec<u8>,
     /// Per segment, its kind (a non-root's is read when a player names it).
     kind: Vec<FeatureKind>,
     /// Per segment, the index of its record in `records` if it is a root, else [`NO_SLOT`].
     /// Records for roots only: after 40 tiles most segments have been merged into another, and
-    /// a record is 72 bytes where a slot is 4.
-    slot: Vec<u32>,
+    /// a record is 72 bytes where a slot is 2.
+    slot: Vec<Small>,
     /// The roots' records; the slots of merged-away roots are reused (`free`).
     records: Vec<Feature>,
-    free: Vec<u32>,
+    free: Vec<Small>,
     /// Per printed large city (P3): a segment of the city it is part of, once a tile joined it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     large: Vec<Option<SegRef>>,
@@ -98,7 +103,7 @@ impl Features {
 
     #[inline]
     pub fn is_root(&self, s: SegRef) -> bool {
-        self.parent[s as usize] == s
+        SegRef::from(self.parent[s as usize]) == s
     }
 
     /// The record of root `r` (panics for a segment that is not a root: a bug).
@@ -115,7 +120,7 @@ impl Features {
     /// The placed tile a segment belongs to.
     #[inline]
     pub fn tile_of(&self, s: SegRef) -> TileRef {
-        self.seg_tile[s as usize]
+        TileRef::from(self.seg_tile[s as usize])
     }
 
     /// Adds the segments of the tile `t` just put on `pos`, each its own feature.
@@ -123,8 +128,8 @@ impl Features {
         let first = self.next_seg();
         for (i, seg) in kind.segments.iter().enumerate() {
             let id = first + i as SegRef;
-            self.parent.push(id);
-            self.seg_tile.push(t);
+            self.parent.push(id as Small);
+            self.seg_tile.push(t as Small);
             self.seg_local.push(i as u8);
             self.kind.push(seg.kind);
             let record = Feature {
@@ -147,7 +152,7 @@ impl Features {
                 }
                 None => {
                     self.records.push(record);
-                    (self.records.len() - 1) as u32
+                    (self.records.len() - 1) as Small
                 }
             };
             self.slot.push(slot);
@@ -227,7 +232,7 @@ impl Features {
                 let r = self.find(a);
                 let f = self.get_mut(r);
                 f.open += city.open.len() as u16;
-                f.printed += city.squares.len() as u32;
+                f.printed += city.squares.len() as u16;
                 f.coats += u32::from(city.coats);
                 r
             }
@@ -322,18 +327,18 @@ impl Features {
 
     #[inline]
     pub fn find(&self, mut s: SegRef) -> SegRef {
-        while self.parent[s as usize] != s {
-            s = self.parent[s as usize];
+        while SegRef::from(self.parent[s as usize]) != s {
+            s = SegRef::from(self.parent[s as usize]);
         }
         s
     }
 
     #[inline]
     fn find_compress(&mut self, mut s: SegRef) -> SegRef {
-        while self.parent[s as usize] != s {
+        while SegRef::from(self.parent[s as usize]) != s {
             let gp = self.parent[self.parent[s as usize] as usize];
             self.parent[s as usize] = gp;
-            s = gp;
+            s = SegRef::from(gp);
         }
         s
     }
@@ -349,7 +354,7 @@ impl Features {
         } else {
             (rb, ra)
         };
-        self.parent[small as usize] = big;
+        self.parent[small as usize] = big as Small;
         let kind = self.kind[small as usize];
         // The small root's record leaves; its slot is reused by the next tile's segments.
         let freed = std::mem::replace(&mut self.slot[small as usize], NO_SLOT);
@@ -394,5 +399,29 @@ impl Features {
             merged(big, small);
         }
         big
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::board::MAX_PILE;
+
+    /// The two-byte tables hold any match: every segment of the largest pile of the designs with
+    /// the most segments, the start tiles besides, has an index below `NO_SLOT`.
+    #[test]
+    fn a_whole_match_fits_the_small_indices() {
+        let cat = crate::tiles::catalogue();
+        let most = cat
+            .tiles
+            .iter()
+            .map(|t| t.segments.len())
+            .max()
+            .unwrap_or(0);
+        assert!(most > 0);
+        assert!(
+            (MAX_PILE + 2) * most < usize::from(NO_SLOT),
+            "{most} segments a tile"
+        );
     }
 }

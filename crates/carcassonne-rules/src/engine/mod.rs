@@ -6,6 +6,7 @@
 //! - [`scoring`]: pure functions that value features and find who scores.
 //! - [`pile`]: the face-down pile: its order (secret) and the copies left (public).
 //! - [`agenda`]: the steps of a turn and the open decisions.
+//! - [`rng`]: the match's random generator at rest.
 //! - [`ids`]: the ids they share.
 
 pub mod agenda;
@@ -13,4 +14,5 @@ pub mod board;
 pub mod features;
 pub mod ids;
 pub mod pile;
+pub mod rng;
 pub mod scoring;

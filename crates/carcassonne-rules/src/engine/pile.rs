@@ -68,6 +68,11 @@ impl Pile {
         self.0.len()
     }
 
+    /// Gives back the places of the tiles drawn.
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()

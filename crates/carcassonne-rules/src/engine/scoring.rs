@@ -82,7 +82,7 @@ pub fn value_of(board: &Board, features: &Features, root: SegRef, complete: bool
         }
         FeatureKind::City => {
             // P3: a large city's printed squares count as tiles.
-            let n = f.tiles.len() as u32 + f.printed;
+            let n = f.tiles.len() as u32 + u32::from(f.printed);
             let per = match (f.cathedral, complete) {
                 (false, true) => 2,
                 (false, false) => 1,

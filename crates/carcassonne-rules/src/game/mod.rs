@@ -14,6 +14,7 @@ use crate::engine::board::Board;
 use crate::engine::features::Features;
 use crate::engine::ids::{SegRef, TileRef};
 use crate::engine::pile::Pile;
+use crate::engine::rng::SavedRng;
 use crate::engine::scoring;
 use crate::error::RuleError;
 use crate::event::Event;
@@ -21,7 +22,6 @@ use crate::geometry::{Pos, Rotation, Side};
 use crate::modules::{Agenda, Ask, Ctx, Hook, Modules, Step};
 use crate::setup::{PlayerId, Setup};
 use crate::tiles::{Catalogue, TileIdx, catalogue};
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -46,8 +46,9 @@ pub struct Game {
     /// The catalogue is static data of this build, not state.
     #[serde(skip, default = "catalogue")]
     cat: &'static Catalogue,
-    /// For rules that draw at random (start tiles' turns, P2; later dispatches and chips).
-    rng: ChaCha8Rng,
+    /// For rules that draw at random (start squares, P2; the pile's shuffle; start tiles' turns;
+    /// the chips, P7), all while the match starts: kept at rest (and in snapshots) after that.
+    rng: SavedRng,
     /// The face-down pile (secret, B9).
     pile: Pile,
     discarded: Vec<TileIdx>,
@@ -571,6 +572,8 @@ impl Game {
     pub fn shrink_to_fit(&mut self) {
         self.board.shrink_to_fit();
         self.features.shrink_to_fit();
+        self.pile.shrink_to_fit();
+        self.agenda.shrink_to_fit();
         self.on_board.shrink_to_fit();
         self.discarded.shrink_to_fit();
     }

@@ -8,6 +8,7 @@ use crate::engine::agenda::Agenda;
 use crate::engine::board::{Board, MAX_PILE};
 use crate::engine::features::Features;
 use crate::engine::pile::Pile;
+use crate::engine::rng::SavedRng;
 use crate::error::SetupError;
 use crate::event::Event;
 use crate::geometry::{Pos, Rotation};
@@ -97,7 +98,7 @@ impl Game {
             .collect();
         let mut game = Game {
             cat,
-            rng,
+            rng: SavedRng::save(&rng),
             pile,
             discarded: Vec::new(),
             board: Board::new(cat, total, bounds),
@@ -124,7 +125,7 @@ impl Game {
                         .pile
                         .pop()
                         .ok_or(SetupError::StartSquares("the pile is empty"))?;
-                    let quarters = (game.rng.next_u64() % 4) as u8;
+                    let quarters = (rng.next_u64() % 4) as u8;
                     (tile, Rotation::from_quarters(quarters))
                 }
                 StartTile::Open => continue,
@@ -151,8 +152,8 @@ impl Game {
             game.board.open_square(s.pos, 0);
         }
         // After the start tiles (their drawn tile's turn drawn first): P7, the chips.
-        game.modules
-            .on_start(&game.setup, map.as_ref(), &mut game.rng)?;
+        game.modules.on_start(&game.setup, map.as_ref(), &mut rng)?;
+        game.rng = SavedRng::save(&rng);
         if let Some(Event::GameStarted { pile, .. }) = events.first_mut() {
             *pile = game.pile.len() as u32;
         }

@@ -158,19 +158,20 @@ impl Ctx<'_> {
     }
 }
 
-/// The modules of a match: `None` when switched off.
+/// The modules of a match: `None` when switched off. Each state is boxed, so that a match
+/// without a module holds a word for it, not its size (≈ 440 bytes for the four).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Modules {
-    pub toll: Option<Tollkeepers>,
+    pub toll: Option<Box<Tollkeepers>>,
     // The Messages
-    pub messages: Option<Messages>,
+    pub messages: Option<Box<Messages>>,
     // Carcassonne Maps
     /// The Map Chips of France (P7–P10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chips: Option<map::MapChips>,
+    pub chips: Option<Box<map::MapChips>>,
     // Traders & Builders
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub traders: Option<TradersBuilders>,
+    pub traders: Option<Box<TradersBuilders>>,
     /// Test only: asks the other players to acknowledge every placement, keeps a ledger of
     /// awards, plays extra turn parts.
     #[cfg(test)]
@@ -184,18 +185,21 @@ impl Modules {
             toll: setup
                 .modules
                 .tollkeepers
-                .then(|| Tollkeepers::new(setup.players.len())),
-            messages: setup.modules.messages.then(|| Messages::new(setup)),
+                .then(|| Box::new(Tollkeepers::new(setup.players.len()))),
+            messages: setup
+                .modules
+                .messages
+                .then(|| Box::new(Messages::new(setup))),
             chips: setup
                 .modules
                 .map
                 .as_ref()
                 .filter(|m| m.chips)
-                .map(|m| map::MapChips::new(setup.players.len(), &m.map)),
+                .map(|m| Box::new(map::MapChips::new(setup.players.len(), &m.map))),
             traders: setup
                 .modules
                 .traders_builders
-                .then(|| TradersBuilders::new(setup.players.len())),
+                .then(|| Box::new(TradersBuilders::new(setup.players.len()))),
             #[cfg(test)]
             witness: None,
         }
@@ -650,7 +654,7 @@ impl Modules {
 
     /// The Messages' public state.
     pub fn messages_view(&self) -> Option<crate::view::MessagesView> {
-        self.messages.as_ref().map(Messages::view)
+        self.messages.as_deref().map(Messages::view)
     }
 
     /// A command that answers no open decision (a standing preference, M3): `None` when no
