@@ -139,6 +139,23 @@ async fn a_lobby_is_decided_by_the_node_that_opened_it() {
     assert_eq!(released, 1.0);
 }
 
+/// The start of the failure tests: Ana opens a lobby of three seats on node 0, Ben joins it
+/// from node 1, and Dan follows it from node 2 (having seen that join). Returns Ana's, Ben's
+/// and Cleo's tokens (Cleo, on node 2, has not joined), the lobby's id and Dan's connection.
+async fn ana_opens_and_ben_joins(cluster: &Cluster) -> (String, String, String, Uuid, Connection) {
+    let ana = guest(cluster, 0, "Ana").await.1;
+    let ben = guest(cluster, 1, "Ben").await.1;
+    let cleo = guest(cluster, 2, "Cleo").await.1;
+    let dan = guest(cluster, 2, "Dan").await.1;
+    let id = open_lobby(cluster, 0, &ana, 3).await.id;
+    let (s, t) = act(cluster, 1, &ben, &format!("/api/lobbies/{id}/join"), "{}").await;
+    lobby_of(s, &t);
+    let mut dans = ws_as(cluster, 2, &dan).await;
+    dans.subscribe_lobby(id).await.expect("follow");
+    lobby_at(&mut dans, 2).await;
+    (ana, ben, cleo, id, dans)
+}
+
 /// The node that decides for a lobby is killed: until its lease expires a decision sent to it
 /// gets a typed `unavailable`; then the next node a request touches takes the lobby (reading
 /// it from the store), and joins, readies and the start all succeed from the other nodes.
@@ -147,17 +164,8 @@ async fn a_killed_lobby_owner_is_replaced_after_its_lease_expires() {
     let Some(mut cluster) = Cluster::start(3).await else {
         return;
     };
-    let ana = guest(&cluster, 0, "Ana").await.1;
-    let ben = guest(&cluster, 1, "Ben").await.1;
-    let cleo = guest(&cluster, 2, "Cleo").await.1;
-    let lobby = open_lobby(&cluster, 0, &ana, 3).await;
-    let id = lobby.id;
+    let (ana, ben, cleo, id, mut follower) = ana_opens_and_ben_joins(&cluster).await;
     let path = |what: &str| format!("/api/lobbies/{id}/{what}");
-    let (s, t) = act(&cluster, 1, &ben, &path("join"), "{}").await;
-    lobby_of(s, &t);
-    let mut follower = ws_as(&cluster, 2, &cleo).await;
-    follower.subscribe_lobby(id).await.expect("follow");
-    lobby_at(&mut follower, 2).await;
 
     cluster.kill(0);
     let killed = Instant::now();
@@ -203,18 +211,8 @@ async fn a_paused_lobby_owner_is_fenced_when_it_wakes() {
     let Some(mut cluster) = Cluster::start(3).await else {
         return;
     };
-    let ana = guest(&cluster, 0, "Ana").await.1;
-    let ben = guest(&cluster, 1, "Ben").await.1;
-    let cleo = guest(&cluster, 2, "Cleo").await.1;
-    let dan = guest(&cluster, 2, "Dan").await.1;
-    let lobby = open_lobby(&cluster, 0, &ana, 3).await;
-    let id = lobby.id;
+    let (ana, ben, cleo, id, mut watcher) = ana_opens_and_ben_joins(&cluster).await;
     let path = |what: &str| format!("/api/lobbies/{id}/{what}");
-    let (s, t) = act(&cluster, 1, &ben, &path("join"), "{}").await;
-    lobby_of(s, &t);
-    let mut watcher = ws_as(&cluster, 2, &dan).await;
-    watcher.subscribe_lobby(id).await.expect("follow");
-    lobby_at(&mut watcher, 2).await;
 
     cluster.signal(0, "-STOP");
     wait_free(&cluster, id).await;
