@@ -142,11 +142,9 @@ impl Drop for TestDb {
     }
 }
 
-/// A bare active two-seat match written straight to `store` (tests of the store itself): no
-/// command yet, token hashes unique to it.
-pub async fn stored_match(store: &server::Store) -> uuid::Uuid {
+/// The rows of a bare active two-seat match `id`: no command yet, token hashes unique to it.
+pub fn match_rows(id: uuid::Uuid) -> (server::store::MatchRow, Vec<server::store::SeatRow>) {
     use server::store::{MatchRow, MatchStatus, SeatRow};
-    let id = uuid::Uuid::new_v4();
     let row = MatchRow {
         id,
         setup: r#"{"players":["red","blue"],"seed":7}"#.into(),
@@ -157,13 +155,21 @@ pub async fn stored_match(store: &server::Store) -> uuid::Uuid {
         clock: None,
         wake_at: None,
     };
-    let seats: Vec<SeatRow> = (0..2)
+    let seats = (0..2)
         .map(|seat| SeatRow {
             seat,
             colour: "red".into(),
             token_hash: format!("{id}-{seat}"),
         })
         .collect();
+    (row, seats)
+}
+
+/// A bare active two-seat match ([`match_rows`]) written straight to `store` (tests of the
+/// store itself).
+pub async fn stored_match(store: &server::Store) -> uuid::Uuid {
+    let id = uuid::Uuid::new_v4();
+    let (row, seats) = match_rows(id);
     store.create_match(&row, &seats).await.expect("create");
     id
 }

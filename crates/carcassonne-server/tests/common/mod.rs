@@ -39,7 +39,7 @@ pub mod private_pg;
 mod process;
 mod server;
 
-pub use db::{TestDb, stored_match};
+pub use db::{TestDb, match_rows, stored_match};
 pub use follow::*;
 pub use http::{admin_http, admin_json, http, http_bytes, http_exact, http_with_head};
 pub use process::ServerProcess;

@@ -249,7 +249,7 @@ async fn lobby_version(store: &Store, id: Uuid) -> Option<(u64, bool)> {
 /// (the lobby's row and the match it would start alike), while the new owner's are stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lobby_write_under_a_stale_fence_writes_nothing() {
-    use server::store::{LobbyRow, MatchRow, SeatRow};
+    use server::store::LobbyRow;
     let Some((_db, store, leases)) = postgres().await else {
         return;
     };
@@ -304,25 +304,8 @@ async fn a_lobby_write_under_a_stale_fence_writes_nothing() {
         store.delete_lobby(id, 2, Some(&a.fence())).await,
         &a.fence(),
     );
-    let match_row = |match_id: Uuid| MatchRow {
-        id: match_id,
-        setup: r#"{"players":["red","blue"],"seed":7}"#.into(),
-        status: MatchStatus::Active,
-        rules_version: rules::RULES_VERSION.into(),
-        created_at: chrono::Utc::now(),
-        decision_timeout_ms: None,
-        clock: None,
-        wake_at: None,
-    };
-    let seats = |match_id: Uuid| -> Vec<SeatRow> {
-        (0..2)
-            .map(|seat| SeatRow {
-                seat,
-                colour: "red".into(),
-                token_hash: format!("{match_id}-{seat}"),
-            })
-            .collect()
-    };
+    let match_row = |match_id: Uuid| match_rows(match_id).0;
+    let seats = |match_id: Uuid| match_rows(match_id).1;
     let lost_match = Uuid::new_v4();
     fenced(
         store
