@@ -7,13 +7,16 @@
 //! Rooms are keyed by match or lobby. The map is behind a `RwLock` that delivery only reads
 //! (shared), and joins and leaves hold for an insert; per-connection mutes are read at delivery,
 //! so a muted message is never queued for whoever muted its sender.
+//!
+//! In a cluster, a [`RoomWatch`] hears when a room gets its first member on this node and when
+//! its last one leaves: the node follows a room's lines from the other nodes only meanwhile.
 
 use crate::outbox::ConnHandle;
 use crate::store::{Store, StoreError};
 use crate::wire::frame;
 use protocol::{ChatChannel, ChatLine, ServerMessage};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use uuid::Uuid;
 
 /// Stores a chat line before anyone receives it (persist, then broadcast: the admin log has
@@ -53,12 +56,33 @@ struct Member {
     mutes: Mutes,
 }
 
+/// Hears which rooms have members on this node: the cluster follows a room's chat on NATS
+/// from its first member here to its last one's leave. Called with the rooms' lock held, so
+/// the calls for one room come in the order of its joins and leaves: it must not block.
+pub trait RoomWatch: Send + Sync + std::fmt::Debug {
+    /// The room's first member on this node joined.
+    fn opened(&self, room: Room);
+    /// The room's last member on this node left.
+    fn emptied(&self, room: Room);
+}
+
 #[derive(Debug, Default)]
 pub struct ChatHub {
     rooms: RwLock<HashMap<Room, HashMap<u64, Member>>>,
+    watch: OnceLock<Arc<dyn RoomWatch>>,
 }
 
 impl ChatHub {
+    /// Tells `watch` of the rooms with members from now on (and of those that have some now).
+    pub fn watch(&self, watch: Arc<dyn RoomWatch>) {
+        if let Ok(rooms) = self.rooms.read() {
+            let watch = self.watch.get_or_init(|| watch);
+            for room in rooms.keys() {
+                watch.opened(*room);
+            }
+        }
+    }
+
     /// Adds (or updates) a connection in a room.
     pub fn join(
         &self,
@@ -75,7 +99,12 @@ impl ChatHub {
             mutes: Arc::clone(mutes),
         };
         if let Ok(mut rooms) = self.rooms.write() {
-            rooms.entry(room).or_default().insert(conn.id, member);
+            let members = rooms.entry(room).or_default();
+            let first = members.is_empty();
+            members.insert(conn.id, member);
+            if first && let Some(w) = self.watch.get() {
+                w.opened(room);
+            }
         }
     }
 
@@ -93,6 +122,9 @@ impl ChatHub {
             members.remove(&conn_id);
             if members.is_empty() {
                 rooms.remove(&room);
+                if let Some(w) = self.watch.get() {
+                    w.emptied(room);
+                }
             }
         }
     }
@@ -170,4 +202,64 @@ fn is_muted(mutes: &Mutes, line: &ChatLine, room: Room) -> bool {
         .account_id
         .is_some_and(|a| mutes.contains(&Muted::Account(a)))
         || matches!((room, line.from.seat), (Room::Match(m), Some(s)) if mutes.contains(&Muted::Seat(m, s)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outbox::{self, TooSlow};
+    use std::sync::Mutex;
+    use tokio::sync::Notify;
+
+    /// What a watch heard, in order.
+    #[derive(Debug, Default)]
+    struct Heard(Mutex<Vec<(&'static str, Room)>>);
+
+    impl RoomWatch for Heard {
+        fn opened(&self, room: Room) {
+            self.0.lock().expect("lock").push(("opened", room));
+        }
+        fn emptied(&self, room: Room) {
+            self.0.lock().expect("lock").push(("emptied", room));
+        }
+    }
+
+    fn conn(id: u64) -> ConnHandle {
+        let (tx, _rx) = outbox::channel(4);
+        ConnHandle::new(
+            id,
+            tx,
+            Arc::new(TooSlow::default()),
+            Arc::new(Notify::new()),
+        )
+    }
+
+    /// A room is opened by its first member and emptied by its last one's leave, not at each
+    /// join and leave; a room with members before the watch came is told at once.
+    #[test]
+    fn the_watch_hears_a_rooms_first_join_and_last_leave() {
+        let hub = ChatHub::default();
+        let (a, b, c) = (conn(1), conn(2), conn(3));
+        let mutes = Mutes::default();
+        let (m, l) = (
+            Room::Match(Uuid::from_u128(1)),
+            Room::Lobby(Uuid::from_u128(2)),
+        );
+        hub.join(l, &c, None, None, &mutes);
+        let heard = Arc::new(Heard::default());
+        hub.watch(Arc::clone(&heard) as Arc<dyn RoomWatch>);
+        hub.join(m, &a, Some(0), None, &mutes);
+        hub.join(m, &b, None, None, &mutes);
+        hub.join(m, &a, Some(0), None, &mutes);
+        hub.leave(m, a.id);
+        hub.leave(m, a.id);
+        hub.leave(m, b.id);
+        hub.leave(l, 99);
+        hub.leave(l, c.id);
+        let heard = heard.0.lock().expect("lock").clone();
+        assert_eq!(
+            heard,
+            [("opened", l), ("opened", m), ("emptied", m), ("emptied", l)]
+        );
+    }
 }

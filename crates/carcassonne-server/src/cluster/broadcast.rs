@@ -1,15 +1,15 @@
-//! News for every node: a chat line (or its removal), a revoked session or a lobby's new state, published once by
-//! the node where it happened (which delivered it to its own clients already) and delivered by
-//! each other node to its own clients (a lobby's state also replaces that node's copy).
+//! News for every node: a revoked session, a lobby's new state or the matches a stopping node
+//! hands over, published once by the node where it happened (which delivered it to its own
+//! clients already) and delivered by each other node to its own clients (a lobby's state also
+//! replaces that node's copy). Chat lines go to the nodes with members in their room only
+//! ([`super::rooms`]).
 
 use super::forward::{Broadcast, News};
 use super::{Cluster, ClusterError, lock};
 use crate::actor::ActorMsg;
-use crate::chat::Room;
 use crate::lobby::Replica;
 use crate::state::Shared;
 use futures_util::StreamExt;
-use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 use tracing::{Instrument, debug, info_span, warn};
 
@@ -45,6 +45,7 @@ impl Cluster {
             deliver(Arc::clone(&self.edge), news, Arc::downgrade(shared)).instrument(span),
         );
         lock(&self.tasks).push(task);
+        self.follow_rooms(shared);
         self.serve_lobbies(shared).await
     }
 }
@@ -62,30 +63,6 @@ async fn deliver(me: Arc<str>, mut news: async_nats::Subscriber, shared: Weak<Sh
             return;
         };
         match news.what {
-            News::Chat {
-                line,
-                lobby_members,
-            } => {
-                let room = match (line.match_id, line.lobby_id) {
-                    (Some(m), _) => Room::Match(m),
-                    (None, Some(l)) => Room::Lobby(l),
-                    (None, None) => continue,
-                };
-                let members: Option<HashSet<_>> = lobby_members.map(|m| m.into_iter().collect());
-                shared.chat.deliver(room, &line, members.as_ref(), None);
-            }
-            News::ChatRemoved {
-                id,
-                match_id,
-                lobby_id,
-            } => {
-                let room = match (match_id, lobby_id) {
-                    (Some(m), _) => Room::Match(m),
-                    (None, Some(l)) => Room::Lobby(l),
-                    (None, None) => continue,
-                };
-                shared.chat.removed(room, id);
-            }
             News::Revoke { account, session } => {
                 shared.live_sessions.revoke(account, session);
             }

@@ -16,10 +16,13 @@
 //! - `p.match.<match>.diffs`: each diff of the match once, as its frame, while a connection of
 //!   another node follows it; the ack of the command it answers rides in the headers
 //!   ([`ACK_EDGE`], [`ACK_CONN`], [`ACK`]) when that command came from such a connection;
-//! - `p.all`: what every node delivers to its own clients or keeps ([`Broadcast`]: chat lines,
-//!   revoked sessions, lobbies' states), each node skipping its own;
+//! - `p.match.<match>.chat`, `p.lobby.<lobby>.chat`: a chat room's lines and removals
+//!   ([`ChatNews`]), read by the nodes with members in the room, each skipping its own;
+//! - `p.all`: what every node delivers to its own clients or keeps ([`News`]: revoked
+//!   sessions, lobbies' states, matches a stopping node hands over), each node skipping its own;
 //! - `p.alive.<node>`: each node's heartbeat, which names its process (`<node>+<start number>`).
 
+use crate::chat::Room;
 use protocol::{ErrorCode, Seq};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -82,29 +85,33 @@ pub enum Reply {
     },
 }
 
-/// What one node tells every other, to deliver to its own clients.
+/// What one node tells the others, to deliver to their own clients: [`News`] for every node,
+/// on the cluster's subject, or [`ChatNews`] for the nodes with members in a chat room, on the
+/// room's subject.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Broadcast {
+pub struct Broadcast<T = News> {
     /// The sending process (`<node>+<start number>`), which delivered it already.
     pub from: String,
-    pub what: News,
+    pub what: T,
+}
+
+/// News of one chat room, published on the room's subject ([`Subjects::chat`]).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "news", rename_all = "snake_case")]
+pub enum ChatNews {
+    /// A stored chat line, for the local members of its room who may read it;
+    /// `lobby_members`: for a lobby line, the accounts seated in the lobby.
+    Line {
+        line: protocol::ChatLine,
+        lobby_members: Option<Vec<Uuid>>,
+    },
+    /// An admin removed a chat line of the room: its local members are told.
+    Removed { id: i64 },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "news", rename_all = "snake_case")]
 pub enum News {
-    /// A stored chat line, for the local members of its room who may read it;
-    /// `lobby_members`: for a lobby line, the accounts seated in the lobby.
-    Chat {
-        line: protocol::ChatLine,
-        lobby_members: Option<Vec<Uuid>>,
-    },
-    /// An admin removed a chat line of a room: its local members are told.
-    ChatRemoved {
-        id: i64,
-        match_id: Option<Uuid>,
-        lobby_id: Option<Uuid>,
-    },
     /// An account's session (`None`: all its sessions) was revoked: its sockets close.
     Revoke {
         account: Uuid,
@@ -172,6 +179,14 @@ impl Subjects {
     /// Where the match's diffs are published for every node that follows it.
     pub fn match_diffs(&self, match_id: Uuid) -> String {
         format!("{}.match.{}.diffs", self.prefix, match_id.simple())
+    }
+
+    /// A chat room's lines and removals: only the nodes with members there subscribe.
+    pub fn chat(&self, room: Room) -> String {
+        match room {
+            Room::Match(id) => format!("{}.match.{}.chat", self.prefix, id.simple()),
+            Room::Lobby(id) => format!("{}.lobby.{}.chat", self.prefix, id.simple()),
+        }
     }
 
     pub fn all(&self) -> String {

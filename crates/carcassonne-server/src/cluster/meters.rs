@@ -1,7 +1,7 @@
 //! The cluster's series, each labelled with the node id: the matches and lobbies a node owns,
 //! what happened to its leases, its forwards to other owners (by outcome, and their round trip),
-//! the diffs it publishes for other nodes and those it fans out to its own connections, and its
-//! reconnections to NATS.
+//! the diffs it publishes for other nodes and those it fans out to its own connections, the chat
+//! rooms it follows and the lines it hears there, and its reconnections to NATS.
 
 use crate::meters::{FORWARD, Metrics};
 use metrics::{Counter, Gauge, Histogram, Label};
@@ -15,6 +15,8 @@ const RECONNECTS: &str = "carcassonne_cluster_nats_reconnects_total";
 const PUBLISHED: &str = "carcassonne_cluster_diffs_published_total";
 const FANNED_OUT: &str = "carcassonne_cluster_diffs_fanned_out_total";
 const EDGE_RESUMES: &str = "carcassonne_cluster_edge_resumes_total";
+const CHAT_ROOMS: &str = "carcassonne_cluster_chat_rooms";
+const CHAT_RECEIVED: &str = "carcassonne_cluster_chat_received_total";
 
 /// What a forward came to.
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +49,10 @@ pub struct ClusterMeters {
     pub fanned_out: Counter,
     /// Resumes this node asked for a connection of its own that missed a published diff.
     pub edge_resumes: Counter,
+    /// Chat rooms this node follows on NATS (those with members here), once subscribed.
+    pub chat_rooms: Gauge,
+    /// Chat lines and removals said on other nodes that reached this node.
+    pub chat_received: Counter,
 }
 
 impl ClusterMeters {
@@ -112,6 +118,16 @@ impl ClusterMeters {
                 EDGE_RESUMES,
                 vec![node()],
                 "Resumes this node asked of a match's owner for a connection that missed a published diff.",
+            ),
+            chat_rooms: metrics.gauge(
+                CHAT_ROOMS,
+                vec![node()],
+                "Chat rooms (matches, lobbies) with members on this node, whose lines from other nodes it reads.",
+            ),
+            chat_received: metrics.counter(
+                CHAT_RECEIVED,
+                vec![node()],
+                "Chat lines and removals said on other nodes that reached this node (only rooms with members here).",
             ),
         }
     }

@@ -32,8 +32,9 @@ mod meters;
 mod owner;
 mod ownership;
 mod proxy;
+mod rooms;
 
-pub use forward::{Broadcast, Forward, News, Op, Reply, Subjects};
+pub use forward::{Broadcast, ChatNews, Forward, News, Op, Reply, Subjects};
 pub use meters::ClusterMeters;
 pub use ownership::Claim;
 pub use proxy::ForwardError;
@@ -105,6 +106,8 @@ pub struct Cluster {
     /// Set when the node starts to stop: the matches it lets go from then on are handed over.
     draining: std::sync::atomic::AtomicBool,
     handed: Mutex<Vec<Uuid>>,
+    /// The chat rooms with members on this node, followed on NATS (set by `attach`).
+    rooms: std::sync::OnceLock<Arc<rooms::ChatRooms>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -194,6 +197,7 @@ impl Cluster {
             meters,
             draining: Default::default(),
             handed: Mutex::default(),
+            rooms: Default::default(),
         });
         let span = info_span!("cluster", node = %node);
         let tasks = vec![
@@ -271,6 +275,9 @@ impl Cluster {
         tokio::time::sleep(Duration::from_millis(50)).await;
         for task in lock(&self.tasks).drain(..) {
             task.abort();
+        }
+        if let Some(rooms) = self.rooms.get() {
+            rooms.stop();
         }
         let _ = self.nats.flush().await;
     }

@@ -111,10 +111,12 @@ pub async fn chat(
         .chat
         .deliver(room, &line, lobby_members.as_ref(), Some(&ctx.handle));
     if let Some(cluster) = ctx.shared.registry.cluster() {
-        cluster.tell_all(crate::cluster::News::Chat {
+        let lobby_members = lobby_members.map(|m| m.into_iter().collect());
+        let news = crate::cluster::ChatNews::Line {
             line,
-            lobby_members: lobby_members.map(|m| m.into_iter().collect()),
-        });
+            lobby_members,
+        };
+        cluster.tell_room(room, news).await;
     }
 }
 

@@ -1,9 +1,12 @@
-//! What every node shares besides matches: chat lines, revoked sessions and lobbies.
+//! What the nodes share besides matches: chat lines (with the nodes that have members in
+//! their room), revoked sessions and lobbies.
 
 use crate::common::READ_TIMEOUT;
 use crate::harness::*;
 use client::bot::Rng;
 use client::{Connection, Follower};
+use futures_util::StreamExt;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 use uuid::Uuid;
@@ -92,6 +95,137 @@ async fn chat_and_revocations_reach_every_node() {
         "closed {took:?} after the revocation"
     );
     eprintln!("a revocation on node 2 closed the socket on node 1 in {took:?}");
+}
+
+/// A chat line crosses NATS once, on its room's subject, and only the nodes with members in
+/// the room read it: node 0, with nobody at the match, hears nothing of its chat until a
+/// spectator of its own comes, then the room's next line, and it stops following the room
+/// when the spectator leaves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_line_reaches_only_the_nodes_with_members_in_its_room() {
+    let Some(cluster) = Cluster::start(3).await else {
+        return;
+    };
+    let created = create(&cluster, 2).await;
+    let id = created.match_id;
+    // Every message under the cluster's prefix that carries one of the test's lines.
+    let crossed: Arc<Mutex<Vec<String>>> = Arc::default();
+    let nats = async_nats::connect(&cluster.nats).await.expect("NATS");
+    let mut every = nats
+        .subscribe(format!("{}.>", cluster.prefix))
+        .await
+        .expect("subscribe");
+    nats.flush().await.expect("flush");
+    let counting = Arc::clone(&crossed);
+    let counter = tokio::spawn(async move {
+        while let Some(m) = every.next().await {
+            if String::from_utf8_lossy(&m.payload).contains("said on node") {
+                counting.lock().expect("lock").push(m.subject.to_string());
+            }
+        }
+    });
+
+    let mut seats = Vec::new();
+    for (i, s) in created.seats.iter().enumerate() {
+        let mut conn = connect(&cluster, 1 + i).await.expect("connect");
+        conn.auth(&s.token).await.expect("auth");
+        conn.subscribe(id, None).await.expect("subscribe");
+        conn.wait_for(|m| matches!(m, protocol::ServerMessage::Snapshot { .. }))
+            .await
+            .expect("the first view");
+        seats.push(conn);
+    }
+    for node in [1, 2] {
+        assert!(
+            rooms_become(&cluster, node, 1.0).await,
+            "node {node} follows the room"
+        );
+    }
+    say(&mut seats[0], id, "first line, said on node 1").await;
+    heard(&mut seats[1], "first line, said on node 1").await;
+    let subject = format!("{}.match.{}.chat", cluster.prefix, id.simple());
+    // The line's one publication may still be on its way to the test's own subscription.
+    wait_until(|| crossed.lock().expect("lock").len() == 1).await;
+    assert_eq!(*crossed.lock().expect("lock"), [subject.clone()]);
+    assert_eq!(received(&cluster, 0).await, 0.0, "node 0 has nobody there");
+    assert_eq!(received(&cluster, 2).await, 1.0, "node 2 has a seat there");
+    assert_eq!(cluster.metric(0, ROOMS, &[]).await, 0.0);
+
+    let mut spectator = connect(&cluster, 0).await.expect("connect");
+    spectator.subscribe(id, None).await.expect("subscribe");
+    spectator
+        .wait_for(|m| matches!(m, protocol::ServerMessage::Snapshot { .. }))
+        .await
+        .expect("the first view");
+    assert!(
+        rooms_become(&cluster, 0, 1.0).await,
+        "node 0 follows the room"
+    );
+    say(&mut seats[1], id, "second line, said on node 2").await;
+    heard(&mut spectator, "second line, said on node 2").await;
+    heard(&mut seats[0], "second line, said on node 2").await;
+    assert_eq!(received(&cluster, 0).await, 1.0, "node 0's spectator");
+    wait_until(|| crossed.lock().expect("lock").len() == 2).await;
+    assert_eq!(*crossed.lock().expect("lock"), [subject.clone(), subject]);
+
+    drop(spectator);
+    assert!(
+        rooms_become(&cluster, 0, 0.0).await,
+        "node 0 stops following the room once its spectator left"
+    );
+    counter.abort();
+}
+
+const ROOMS: &str = "carcassonne_cluster_chat_rooms";
+
+async fn say(conn: &mut Connection, id: Uuid, text: &str) {
+    let said = protocol::ClientMessage::Chat {
+        match_id: Some(id),
+        lobby_id: None,
+        text: text.into(),
+    };
+    conn.send(&said).await.expect("chat");
+    heard(conn, text).await;
+}
+
+async fn heard(conn: &mut Connection, text: &str) {
+    let line = conn
+        .wait_for(|m| matches!(m, protocol::ServerMessage::Chat(l) if l.text == text))
+        .await;
+    assert!(line.is_ok(), "{text:?} was not heard: {line:?}");
+}
+
+/// Chat news from other nodes that reached node `i`.
+async fn received(cluster: &Cluster, i: usize) -> f64 {
+    let node = cluster.node_id(i);
+    cluster
+        .metric(
+            i,
+            "carcassonne_cluster_chat_received_total",
+            &[("node", &node)],
+        )
+        .await
+}
+
+/// Whether node `i` comes to follow `rooms` chat rooms within five seconds.
+async fn rooms_become(cluster: &Cluster, i: usize, rooms: f64) -> bool {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        if cluster.metric(i, ROOMS, &[]).await == rooms {
+            return true;
+        }
+        if Instant::now() > until {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn wait_until(done: impl Fn() -> bool) {
+    let until = Instant::now() + Duration::from_secs(5);
+    while !done() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// A lobby opened on node 0 is joined from nodes 1 and 2 (each guest on its own node), every

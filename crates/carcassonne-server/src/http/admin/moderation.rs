@@ -326,11 +326,9 @@ pub(super) async fn remove_chat(
     if let Some(room) = room {
         shared.chat.removed(room, id);
         if let Some(cluster) = shared.registry.cluster() {
-            cluster.tell_all(crate::cluster::News::ChatRemoved {
-                id,
-                match_id: line.match_id,
-                lobby_id: line.lobby_id,
-            });
+            cluster
+                .tell_room(room, crate::cluster::ChatNews::Removed { id })
+                .await;
         }
     }
     Ok(StatusCode::NO_CONTENT)
