@@ -17,11 +17,10 @@
 
 use rules::{Colour, Command, Game, Modules, PlayerId, Setup, bot};
 use server::actor::{ActorMsg, CommandMsg, Registry};
-use server::outbox::{self, ConnHandle, TooSlow};
+use server::outbox::{self, ConnHandle};
 use server::store::{MatchRow, MatchStatus, SeatRow};
 use server::{Config, Metrics, Store};
 use std::sync::Arc;
-use tokio::sync::Notify;
 use uuid::Uuid;
 
 type Error = Box<dyn std::error::Error>;
@@ -50,12 +49,7 @@ fn moves_of(setup: &Setup, seed: u64) -> Result<Vec<(PlayerId, Command)>, Error>
 /// An in-memory connection: its handle for the actor and the receiving end of its queue.
 fn conn(id: u64) -> (ConnHandle, outbox::Receiver) {
     let (tx, rx) = outbox::channel(256);
-    let handle = ConnHandle::new(
-        id,
-        tx,
-        Arc::new(TooSlow::default()),
-        Arc::new(Notify::new()),
-    );
+    let handle = ConnHandle::new(id, tx, Arc::default());
     (handle, rx)
 }
 

@@ -2,6 +2,7 @@
 //! session token into an [`Account`]. Used by the HTTP routes (`http/accounts.rs`) and by the
 //! WebSocket upgrade. Session tokens, like seat tokens, are stored only as hashes.
 
+use crate::outbox::Signals;
 use crate::store::{AccountRow, NewSession, SessionRow, Store, StoreError};
 use crate::tokens::{new_token, token_hash};
 use argon2::Argon2;
@@ -10,7 +11,6 @@ use chrono::Utc;
 use protocol::{Account, AccountKind, ErrorCode};
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::Notify;
 use uuid::Uuid;
 
 /// Longest display name, in characters, after trimming.
@@ -364,8 +364,8 @@ pub struct LiveSessions {
     inner: std::sync::Mutex<HashMap<Uuid, Vec<OpenConn>>>,
 }
 
-/// A connection of an account: its session, its id, and its revocation signal.
-type OpenConn = (Uuid, u64, Arc<Notify>);
+/// A connection of an account: its session, its id, and its signals (a revocation closes it).
+type OpenConn = (Uuid, u64, Arc<Signals>);
 
 /// A connection's entry in [`LiveSessions`], removed when dropped (the connection ended).
 #[derive(Debug)]
@@ -373,8 +373,6 @@ pub struct LiveSession<'a> {
     live: &'a LiveSessions,
     account: Uuid,
     conn: u64,
-    /// Notified (with a stored permit) when the session is revoked.
-    pub revoked: Arc<Notify>,
 }
 
 impl LiveSessions {
@@ -383,19 +381,17 @@ impl LiveSessions {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Registers connection `conn`, opened with `session`.
-    pub fn open(&self, session: &WsSession, conn: u64) -> LiveSession<'_> {
-        let revoked = Arc::new(Notify::new());
+    /// Registers connection `conn`, opened with `session`: a revocation raises its `signals`.
+    pub fn open(&self, session: &WsSession, conn: u64, signals: &Arc<Signals>) -> LiveSession<'_> {
         self.lock().entry(session.account.id).or_default().push((
             session.session,
             conn,
-            Arc::clone(&revoked),
+            Arc::clone(signals),
         ));
         LiveSession {
             live: self,
             account: session.account.id,
             conn,
-            revoked,
         }
     }
 
@@ -407,9 +403,9 @@ impl LiveSessions {
             return 0;
         };
         let mut n = 0;
-        for (s, _, revoked) in conns {
+        for (s, _, signals) in conns {
             if session.is_none_or(|target| target == *s) {
-                revoked.notify_one();
+                signals.revoke();
                 n += 1;
             }
         }
@@ -466,14 +462,17 @@ mod tests {
             token_hash: String::new(),
         };
         let (s1, s2) = (Uuid::new_v4(), Uuid::new_v4());
-        let a = live.open(&ws(s1), 1);
-        let b = live.open(&ws(s2), 2);
+        let signals: Vec<Arc<Signals>> = (0..3).map(|_| Arc::default()).collect();
+        let a = live.open(&ws(s1), 1, &signals[0]);
+        let b = live.open(&ws(s2), 2, &signals[1]);
         assert_eq!(live.revoke(account.id, Some(s2)), 1);
+        assert!(signals[1].is_revoked() && !signals[0].is_revoked());
         assert_eq!(live.revoke(Uuid::new_v4(), None), 0, "another account");
         drop(b);
         assert_eq!(live.revoke(account.id, Some(s2)), 0, "an ended connection");
-        let c = live.open(&ws(s2), 3);
+        let c = live.open(&ws(s2), 3, &signals[2]);
         assert_eq!(live.revoke(account.id, None), 2);
+        assert!(signals.iter().all(|s| s.is_revoked()));
         drop((a, c));
         assert!(live.lock().is_empty());
     }

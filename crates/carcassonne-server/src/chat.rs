@@ -207,9 +207,8 @@ fn is_muted(mutes: &Mutes, line: &ChatLine, room: Room) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outbox::{self, TooSlow};
+    use crate::outbox;
     use std::sync::Mutex;
-    use tokio::sync::Notify;
 
     /// What a watch heard, in order.
     #[derive(Debug, Default)]
@@ -226,12 +225,7 @@ mod tests {
 
     fn conn(id: u64) -> ConnHandle {
         let (tx, _rx) = outbox::channel(4);
-        ConnHandle::new(
-            id,
-            tx,
-            Arc::new(TooSlow::default()),
-            Arc::new(Notify::new()),
-        )
+        ConnHandle::new(id, tx, Arc::default())
     }
 
     /// A room is opened by its first member and emptied by its last one's leave, not at each

@@ -308,12 +308,11 @@ impl Drop for Fanout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outbox::{Receiver, TooSlow, channel};
-    use tokio::sync::Notify;
+    use crate::outbox::{Receiver, channel};
 
     fn follower(room: usize) -> (Follower, Receiver) {
         let (tx, rx) = channel(room);
-        let conn = ConnHandle::new(1, tx, Arc::new(TooSlow::default()), Arc::new(Notify::new()));
+        let conn = ConnHandle::new(1, tx, Arc::default());
         let f = Follower {
             conn,
             last: None,

@@ -7,14 +7,14 @@
 use super::forward::{ACK, ACK_CONN, ACK_EDGE, Forward, Op, Reply};
 use super::{Cluster, RemoteKey, lock};
 use crate::actor::{ActorMsg, CommandMsg, MatchHandle};
-use crate::outbox::{self, ConnHandle, Publication, Publisher, TooSlow};
+use crate::outbox::{self, ConnHandle, Publication, Publisher, Signals};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use protocol::ErrorCode;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tracing::{debug, warn};
 use uuid::Uuid;
@@ -151,13 +151,12 @@ impl Cluster {
             return c.clone();
         }
         let (tx, rx) = outbox::channel(self.outgoing_queue);
-        let too_slow = Arc::new(TooSlow::default());
-        let drained = Arc::new(Notify::new());
+        let signals = Arc::new(Signals::default());
         let id = self.next_remote.fetch_add(1, Ordering::Relaxed);
-        let conn = ConnHandle::new(id, tx, Arc::clone(&too_slow), Arc::clone(&drained));
+        let conn = ConnHandle::new(id, tx, Arc::clone(&signals));
         remotes.insert(key.clone(), conn.clone());
         let subject = self.subjects.relay(&key.0, key.2, key.1);
-        tokio::spawn(relay_out(self.nats.clone(), subject, rx, too_slow, drained));
+        tokio::spawn(relay_out(self.nats.clone(), subject, rx, signals));
         conn
     }
 
@@ -209,8 +208,7 @@ async fn relay_out(
     nats: async_nats::Client,
     subject: String,
     mut rx: outbox::Receiver,
-    too_slow: Arc<TooSlow>,
-    drained: Arc<Notify>,
+    signals: Arc<Signals>,
 ) {
     loop {
         tokio::select! {
@@ -218,7 +216,7 @@ async fn relay_out(
             frame = rx.recv() => match frame {
                 Some(f) => {
                     // Too slow: what is queued is dropped. Moved: it is written first.
-                    if too_slow.is_raised() && !too_slow.is_moved() {
+                    if signals.is_raised() && !signals.is_moved() {
                         break;
                     }
                     if let Err(e) = nats.publish(subject.clone(), f.into_bytes()).await {
@@ -226,11 +224,11 @@ async fn relay_out(
                         break;
                     }
                     // A catch-up paced on this queue goes on.
-                    drained.notify_waiters();
+                    signals.drained();
                 }
                 None => return,
             },
-            () = too_slow.wait() => break,
+            () = signals.wait() => break,
         }
     }
     let _ = nats.publish(subject, Bytes::new()).await;

@@ -23,7 +23,7 @@ pub fn join_match_chat(ctx: &Ctx, follows: &Follows, match_id: Uuid, as_seat: Op
         &ctx.handle,
         as_seat,
         ctx.account(),
-        &ctx.mutes,
+        ctx.mutes(),
     );
 }
 
@@ -170,7 +170,7 @@ pub fn mute(ctx: &Ctx, t: MuteTarget, on: bool) {
             );
         }
     };
-    if let Ok(mut mutes) = ctx.mutes.write() {
+    if let Ok(mut mutes) = ctx.mutes().write() {
         if !on {
             mutes.remove(&key);
         } else if mutes.len() < MAX_MUTES || mutes.contains(&key) {

@@ -6,6 +6,7 @@
 //! whose socket failed, ends without a close frame (the metrics count it as `none`).
 
 use protocol::close as app;
+use tokio_tungstenite::tungstenite::Error as WsError;
 
 /// Why the server closes a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,9 +68,9 @@ impl Close {
     /// The close for a read error that is the client's fault: 1009 for a message above the
     /// hard limit, 1002 for a protocol violation, 1007 for a text frame that is not UTF-8.
     /// Other errors (the socket failed, the peer vanished) close without a frame.
-    pub fn for_read_error(e: axum::Error) -> Option<Close> {
-        use tungstenite::error::{Error, ProtocolError};
-        match e.into_inner().downcast_ref::<Error>()? {
+    pub fn for_read_error(e: WsError) -> Option<Close> {
+        use tokio_tungstenite::tungstenite::error::{Error, ProtocolError};
+        match e {
             Error::Capacity(_) => Some(Close::TooBig),
             Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => None,
             Error::Protocol(_) => Some(Close::ProtocolError),

@@ -13,7 +13,6 @@
 use super::close::Close;
 use crate::outbox::{self, ConnHandle};
 use crate::wire::Frame;
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes};
 use futures_util::task::AtomicWaker;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use std::future::{Future, poll_fn};
@@ -23,6 +22,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 use tokio::time::{Sleep, timeout};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tracing::{debug, error, warn};
 
 /// Most queued frames written in one flush (bounds the time one write may take).
@@ -38,7 +39,7 @@ const LINGER: Duration = Duration::from_secs(2);
 /// What the connection's loop woke for.
 pub enum Event {
     /// The socket's next message (`None`: the client is gone).
-    Read(Option<Result<Message, axum::Error>>),
+    Read(Option<Result<Message, WsError>>),
     /// Time for a heartbeat ping.
     Tick,
     Ending(Ending),
@@ -123,7 +124,7 @@ impl Gate {
     /// and the read side are polled only when they woke the task.
     pub async fn next<S, F>(&self, rare: &mut Rare<'_, F>, io: &mut Io<S>) -> Event
     where
-        S: Stream<Item = Result<Message, axum::Error>> + Sink<Message, Error = axum::Error> + Unpin,
+        S: Stream<Item = Result<Message, WsError>> + Sink<Message, Error = WsError> + Unpin,
         F: Future<Output = Ending>,
     {
         poll_fn(|cx| {
@@ -191,7 +192,7 @@ pub struct Io<S> {
 
 impl<S> Io<S>
 where
-    S: Stream<Item = Result<Message, axum::Error>> + Sink<Message, Error = axum::Error> + Unpin,
+    S: Stream<Item = Result<Message, WsError>> + Sink<Message, Error = WsError> + Unpin,
 {
     pub fn new(
         ws: S,
@@ -268,7 +269,7 @@ where
     }
 
     /// The socket's next message, polled with the gate's read waker.
-    fn poll_read(&mut self) -> Poll<Option<Result<Message, axum::Error>>> {
+    fn poll_read(&mut self) -> Poll<Option<Result<Message, WsError>>> {
         self.ws
             .poll_next_unpin(&mut Context::from_waker(&self.read_waker))
     }
@@ -318,7 +319,7 @@ where
             }
         }
         let frame = CloseFrame {
-            code: close.code(),
+            code: close.code().into(),
             reason: Utf8Bytes::from_static(close.reason()),
         };
         let _ = timed(t, self.ws.send(Message::Close(Some(frame)))).await;
@@ -338,16 +339,13 @@ where
     }
 }
 
-fn failed(e: axum::Error) -> Poll<()> {
+fn failed(e: WsError) -> Poll<()> {
     debug!(error = %e, "write failed");
     Poll::Ready(())
 }
 
 /// A write with the write timeout; a failure is logged.
-async fn timed(
-    t: Duration,
-    write: impl Future<Output = Result<(), axum::Error>>,
-) -> Result<(), ()> {
+async fn timed(t: Duration, write: impl Future<Output = Result<(), WsError>>) -> Result<(), ()> {
     match timeout(t, write).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => {

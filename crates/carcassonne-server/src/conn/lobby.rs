@@ -26,9 +26,13 @@ pub fn subscribe_lobby(ctx: &Ctx, follows: &mut Follows, lobby_id: Uuid) {
     {
         Ok(()) => {
             follows.lobbies.insert(lobby_id);
-            ctx.shared
-                .chat
-                .join(Room::Lobby(lobby_id), &ctx.handle, None, viewer, &ctx.mutes);
+            ctx.shared.chat.join(
+                Room::Lobby(lobby_id),
+                &ctx.handle,
+                None,
+                viewer,
+                ctx.mutes(),
+            );
         }
         Err(e) => ctx.error(e.code, e.message),
     }

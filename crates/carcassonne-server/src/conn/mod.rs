@@ -37,21 +37,23 @@ mod watch;
 pub use chat::MAX_MUTES;
 
 use crate::accounts::WsSession;
-use crate::limits::ConnLimits;
-use crate::outbox::{self, ConnHandle, TooSlow};
+use crate::outbox::{self, ConnHandle, Signals};
 use crate::state::{Lifecycle, Shared};
 use crate::wire::{error_frame, frame};
-use axum::extract::ws::{Message, WebSocket};
 use close::Close;
 use futures_util::{Sink, Stream};
+use hyper::upgrade::OnUpgrade;
+use hyper_util::rt::TokioIo;
 use io::{Ending, Event, Gate, Io, Rare};
 use protocol::{ErrorCode, MAX_FRAME_BYTES, PROTOCOL_VERSION, ServerMessage};
 use state::{Connection, Ctx, Follows, Seat};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use tokio::sync::Notify;
+use std::sync::atomic::Ordering;
 use tokio::time::Instant;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tracing::{Instrument, debug, info_span};
 
 /// Largest message the socket layer reads at all; between `MAX_FRAME_BYTES` and this, the client
@@ -94,20 +96,73 @@ impl Drop for Slot {
     }
 }
 
-/// Serves an upgraded WebSocket in its `slot`; `peer`: the TCP peer (a proxy, maybe),
-/// `client`: the client's address ([`crate::client_addr`]), which the per-address limits use;
-/// `session`: the account session the upgrade carried, if any.
+/// The socket layer's settings: messages up to [`HARD_LIMIT`], a small read buffer.
+fn socket_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(HARD_LIMIT))
+        .max_frame_size(Some(HARD_LIMIT))
+        .read_buffer_size(READ_BUFFER)
+}
+
+/// What a connection is given at its upgrade, boxed while the upgrade completes (a pointer in
+/// the connection's task, freed once the loop has taken it).
+struct Upgrade {
+    slot: Slot,
+    peer: SocketAddr,
+    client: IpAddr,
+    session: Option<WsSession>,
+}
+
+/// The task of a WebSocket connection, from its upgrade (once the 101 is sent) to its end, in its
+/// `slot`; `peer`: the TCP peer (a proxy, maybe), `client`: the client's address
+/// ([`crate::client_addr`]), which the per-address limits use; `session`: the account session
+/// the upgrade carried, if any.
 ///
-/// Not an `async fn`, and the connection's future is boxed: an `async fn` keeps room for its
-/// arguments (the socket among them) for its whole life beside the future it hands them to, and
-/// the upgrade's task would hold that twice; here the task holds a pointer and the slot.
+/// The loop's future is held inline: this task is all that a connection keeps of its upgrade.
+/// Not an `async fn`: one would keep room for its arguments for the task's whole life beside
+/// the loop they go into; here the task holds the upgrade's future and a pointer until the
+/// upgrade completes, then the loop's future and the slot.
 pub fn serve(
-    socket: WebSocket,
+    upgrade: OnUpgrade,
     slot: Slot,
     peer: SocketAddr,
     client: IpAddr,
     session: Option<WsSession>,
 ) -> impl Future<Output = ()> + Send + 'static {
+    let given = Box::new(Upgrade {
+        slot,
+        peer,
+        client,
+        session,
+    });
+    async move {
+        let upgraded = match upgrade.await {
+            Ok(u) => u,
+            Err(e) => return debug!(error = %e, "the upgrade failed"),
+        };
+        let socket = WebSocketStream::from_raw_socket(
+            TokioIo::new(upgraded),
+            Role::Server,
+            Some(socket_config()),
+        )
+        .await;
+        let (connection, slot) = start(socket, *given);
+        connection.await;
+        drop(slot);
+    }
+}
+
+/// The connection's loop in its span, and the slot to give back after it.
+fn start<S>(socket: S, given: Upgrade) -> (impl Future<Output = ()> + Send, Slot)
+where
+    S: Stream<Item = Result<Message, WsError>> + Sink<Message, Error = WsError> + Unpin + Send,
+{
+    let Upgrade {
+        slot,
+        peer,
+        client,
+        session,
+    } = given;
     let shared = Arc::clone(&slot.0);
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
     // A root span: a child would keep the upgrade request's span (and its record in the
@@ -121,11 +176,8 @@ pub fn serve(
         match_id = tracing::field::Empty,
         seat = tracing::field::Empty
     );
-    let connection = Box::pin(run(socket, shared, id, session, Some(client)).instrument(span));
-    async move {
-        connection.await;
-        drop(slot);
-    }
+    let connection = run(socket, shared, id, session, Some(client)).instrument(span);
+    (connection, slot)
 }
 
 /// The connection's loop over any socket of messages: a WebSocket in production, in-memory
@@ -142,15 +194,12 @@ pub(crate) fn run<S>(
     client: Option<IpAddr>,
 ) -> impl Future<Output = ()> + Send
 where
-    S: Stream<Item = Result<Message, axum::Error>>
-        + Sink<Message, Error = axum::Error>
-        + Unpin
-        + Send,
+    S: Stream<Item = Result<Message, WsError>> + Sink<Message, Error = WsError> + Unpin + Send,
 {
     let config = Arc::clone(&shared.config);
     let (out_tx, out_rx) = outbox::channel(config.conn.outgoing_queue);
-    let too_slow = Arc::new(TooSlow::default());
-    let handle = ConnHandle::new(id, out_tx, Arc::clone(&too_slow), Arc::new(Notify::new()));
+    let signals = Arc::new(Signals::default());
+    let handle = ConnHandle::new(id, out_tx, Arc::clone(&signals));
     let (gate, read_waker, rare_waker) = Gate::new();
     let mut io = Io::new(
         socket,
@@ -167,8 +216,7 @@ where
             session,
             client,
             mutes: Default::default(),
-            limits: ConnLimits::new(&config.limits, &shared.limits),
-            accepting: Arc::new(AtomicBool::new(false)),
+            limits: Default::default(),
         },
         seat: Seat::default(),
         follows: Follows::default(),
@@ -187,23 +235,25 @@ where
     async move {
         debug!("connected");
         let ctx = &conn.ctx;
-        // Revoking the session closes the connection (4002).
-        let live_session = ctx
+        // Revoking the session closes the connection (4002); registered until the loop ends.
+        let _live_session = ctx
             .session
             .as_ref()
-            .map(|s| shared.live_sessions.open(s, id));
+            .map(|s| shared.live_sessions.open(s, id, &signals));
         // The flag starts from the value this receiver has seen, so that no change is missed.
         let mut lifecycle = shared.lifecycle.clone();
-        let accepting = Arc::clone(&ctx.accepting);
+        let accepting = &signals.accepting;
         accepting.store(
             *lifecycle.borrow_and_update() == Lifecycle::Running,
             Ordering::Release,
         );
         let ending = async {
-            let revoked = async {
-                match &live_session {
-                    Some(l) => l.revoked.notified().await,
-                    None => std::future::pending().await,
+            let signalled = async {
+                signals.wait().await;
+                if signals.is_revoked() {
+                    Ending::Revoked
+                } else {
+                    Ending::TooSlow
                 }
             };
             let closing = async {
@@ -220,8 +270,7 @@ where
                 }
             };
             tokio::select! {
-                () = too_slow.wait() => Ending::TooSlow,
-                () = revoked => Ending::Revoked,
+                e = signalled => e,
                 () = closing => Ending::Closing,
             }
         };
@@ -260,7 +309,8 @@ where
                         "binary frames are not part of the protocol: send JSON text",
                     )),
                     Some(Ok(Message::Pong(_))) => last_pong = Instant::now(),
-                    Some(Ok(Message::Ping(_))) => {} // answered by the socket layer
+                    // Pings are answered by the socket layer; it never hands a raw frame out.
+                    Some(Ok(Message::Ping(_) | Message::Frame(_))) => {}
                 },
                 Event::Tick => {
                     if last_pong.elapsed() > config.conn.heartbeat_timeout {
@@ -273,8 +323,8 @@ where
                 Event::Ending(Ending::Closing) => break Some(Close::GoingAway),
                 Event::WriteFailed => break None,
             }
-            if too_slow.is_raised() {
-                break Some(if too_slow.is_moved() {
+            if signals.is_raised() {
+                break Some(if signals.is_moved() {
                     Close::Moved
                 } else {
                     Close::TooSlow
@@ -285,12 +335,12 @@ where
         shared.metrics.closed(close.map(Close::code));
         if let Some(close) = close {
             debug!(code = close.code(), reason = close.reason(), "closing");
-            io.close(close).await;
+            Box::pin(io.close(close)).await;
         }
         conn.follows.leave_all(&conn.ctx);
         drop(conn);
         drop(rare);
-        io.finish().await;
+        Box::pin(io.finish()).await;
         debug!("disconnected");
     }
 }

@@ -14,8 +14,8 @@ use crate::wire::{Frame, error_frame, frame};
 use protocol::{ErrorCode, ServerMessage};
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use uuid::Uuid;
 
 /// Subscriptions (and, apart, followed lobbies) one connection may hold.
@@ -31,14 +31,12 @@ pub struct Ctx {
     pub session: Option<WsSession>,
     /// The client's address, the per-address limits' key ([`crate::client_addr`]).
     pub client: Option<IpAddr>,
-    /// Whose chat this connection does not want (shared with the chat rooms it is in).
-    pub mutes: Mutes,
-    /// This connection's rate limits; its address's are in `Shared`.
-    pub limits: ConnLimits,
-    /// Whether the server takes commands (`Lifecycle::Running`), as this connection's loop last
-    /// saw the lifecycle change: a command reads this flag instead of the lifecycle, whose lock
-    /// every connection shares.
-    pub accepting: Arc<AtomicBool>,
+    /// Whose chat this connection does not want (shared with the chat rooms it is in); made
+    /// when it first joins a room or mutes someone ([`Ctx::mutes`]).
+    pub mutes: OnceLock<Mutes>,
+    /// This connection's rate limits, made at its first limited message (an idle connection
+    /// holds a pointer's room, not three limiters); its address's are in `Shared`.
+    pub limits: OnceLock<Box<ConnLimits>>,
 }
 
 /// The seat this connection plays, if any, and its match's actor for the next command.
@@ -89,7 +87,15 @@ impl Ctx {
 
     /// This connection's rate limit of `kind`, then its address's.
     pub fn limit(&self, kind: Kind) -> Result<(), Limited> {
-        self.limits.check(kind, self.client, &self.shared.limits)
+        let shared = &self.shared;
+        self.limits
+            .get_or_init(|| Box::new(ConnLimits::new(&shared.config.limits, &shared.limits)))
+            .check(kind, self.client, &shared.limits)
+    }
+
+    /// This connection's mutes (made at the first use).
+    pub fn mutes(&self) -> &Mutes {
+        self.mutes.get_or_init(Mutes::default)
     }
 
     /// `rate_limited`, with the wait in `retry_after_ms`.
@@ -100,8 +106,9 @@ impl Ctx {
         self.reply(frame(&ServerMessage::Error(body)));
     }
 
+    /// Whether the server takes commands ([`crate::outbox::Signals::accepting`]).
     pub fn accepting(&self) -> bool {
-        self.accepting.load(Ordering::Acquire)
+        self.handle.signals().accepting.load(Ordering::Acquire)
     }
 
     pub fn account(&self) -> Option<Uuid> {

@@ -1,5 +1,4 @@
-//! The connection loop over in-memory channels instead of a socket (as in axum's
-//! testing-websockets example): framing, limits, auth and subscription bookkeeping, with a real
+//! The connection loop over in-memory channels instead of a socket: framing, limits, auth and subscription bookkeeping, with a real
 //! SQLite store in a temp dir.
 
 use super::command::MAX_COMMAND_ID;
@@ -26,7 +25,7 @@ struct Harness {
 }
 
 struct Client {
-    to_server: mpsc::UnboundedSender<Result<Message, axum::Error>>,
+    to_server: mpsc::UnboundedSender<Result<Message, WsError>>,
     from_server: mpsc::UnboundedReceiver<Message>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -92,7 +91,7 @@ impl Harness {
 
     /// Runs the connection loop over two in-memory channels.
     fn connect(&self) -> Client {
-        let (to_server, inbound) = mpsc::unbounded_channel::<Result<Message, axum::Error>>();
+        let (to_server, inbound) = mpsc::unbounded_channel::<Result<Message, WsError>>();
         let (outbound, from_server) = mpsc::unbounded_channel::<Message>();
         let stream = Box::pin(futures_util::stream::unfold(inbound, |mut rx| async {
             rx.recv().await.map(|m| (m, rx))
@@ -100,8 +99,8 @@ impl Harness {
         let sink = Box::pin(futures_util::sink::unfold(
             outbound,
             |tx, msg: Message| async move {
-                tx.send(msg).map_err(axum::Error::new)?;
-                Ok::<_, axum::Error>(tx)
+                tx.send(msg).map_err(|_| WsError::ConnectionClosed)?;
+                Ok::<_, WsError>(tx)
             },
         ));
         let id = self.shared.next_conn.fetch_add(1, Ordering::Relaxed);

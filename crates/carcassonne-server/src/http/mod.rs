@@ -17,17 +17,16 @@ pub mod openapi;
 pub mod ratings;
 pub mod refusals;
 pub mod replay;
+pub mod upgrade;
 pub mod webhooks;
 
 pub use error::ApiError;
 
 use crate::client_addr::{Client, client_addr};
-use crate::conn::{self, HARD_LIMIT, READ_BUFFER};
+use crate::conn;
 use crate::state::{Lifecycle, Shared};
 use axum::Extension;
 use axum::Router;
-use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -232,15 +231,8 @@ async fn ws_upgrade(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Extension(Client(client)): Extension<Client>,
     headers: HeaderMap,
-    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    ws: upgrade::WsUpgrade,
 ) -> Result<Response, ApiError> {
-    let ws = ws.map_err(|rejection| {
-        ApiError::new(
-            rejection.status(),
-            ErrorCode::Malformed,
-            format!("not a WebSocket upgrade: {}", rejection.body_text()),
-        )
-    })?;
     if *shared.lifecycle.borrow() != Lifecycle::Running {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -272,11 +264,9 @@ async fn ws_upgrade(
         },
         None => None,
     };
-    Ok(ws
-        .max_message_size(HARD_LIMIT)
-        .max_frame_size(HARD_LIMIT)
-        .read_buffer_size(READ_BUFFER)
-        .on_upgrade(move |socket| conn::serve(socket, slot, peer, client, account)))
+    let (upgrade, response) = ws.accept();
+    tokio::spawn(conn::serve(upgrade, slot, peer, client, account));
+    Ok(response)
 }
 
 /// A page of another site must not open a socket with the visitor's session cookie (which the

@@ -11,13 +11,13 @@
 
 use super::bot_mind::Minds;
 use crate::actor::{ActorMsg, CommandMsg, Registry};
-use crate::outbox::{self, ConnHandle, TooSlow};
+use crate::outbox::{self, ConnHandle};
 use crate::store::MatchStatus;
 use protocol::BotLevel;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::oneshot;
 use tracing::{Instrument, debug, info_span, warn};
 use uuid::Uuid;
 
@@ -48,12 +48,7 @@ pub(super) fn spawn(
 async fn drive(registry: Arc<Registry>, match_id: Uuid, seats: Vec<(u8, BotLevel)>) {
     let id = NEXT_BOT.fetch_add(1, Ordering::Relaxed);
     let (tx, mut rx) = outbox::channel(256);
-    let conn = ConnHandle::new(
-        id,
-        tx,
-        Arc::new(TooSlow::default()),
-        Arc::new(Notify::new()),
-    );
+    let conn = ConnHandle::new(id, tx, Arc::default());
     let mut rng = getrandom::u64().unwrap_or(u64::from(id as u32));
     // Several nodes may drive the same seats over a match's life: each tags its command ids.
     let tag = rng >> 40;

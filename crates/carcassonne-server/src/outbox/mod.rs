@@ -1,5 +1,5 @@
 //! The connection's outgoing queue as match actors see it: a bounded queue of encoded frames
-//! and a "too slow" flag. Nothing here knows the WebSocket library; the connection's writer turns
+//! and the connection's [`Signals`] (a "too slow" flag among them). Nothing here knows the WebSocket library; the connection's writer turns
 //! [`Frame`]s into socket messages.
 
 use crate::wire::Frame;
@@ -52,27 +52,39 @@ pub struct ConnHandle {
 #[derive(Debug)]
 struct Inner {
     tx: Sender,
-    too_slow: Arc<TooSlow>,
-    /// Notified by the connection's writer each time it has written queued frames: a catch-up
-    /// waiting for room in the queue goes on.
-    drained: Arc<Notify>,
+    signals: Arc<Signals>,
     /// Catch-ups waiting on `drained` now. The writer notifies only when there is one:
     /// `Notify::notify_waiters` takes a lock every time, and a write per frame batch is the
     /// connection's hot path.
     paced: AtomicUsize,
 }
 
-/// Raised when a connection's queue overflows; the connection task closes the socket with
-/// `close::TOO_SLOW`.
+/// What a connection's queue and the task that empties it tell each other, in one allocation
+/// (a server holds many idle connections): what closes the connection (an overflow, a moved
+/// match, a revoked session), the writes that make room for a paced catch-up, and whether the
+/// server takes commands.
 #[derive(Debug, Default)]
-pub struct TooSlow {
+pub struct Signals {
+    /// Raised when the queue overflows; the connection's task closes the socket with
+    /// `close::TOO_SLOW`.
     raised: AtomicBool,
     /// Raised because the match moved to another node, not because the client was slow.
     moved: AtomicBool,
+    /// Raised when the connection's account session was revoked: it closes with
+    /// `close::SESSION_REVOKED`.
+    revoked: AtomicBool,
+    /// Notified (with a stored permit) when one of the flags above is raised.
     notify: Notify,
+    /// Notified by the connection's writer each time it has written queued frames: a catch-up
+    /// waiting for room in the queue goes on.
+    drained: Notify,
+    /// Whether the server takes commands (`Lifecycle::Running`), as the connection's loop last
+    /// saw the lifecycle change: a command reads this flag instead of the lifecycle, whose lock
+    /// every connection shares. Unused by the stand-ins and bots.
+    pub accepting: AtomicBool,
 }
 
-impl TooSlow {
+impl Signals {
     pub fn raise(&self) {
         self.raised.store(true, Ordering::Release);
         self.notify.notify_one();
@@ -87,6 +99,18 @@ impl TooSlow {
     pub fn is_moved(&self) -> bool {
         self.moved.load(Ordering::Acquire)
     }
+    /// Tells the connection that its session was revoked.
+    pub fn revoke(&self) {
+        self.revoked.store(true, Ordering::Release);
+        self.notify.notify_one();
+    }
+    pub fn is_revoked(&self) -> bool {
+        self.revoked.load(Ordering::Acquire)
+    }
+    /// Wakes the catch-ups waiting for room in the queue (after a write).
+    pub fn drained(&self) {
+        self.drained.notify_waiters();
+    }
 }
 
 /// Counts a waiting catch-up for as long as it lives.
@@ -99,33 +123,37 @@ impl Drop for Pacing<'_> {
 }
 
 impl ConnHandle {
-    pub fn new(id: u64, tx: Sender, too_slow: Arc<TooSlow>, drained: Arc<Notify>) -> Self {
+    pub fn new(id: u64, tx: Sender, signals: Arc<Signals>) -> Self {
         ConnHandle {
             id,
             inner: Arc::new(Inner {
                 tx,
-                too_slow,
-                drained,
+                signals,
                 paced: AtomicUsize::new(0),
             }),
         }
     }
 
+    /// The connection's signals.
+    pub fn signals(&self) -> &Signals {
+        &self.inner.signals
+    }
+
     /// Whether nothing queued here will be read any more: told to close, or its reader gone.
     pub fn is_gone(&self) -> bool {
-        self.inner.too_slow.is_raised() || self.inner.tx.is_closed()
+        self.inner.signals.is_raised() || self.inner.tx.is_closed()
     }
 
     /// Tells the connection to close because its match moved to another node (4003): what is
     /// queued is written first, nothing more is queued.
     pub fn close_moved(&self) {
-        self.inner.too_slow.moved.store(true, Ordering::Release);
-        self.inner.too_slow.raise();
+        self.inner.signals.moved.store(true, Ordering::Release);
+        self.inner.signals.raise();
     }
 
     /// Tells the connection to close as too slow.
     pub fn close_too_slow(&self) {
-        self.inner.too_slow.raise();
+        self.inner.signals.raise();
     }
 
     /// Queues a frame without waiting. False when the connection is gone or too slow (then it is
@@ -133,13 +161,13 @@ impl ConnHandle {
     /// for it, so that what it still receives before the close has no hole.
     pub fn push(&self, frame: Frame) -> bool {
         let inner = &*self.inner;
-        if inner.too_slow.is_raised() {
+        if inner.signals.is_raised() {
             return false;
         }
         match inner.tx.try_send(frame) {
             Ok(()) => true,
             Err(TrySendError::Full(_)) => {
-                inner.too_slow.raise();
+                inner.signals.raise();
                 false
             }
             Err(TrySendError::Closed(_)) => false,
@@ -154,7 +182,7 @@ impl ConnHandle {
         // against the catch-up's count before its look at the queue.
         fence(Ordering::SeqCst);
         if self.inner.paced.load(Ordering::Relaxed) > 0 {
-            self.inner.drained.notify_waiters();
+            self.inner.signals.drained();
         }
     }
 
@@ -175,14 +203,14 @@ impl ConnHandle {
     pub(crate) async fn push_paced(&self, frame: Frame, patience: Duration) -> bool {
         let inner = &*self.inner;
         loop {
-            if inner.too_slow.is_raised() || inner.tx.is_closed() {
+            if inner.signals.is_raised() || inner.tx.is_closed() {
                 return false;
             }
             // Counted, then registered, then the check: a drain between any two is not missed.
             inner.paced.fetch_add(1, Ordering::SeqCst);
             fence(Ordering::SeqCst);
             let _pacing = Pacing(&inner.paced);
-            let drained = inner.drained.notified();
+            let drained = inner.signals.drained.notified();
             tokio::pin!(drained);
             drained.as_mut().enable();
             if self.room() > 0 {
@@ -190,7 +218,7 @@ impl ConnHandle {
             }
             if tokio::time::timeout(patience, drained).await.is_err() {
                 debug!("catch-up: the client read nothing in time");
-                inner.too_slow.raise();
+                inner.signals.raise();
                 return false;
             }
         }

@@ -146,7 +146,10 @@ async fn a_chat_line_reaches_only_the_nodes_with_members_in_its_room() {
     let subject = format!("{}.match.{}.chat", cluster.prefix, id.simple());
     // The line's one publication may still be on its way to the test's own subscription.
     wait_until(|| crossed.lock().expect("lock").len() == 1).await;
-    assert_eq!(*crossed.lock().expect("lock"), [subject.clone()]);
+    assert_eq!(
+        *crossed.lock().expect("lock"),
+        std::slice::from_ref(&subject)
+    );
     assert_eq!(received(&cluster, 0).await, 0.0, "node 0 has nobody there");
     assert_eq!(received(&cluster, 2).await, 1.0, "node 2 has a seat there");
     assert_eq!(cluster.metric(0, ROOMS, &[]).await, 0.0);

@@ -318,6 +318,29 @@ async fn http_refusals_have_the_json_error_body(db: &TestDb) {
             "{method} {path}: {text}"
         );
     }
+    // Upgrades the server's handshake refuses, each with what is wrong in its message.
+    let good = [
+        ("Connection", "keep-alive, Upgrade"),
+        ("Upgrade", "websocket"),
+        ("Sec-WebSocket-Version", "13"),
+        ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+    ];
+    for (drop, replace, said) in [
+        ("Sec-WebSocket-Version", Some("8"), "Sec-WebSocket-Version"),
+        ("Sec-WebSocket-Key", None, "Sec-WebSocket-Key"),
+        ("Upgrade", Some("h2c"), "Upgrade"),
+    ] {
+        let mut headers: Vec<(&str, &str)> =
+            good.iter().filter(|(k, _)| *k != drop).copied().collect();
+        if let Some(v) = replace {
+            headers.push((drop, v));
+        }
+        let (got, text) = http(&server, "GET", "/ws", &headers, "").await;
+        assert_eq!(got, 400, "{drop}: {text}");
+        let json: protocol::ErrorBody = serde_json::from_str(&text).expect("a JSON error body");
+        assert_eq!(json.code, protocol::ErrorCode::Malformed, "{text}");
+        assert!(json.message.contains(said), "{drop}: {text}");
+    }
     server.stop().await;
 }
 
