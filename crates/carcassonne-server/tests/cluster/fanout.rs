@@ -4,7 +4,6 @@
 use crate::harness::*;
 use client::bot::{Rng, answer_one};
 use client::{Follower, Mirror};
-use futures_util::StreamExt;
 use protocol::{Seq, ServerMessage};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -33,23 +32,16 @@ async fn a_diff_crosses_once_for_every_follower_of_a_node() {
     let created = create(&cluster, 2).await;
     let id = created.match_id;
     let crossed: Arc<Mutex<BTreeMap<Seq, usize>>> = Arc::default();
-    let nats = async_nats::connect(&cluster.nats).await.expect("NATS");
-    let mut every = nats
-        .subscribe(format!("{}.>", cluster.prefix))
-        .await
-        .expect("subscribe");
-    nats.flush().await.expect("flush");
     let counting = Arc::clone(&crossed);
-    let counter = tokio::spawn(async move {
-        while let Some(m) = every.next().await {
-            if let Ok(ServerMessage::Diff { match_id, seq, .. }) =
-                serde_json::from_slice::<ServerMessage>(&m.payload)
-                && match_id == id
-            {
-                *counting.lock().expect("lock").entry(seq).or_default() += 1;
-            }
+    let counter = every_message(&cluster, move |m| {
+        if let Ok(ServerMessage::Diff { match_id, seq, .. }) =
+            serde_json::from_slice::<ServerMessage>(&m.payload)
+            && match_id == id
+        {
+            *counting.lock().expect("lock").entry(seq).or_default() += 1;
         }
-    });
+    })
+    .await;
 
     // Seat 0 on node 0, at its first view before seat 1 comes on node 1: its first touch
     // takes the lease there.

@@ -551,3 +551,45 @@ pub(crate) async fn lobby_at(conn: &mut Connection, version: u64) -> protocol::L
         }
     }
 }
+
+/// Reads every message under the cluster's prefix, from now on (subscribed and flushed before
+/// it returns), and hands each to `seen`: what crosses NATS, as a test counts it.
+pub(crate) async fn every_message(
+    cluster: &Cluster,
+    mut seen: impl FnMut(&async_nats::Message) + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    use futures_util::StreamExt;
+    let nats = async_nats::connect(&cluster.nats).await.expect("NATS");
+    let mut every = nats
+        .subscribe(format!("{}.>", cluster.prefix))
+        .await
+        .expect("subscribe");
+    nats.flush().await.expect("flush");
+    tokio::spawn(async move {
+        let _client = nats;
+        while let Some(m) = every.next().await {
+            seen(&m);
+        }
+    })
+}
+
+/// The match's seats, seat `i` on node `1 + i`, each subscribed and at its first view (and so
+/// in the match's chat room on its node).
+pub(crate) async fn seats_from_node_1(
+    cluster: &Cluster,
+    created: &MatchCreated,
+) -> Vec<Connection> {
+    let mut seats = Vec::new();
+    for (i, s) in created.seats.iter().enumerate() {
+        let mut conn = connect(cluster, 1 + i).await.expect("connect");
+        conn.auth(&s.token).await.expect("auth");
+        conn.subscribe(created.match_id, None)
+            .await
+            .expect("subscribe");
+        conn.wait_for(|m| matches!(m, protocol::ServerMessage::Snapshot { .. }))
+            .await
+            .expect("the first view");
+        seats.push(conn);
+    }
+    seats
+}

@@ -5,7 +5,6 @@ use crate::common::READ_TIMEOUT;
 use crate::harness::*;
 use client::bot::Rng;
 use client::{Connection, Follower};
-use futures_util::StreamExt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -20,17 +19,7 @@ async fn chat_and_revocations_reach_every_node() {
     };
     let created = create(&cluster, 2).await;
     let id = created.match_id;
-    let mut seats = Vec::new();
-    for (i, s) in created.seats.iter().enumerate() {
-        let mut conn = connect(&cluster, 1 + i).await.expect("connect");
-        conn.auth(&s.token).await.expect("auth");
-        conn.subscribe(id, None).await.expect("subscribe");
-        // Subscribed (and so in the match's chat room on its node) once the snapshot is here.
-        conn.wait_for(|m| matches!(m, protocol::ServerMessage::Snapshot { .. }))
-            .await
-            .expect("the first view");
-        seats.push(conn);
-    }
+    let mut seats = seats_from_node_1(&cluster, &created).await;
     let said = protocol::ClientMessage::Chat {
         match_id: Some(id),
         lobby_id: None,
@@ -110,31 +99,14 @@ async fn a_chat_line_reaches_only_the_nodes_with_members_in_its_room() {
     let id = created.match_id;
     // Every message under the cluster's prefix that carries one of the test's lines.
     let crossed: Arc<Mutex<Vec<String>>> = Arc::default();
-    let nats = async_nats::connect(&cluster.nats).await.expect("NATS");
-    let mut every = nats
-        .subscribe(format!("{}.>", cluster.prefix))
-        .await
-        .expect("subscribe");
-    nats.flush().await.expect("flush");
     let counting = Arc::clone(&crossed);
-    let counter = tokio::spawn(async move {
-        while let Some(m) = every.next().await {
-            if String::from_utf8_lossy(&m.payload).contains("said on node") {
-                counting.lock().expect("lock").push(m.subject.to_string());
-            }
+    let counter = every_message(&cluster, move |m| {
+        if String::from_utf8_lossy(&m.payload).contains("said on node") {
+            counting.lock().expect("lock").push(m.subject.to_string());
         }
-    });
-
-    let mut seats = Vec::new();
-    for (i, s) in created.seats.iter().enumerate() {
-        let mut conn = connect(&cluster, 1 + i).await.expect("connect");
-        conn.auth(&s.token).await.expect("auth");
-        conn.subscribe(id, None).await.expect("subscribe");
-        conn.wait_for(|m| matches!(m, protocol::ServerMessage::Snapshot { .. }))
-            .await
-            .expect("the first view");
-        seats.push(conn);
-    }
+    })
+    .await;
+    let mut seats = seats_from_node_1(&cluster, &created).await;
     for node in [1, 2] {
         assert!(
             rooms_become(&cluster, node, 1.0).await,
