@@ -11,7 +11,7 @@ use crate::lobby::Replica;
 use crate::state::Shared;
 use futures_util::StreamExt;
 use std::sync::{Arc, Weak};
-use tracing::{Instrument, debug, info_span, warn};
+use tracing::{Instrument, info_span, warn};
 
 impl Cluster {
     /// Publishes `what` for every other node, without waiting.
@@ -52,17 +52,13 @@ impl Cluster {
 
 async fn deliver(me: Arc<str>, mut news: async_nats::Subscriber, shared: Weak<Shared>) {
     while let Some(msg) = news.next().await {
-        let Ok(news) = serde_json::from_slice::<Broadcast>(&msg.payload) else {
-            debug!("garbled news from the cluster");
+        let Some(news) = Broadcast::<News>::from_others(&msg.payload, &me) else {
             continue;
         };
-        if *news.from == *me {
-            continue;
-        }
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        match news.what {
+        match news {
             News::Revoke { account, session } => {
                 shared.live_sessions.revoke(account, session);
             }

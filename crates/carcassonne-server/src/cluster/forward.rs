@@ -95,6 +95,21 @@ pub struct Broadcast<T = News> {
     pub what: T,
 }
 
+impl<T: serde::de::DeserializeOwned> Broadcast<T> {
+    /// What another process of the cluster published: `None` for this process's own (`me`),
+    /// which it delivered already, and for a message that is not news (logged).
+    pub fn from_others(payload: &[u8], me: &str) -> Option<T> {
+        match serde_json::from_slice::<Broadcast<T>>(payload) {
+            Ok(news) if news.from != me => Some(news.what),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::debug!(error = %e, "garbled news from the cluster");
+                None
+            }
+        }
+    }
+}
+
 /// News of one chat room, published on the room's subject ([`Subjects::chat`]).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "news", rename_all = "snake_case")]

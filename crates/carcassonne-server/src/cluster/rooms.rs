@@ -107,18 +107,14 @@ async fn follow(
     rooms.increment(1.0);
     let _followed = Followed(rooms);
     while let Some(msg) = news.next().await {
-        let Ok(news) = serde_json::from_slice::<Broadcast<ChatNews>>(&msg.payload) else {
-            debug!("garbled chat news from the cluster");
+        let Some(news) = Broadcast::<ChatNews>::from_others(&msg.payload, &me) else {
             continue;
         };
-        if *news.from == *me {
-            continue;
-        }
         let Some(shared) = shared.upgrade() else {
             return;
         };
         received.increment(1);
-        match news.what {
+        match news {
             ChatNews::Line {
                 line,
                 lobby_members,
