@@ -16,13 +16,8 @@ use tracing::{Instrument, info_span, warn};
 impl Cluster {
     /// Publishes `what` for every other node, without waiting.
     pub fn tell_all(&self, what: News) {
-        let news = Broadcast {
-            from: self.edge.to_string(),
-            what,
-        };
-        let body = match serde_json::to_vec(&news) {
-            Ok(b) => b,
-            Err(e) => return warn!(error = %e, "cannot encode news for the cluster"),
+        let Some(body) = self.news(what) else {
+            return;
         };
         let (nats, subject) = (self.nats.clone(), self.subjects.all());
         tokio::spawn(async move {
@@ -30,6 +25,17 @@ impl Cluster {
                 warn!(error = %e, "cannot publish news for the cluster");
             }
         });
+    }
+
+    /// `what` as this process's news, encoded for the cluster (`None`, logged, if it cannot be).
+    pub(super) fn news<T: serde::Serialize>(&self, what: T) -> Option<Vec<u8>> {
+        let news = Broadcast {
+            from: self.edge.to_string(),
+            what,
+        };
+        serde_json::to_vec(&news)
+            .inspect_err(|e| warn!(error = %e, "cannot encode news for the cluster"))
+            .ok()
     }
 
     /// Delivers the other nodes' news to this node's clients, and answers their lobby

@@ -134,13 +134,8 @@ impl Cluster {
     /// so that one connection's lines are published in the order it said them (the NATS
     /// client's queue takes it at once unless it is full).
     pub async fn tell_room(&self, room: Room, what: ChatNews) {
-        let news = Broadcast {
-            from: self.edge.to_string(),
-            what,
-        };
-        let body = match serde_json::to_vec(&news) {
-            Ok(b) => b,
-            Err(e) => return warn!(error = %e, "cannot encode chat news for the cluster"),
+        let Some(body) = self.news(what) else {
+            return;
         };
         let subject = self.subjects.chat(room);
         if let Err(e) = self.nats.publish(subject, body.into()).await {
