@@ -172,6 +172,7 @@ impl SqliteStore {
         let (nudge, nudges) = mpsc::channel(1);
         let checkpoints = tokio::spawn(checkpointer(
             checkpointing,
+            path.to_path_buf(),
             nudges,
             ctl.clone(),
             stats.clone(),
@@ -492,6 +493,10 @@ mod tests {
             "the WAL was started over"
         );
         assert!(stats.checkpoints.load(Ordering::Relaxed) > 0);
+        assert!(
+            stats.db_flushes.load(Ordering::Relaxed) > 0,
+            "the checkpointer wrote the copied pages through, off the writer's path"
+        );
         assert!(
             stats.syncs.load(Ordering::Relaxed) <= written + 16,
             "one sync per group at most"
