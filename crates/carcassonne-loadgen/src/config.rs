@@ -107,6 +107,11 @@ pub(crate) struct Args {
     /// load processes, the others' ramps (a burst of new matches and connections) end first.
     #[arg(long, default_value_t = 0.0)]
     pub(crate) settle: f64,
+    /// Pace: read the server's `/metrics` at the start and end of each step's window and report
+    /// its own arrival-to-ack histogram over the window beside the latency measured here (the
+    /// server must serve them to this caller: `--metrics-access open`).
+    #[arg(long)]
+    pub(crate) server_metrics: bool,
     /// Pace: seconds between two progress lines.
     #[arg(long, default_value_t = 5.0)]
     pub(crate) progress: f64,

@@ -15,6 +15,7 @@ fn start_server(dir: &std::path::Path) -> (std::net::SocketAddr, tokio::sync::on
     let mut config = server::Config::default();
     config.store.data_dir = dir.to_path_buf();
     config.limits.relax();
+    config.admin.metrics_access = server::config::MetricsAccess::Open;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -53,6 +54,7 @@ fn a_human_pace_run_reports_what_it_played() {
         ])
         .args(["--think", "0.3", "--reconnect-mean", "2", "--sources", "3"])
         .args(["--server-pid", &std::process::id().to_string()])
+        .arg("--server-metrics")
         .output()
         .expect("the load generator runs");
     drop(stop);
@@ -85,6 +87,12 @@ fn a_human_pace_run_reports_what_it_played() {
         assert_eq!(n("gaps"), 0, "{step}");
         assert_eq!(step["errors"], serde_json::json!({}), "{step}");
         assert!(step["server_rss_bytes"].as_u64() > Some(0), "{step}");
+        // The server's own acks over the window were read from its /metrics.
+        assert!(step["server_ack"]["samples"].as_u64() > Some(0), "{step}");
+        assert!(
+            step["server_ack"]["over_100ms_pct"].as_f64().is_some(),
+            "{step}"
+        );
     }
     assert!(stderr.contains("step 2: 100 matches live"), "{stderr}");
     std::thread::sleep(Duration::from_millis(100));

@@ -147,6 +147,8 @@ pub(crate) struct StepReport {
     pub(crate) server_rss_bytes: Option<u64>,
     /// With `--server-pid`: the server's CPU time per acknowledged move.
     pub(crate) server_cpu_us_per_move: Option<f64>,
+    /// With `--server-metrics`: the server's own acks over the window.
+    pub(crate) server_ack: Option<super::server_ack::ServerAck>,
 }
 
 impl StepReport {
@@ -170,6 +172,7 @@ impl StepReport {
             errors: w.errors,
             server_rss_bytes: None,
             server_cpu_us_per_move: None,
+            server_ack: None,
         }
     }
 
@@ -195,6 +198,12 @@ impl StepReport {
         }
         if let Some(cpu) = self.server_cpu_us_per_move {
             out.push_str(&format!(", server CPU {cpu:.0} µs/move"));
+        }
+        if let Some(a) = &self.server_ack {
+            out.push_str(&format!(
+                ", server ack over 25/50/100 ms {:.2}/{:.2}/{:.2} %",
+                a.over_25ms_pct, a.over_50ms_pct, a.over_100ms_pct
+            ));
         }
         if self.gaps > 0 {
             out.push_str(&format!(", {} gaps", self.gaps));

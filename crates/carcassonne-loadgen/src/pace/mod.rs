@@ -8,18 +8,21 @@
 //! The matches open in `--steps` equal steps; each step is measured for `--secs` once its matches
 //! are live, and reports live matches, connections, moves/s, ack latency (sent to ack, at the
 //! sender), fan-out latency (ack to the last subscriber's diff), the server's resident memory and
-//! CPU per move (with `--server-pid`), and errors by code. A progress line goes to stderr while it
-//! runs; the last line on stdout is the JSON summary.
+//! CPU per move (with `--server-pid`), the server's own acks over the window (with
+//! `--server-metrics`), and errors by code. A progress line goes to stderr while it runs; the last
+//! line on stdout is the JSON summary.
 //!
 //! - [`plan`]: the mix, think times, reconnect times and source addresses, as pure functions.
 //! - [`matches`]: one table's matches, one after another; [`table`]: what the connections of a
 //!   match share; [`conn`]: one connection.
 //! - [`meter`]: the counters, samples and the step report.
+//! - [`server_ack`]: the server's ack histogram over a window, from its `/metrics`.
 
 pub(crate) mod conn;
 pub(crate) mod matches;
 pub(crate) mod meter;
 pub(crate) mod plan;
+pub(crate) mod server_ack;
 pub(crate) mod table;
 
 use crate::config::Args;
@@ -119,6 +122,10 @@ pub(crate) async fn pace(args: Args) -> Result<(), LoadError> {
         }
         let _ramp_window = ctx.meter.take();
         let cpu_before = args.server_pid.map(cpu_ticks).transpose()?;
+        let acks_before = match args.server_metrics {
+            true => Some(server_ack::scrape(&args.url).await?),
+            false => None,
+        };
         let start = Instant::now();
         let end = start + secs(args.secs, "--secs")?;
         let progress = secs(args.progress.max(0.1), "--progress")?;
@@ -142,6 +149,9 @@ pub(crate) async fn pace(args: Args) -> Result<(), LoadError> {
             ctx.meter.connections.load(Ordering::Relaxed),
         );
         let mut r = StepReport::new(step, elapsed, ctx.meter.take(), live);
+        if let Some(before) = &acks_before {
+            r.server_ack = Some(before.window(&server_ack::scrape(&args.url).await?));
+        }
         if let Some(pid) = args.server_pid {
             r.server_rss_bytes = rss_bytes(pid).ok();
             if let (Some(before), Ok(after)) = (cpu_before, cpu_ticks(pid))
