@@ -166,13 +166,18 @@ impl SqliteStore {
         // deleted and created again while the store is open. `NORMAL` syncs the WAL before a
         // checkpoint and the database file after it, as `FULL` does.
         let checkpointing = writing.clone().connect().await?;
+        // The checkpointer's handle on the database file, which it syncs after each checkpoint
+        // (opened once: SQLite never replaces the file while the store is open).
+        let db_file = Arc::new(std::fs::File::open(path).map_err(|e| {
+            StoreError::Sync(format!("cannot open the database file to sync it: {e}"))
+        })?);
         let stats = Arc::new(SyncStats::default());
         let ctl = Arc::new(WalControl::default());
         let sync = spawn_syncer(path, stats.clone())?;
         let (nudge, nudges) = mpsc::channel(1);
         let checkpoints = tokio::spawn(checkpointer(
             checkpointing,
-            path.to_path_buf(),
+            db_file,
             nudges,
             ctl.clone(),
             stats.clone(),

@@ -290,14 +290,12 @@ fn syncer(mut rx: mpsc::Receiver<Batch>, mut wal: WalFile, stats: &SyncStats) {
 /// drops its nudges' sender.
 pub(super) async fn checkpointer(
     mut conn: sqlx::SqliteConnection,
-    db: PathBuf,
+    db: Arc<File>,
     mut nudges: mpsc::Receiver<()>,
     ctl: Arc<WalControl>,
     stats: Arc<SyncStats>,
     tuning: Tuning,
 ) {
-    // The database file, opened once: it is never replaced while the store is open.
-    let mut db_file: Option<Arc<File>> = None;
     loop {
         match tokio::time::timeout(tuning.idle, nudges.recv()).await {
             Ok(Some(())) => {}
@@ -319,7 +317,7 @@ pub(super) async fn checkpointer(
                 stats.checkpoints.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(busy, log, copied, "passive checkpoint");
                 if copied > 0 {
-                    flush_db(&db, &mut db_file, &stats).await;
+                    flush_db(&db, &stats).await;
                 }
                 if log > tuning.wal_bound.saturating_mul(4) {
                     ctl.finish.store(FINISH_RESTART, Ordering::Release);
@@ -341,17 +339,8 @@ pub(super) async fn checkpointer(
 /// stalled writer, once a second at 5,000 moves/s). Flushed here after each passive checkpoint,
 /// the finish syncs only the few pages it copies itself. An extra sync never weakens durability;
 /// a failed one is only logged, as SQLite's own sync at the finish still runs.
-async fn flush_db(db: &Path, file: &mut Option<Arc<File>>, stats: &SyncStats) {
-    let f = match file {
-        Some(f) => f.clone(),
-        None => match File::open(db) {
-            Ok(f) => file.insert(Arc::new(f)).clone(),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot open the database file to flush it");
-                return;
-            }
-        },
-    };
+async fn flush_db(db: &Arc<File>, stats: &SyncStats) {
+    let f = db.clone();
     match tokio::task::spawn_blocking(move || f.sync_data()).await {
         Ok(Ok(())) => {
             stats.db_flushes.fetch_add(1, Ordering::Relaxed);
