@@ -18,6 +18,7 @@ mod accounts;
 pub mod admin;
 pub mod backup;
 pub mod chat;
+mod gather;
 pub mod leases;
 pub mod lifecycle;
 mod lobbies;
@@ -187,17 +188,6 @@ pub struct Append {
     /// the futures of idle match tasks.
     pub fence: Option<std::sync::Arc<Fence>>,
 }
-
-/// Times a group writer (SQLite's, and each of Postgres's) yields to the runtime before it
-/// takes a group. A yielded task runs again once its worker has run every task ready and polled
-/// the I/O driver, so each yield lets the moves already on their way reach the queue: at human
-/// pace a group then holds a few appends rather than one or two, and the hand-offs each group
-/// pays (SQLite's thread, the syncer and its fsync; Postgres's round trip and commit) are shared.
-/// On an idle server a yield costs a poll of the driver, microseconds. At 4,600 moves/s over
-/// 5,790 matches, on 2 cores shared with the load: p99 17–19 ms with three yields against
-/// 22–30 ms with none on SQLite, 25–77 ms against 33–191 ms on Postgres, for the same CPU a move
-/// (`docs/performance.md`).
-pub(super) const GATHER_YIELDS: u32 = 3;
 
 /// One match's append as a store's writer receives it, waiting for the group it is committed
 /// with.

@@ -31,9 +31,7 @@ pub(super) async fn pg_writer(pool: PgPool, rx: Arc<Mutex<mpsc::Receiver<WriteRe
         let next = async {
             let mut rx = rx.lock().await;
             let first = rx.recv().await?;
-            for _ in 0..super::GATHER_YIELDS {
-                tokio::task::yield_now().await;
-            }
+            super::gather::gather(&rx).await;
             let mut group = vec![first];
             while group.len() < MAX_GROUP {
                 match rx.try_recv() {

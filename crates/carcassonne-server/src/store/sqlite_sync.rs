@@ -91,14 +91,12 @@ pub struct Tuning {
     pub wal_bound: i64,
     /// A checkpoint after this long without `checkpoint_rows`, if anything was written.
     pub idle: Duration,
-    /// Longest time the writer keeps the write connection while appends keep coming: the other
-    /// writes (a new match, an account) wait at most this, `linger` and a group.
-    pub hold: Duration,
     /// How long the writer, its queue empty after a group, waits for the next append before it
-    /// gives the connection back (within `hold`). A give-back pings the connection (a round trip
-    /// to its thread, two context switches) and the next group takes it again: at M = 20, half
-    /// the groups did so, and at M = 2 nearly every one, because the next append comes only once
-    /// the group's sync answered its players and they moved again.
+    /// gives the connection back (at once when another write takes its turn). A give-back pings
+    /// the connection (a round trip to its thread, two context switches) and the next group
+    /// takes it again: at M = 20, half the groups did so, and at M = 2 nearly every one, because
+    /// the next append comes only once the group's sync answered its players and they moved
+    /// again.
     pub linger: Duration,
 }
 
@@ -108,7 +106,6 @@ impl Default for Tuning {
             checkpoint_rows: 1000,
             wal_bound: 8192,
             idle: Duration::from_secs(1),
-            hold: Duration::from_millis(20),
             linger: Duration::from_millis(5),
         }
     }

@@ -8,17 +8,51 @@ use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqlitePool;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use tokio::sync::mpsc;
+use std::time::Duration;
+use tokio::sync::{Notify, Semaphore, SemaphorePermit, mpsc};
 use uuid::Uuid;
 
 /// Most appends committed in one group.
 const MAX_GROUP: usize = 256;
+
+/// The other writes' turns at the writing connection (a new match, an account, a lobby): one at a
+/// time, so that a burst of them never queues ahead of the group writer in the pool; and once one
+/// has its turn the writer gives the connection back after the group it is writing, which it
+/// otherwise keeps while appends keep coming.
+#[derive(Debug)]
+pub(super) struct Turns {
+    one: Semaphore,
+    /// Raised when a write takes its turn, so that a lingering writer gives the connection back.
+    wanted: Notify,
+}
+
+impl Turns {
+    pub(super) fn new() -> Self {
+        Turns {
+            one: Semaphore::new(1),
+            wanted: Notify::new(),
+        }
+    }
+
+    /// Waits for this write's turn; the connection is the pool's to hand out next.
+    pub(super) async fn take(&self) -> Result<SemaphorePermit<'_>, StoreError> {
+        let turn = self.one.acquire().await.map_err(|_| StoreError::Closed)?;
+        self.wanted.notify_one();
+        Ok(turn)
+    }
+
+    /// Whether a write has its turn (and so waits for the connection while the writer has it).
+    fn taken(&self) -> bool {
+        self.one.available_permits() == 0
+    }
+}
 
 /// What the writer task holds.
 #[derive(Debug)]
 pub(super) struct Writer {
     pub(super) pool: SqlitePool,
     pub(super) rx: mpsc::Receiver<WriteReq>,
+    pub(super) turns: Arc<Turns>,
     pub(super) sync: mpsc::Sender<Batch>,
     /// Wakes the checkpointer (capacity 1: a nudge pending is enough).
     pub(super) nudge: mpsc::Sender<()>,
@@ -35,6 +69,7 @@ pub(super) async fn sqlite_writer(w: Writer) {
     let Writer {
         pool,
         mut rx,
+        turns,
         sync,
         nudge,
         ctl,
@@ -52,18 +87,16 @@ pub(super) async fn sqlite_writer(w: Writer) {
         };
         stats.writer_acquires.fetch_add(1, Ordering::Relaxed);
         // The connection stays with the writer while appends keep coming (within `linger` of
-        // each other), up to `hold`: giving it back costs a round trip to its thread (sqlx pings
-        // a connection on release); the other writes (a new match, an account) wait at most
-        // `hold`, `linger` and a group.
-        let held = std::time::Instant::now();
+        // each other) and no other write has its turn. Giving it back costs a ping on its
+        // thread in a task sqlx spawns, and taking it again a wake-up: on busy cores that round
+        // waits for the runtime's queues, 100 ms and more (measured), and every move waits with
+        // it. Another write (a new match, an account) waits for the group being written at most.
         let mut next = Some(first);
         while let Some(first) = next.take() {
             // Let the tasks already woken run first (the actors whose commands have arrived,
             // and the connections the I/O driver finds readable): their appends join this
-            // group instead of each paying a group of its own.
-            for _ in 0..super::GATHER_YIELDS {
-                tokio::task::yield_now().await;
-            }
+            // group instead of each paying a group of its own. Not behind a backlog.
+            super::gather::gather(&rx).await;
             let mut group = vec![first];
             while group.len() < MAX_GROUP {
                 match rx.try_recv() {
@@ -104,20 +137,35 @@ pub(super) async fn sqlite_writer(w: Writer) {
                     }
                 }
             }
-            if held.elapsed() < tuning.hold {
+            if !turns.taken() {
                 next = match rx.try_recv() {
                     Ok(r) => Some(r),
-                    // `recv` is cancel-safe: an append that comes as the wait ends stays queued.
                     // (A zero timeout would still wait for the timer's next tick.)
                     Err(_) if !tuning.linger.is_zero() => {
-                        tokio::time::timeout(tuning.linger, rx.recv())
-                            .await
-                            .ok()
-                            .flatten()
+                        linger(&mut rx, &turns, tuning.linger).await
                     }
                     Err(_) => None,
                 };
             }
+        }
+    }
+}
+
+/// The next append, if it comes within `linger` and no other write takes its turn meanwhile.
+async fn linger(
+    rx: &mut mpsc::Receiver<WriteReq>,
+    turns: &Turns,
+    linger: Duration,
+) -> Option<WriteReq> {
+    let until = tokio::time::Instant::now() + linger;
+    loop {
+        // `recv` is cancel-safe: an append that comes as the wait ends stays queued.
+        tokio::select! {
+            biased;
+            r = rx.recv() => return r,
+            // A notification left from a turn already over is no reason to stop.
+            () = turns.wanted.notified() => if turns.taken() { return None },
+            () = tokio::time::sleep_until(until) => return None,
         }
     }
 }
