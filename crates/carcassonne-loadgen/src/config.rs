@@ -107,6 +107,11 @@ pub(crate) struct Args {
     /// load processes, the others' ramps (a burst of new matches and connections) end first.
     #[arg(long, default_value_t = 0.0)]
     pub(crate) settle: f64,
+    /// Pace: seconds the matches go on playing after the last step's window before they are
+    /// closed: with several load processes, one's teardown (all its connections closing at
+    /// once) would otherwise land in the windows of the others still measuring.
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) drain: f64,
     /// Pace: read the server's `/metrics` at the start and end of each step's window and report
     /// its own arrival-to-ack histogram over the window beside the latency measured here (the
     /// server must serve them to this caller: `--metrics-access open`).

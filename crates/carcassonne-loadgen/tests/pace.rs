@@ -55,6 +55,7 @@ fn a_human_pace_run_reports_what_it_played() {
         .args(["--think", "0.3", "--reconnect-mean", "2", "--sources", "3"])
         .args(["--server-pid", &std::process::id().to_string()])
         .arg("--server-metrics")
+        .args(["--drain", "1"])
         .output()
         .expect("the load generator runs");
     drop(stop);
@@ -66,6 +67,8 @@ fn a_human_pace_run_reports_what_it_played() {
         .last()
         .and_then(|l| serde_json::from_str(l).ok())
         .unwrap_or_else(|| panic!("no JSON summary last:\n{stdout}"));
+    // The matches went on for the drain after the last window, then closed.
+    assert_eq!(summary["drain_s"].as_f64(), Some(1.0), "{summary}");
     let steps = summary["steps"].as_array().expect("steps");
     assert_eq!(steps.len(), 2, "{summary}");
     for (i, step) in steps.iter().enumerate() {

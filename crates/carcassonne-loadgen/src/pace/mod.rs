@@ -164,6 +164,9 @@ pub(crate) async fn pace(args: Args) -> Result<(), LoadError> {
         println!("{}", r.line());
         reports.push(r);
     }
+    if args.drain > 0.0 {
+        tokio::time::sleep(secs(args.drain, "--drain")?).await;
+    }
     let _ = stop_tx.send(true);
     for t in tables {
         let _ = tokio::time::timeout(Duration::from_secs(10), t).await;
@@ -177,6 +180,7 @@ pub(crate) async fn pace(args: Args) -> Result<(), LoadError> {
         "all_modules": args.all_modules,
         "spectator_every": args.spectator_every,
         "reconnect_mean_s": args.reconnect_mean,
+        "drain_s": args.drain,
         "sources": args.sources,
         "steps": reports,
     });
