@@ -415,9 +415,9 @@ async fn the_moderation_screen_removes_resolves_suspends_and_resets() {
             "the seat's account link",
         )
         .await;
-    admin.click(&link).await;
     admin
-        .wait(
+        .click_until(
+            &link,
             "!document.getElementById('acc-panel').hidden",
             "the account",
         )

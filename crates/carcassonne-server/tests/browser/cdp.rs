@@ -363,6 +363,38 @@ impl Page {
         }
     }
 
+    /// Clicks `selector` until `js` holds (or [`WAIT`] passes): a page still laying itself out
+    /// (a panel whose later parts load after its links) can move the element between the
+    /// measure of its place and the click, which then lands beside it, as a person's would.
+    pub async fn click_until(&self, selector: &str, js: &str, what: &str) {
+        let start = Instant::now();
+        loop {
+            self.click(selector).await;
+            let clicked = Instant::now();
+            while clicked.elapsed() < Duration::from_secs(2) {
+                let v = self.eval(&format!("!!({js})")).await;
+                if v == json!(true) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            // Gone from the page: the click took, and what it started is still on its way.
+            let shown = self
+                .eval(&format!(
+                    "(e => !!e && e.getClientRects().length > 0)(document.querySelector({s}))",
+                    s = json!(selector)
+                ))
+                .await;
+            if shown != json!(true) {
+                return self.wait(js, what).await;
+            }
+            if start.elapsed() > WAIT {
+                self.screenshot("timeout").await;
+                panic!("timed out clicking {selector} for {what}: {js}");
+            }
+        }
+    }
+
     /// Presses one key: a printable character, or `Enter`.
     pub async fn key(&self, key: &str) {
         let (code, vk, text) = match key {
