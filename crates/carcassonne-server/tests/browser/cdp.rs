@@ -331,14 +331,7 @@ impl Page {
     /// Clicks the centre of the first element matching `selector` with the mouse, once it is
     /// shown, after checking that the element (and not something over it) is what is under that point.
     pub async fn click(&self, selector: &str) {
-        self.wait(
-            &format!(
-                "(e => e && e.getClientRects().length > 0)(document.querySelector({s}))",
-                s = json!(selector)
-            ),
-            selector,
-        )
-        .await;
+        self.wait(&shown(selector), selector).await;
         let js = format!(
             "(() => {{ const e = document.querySelector({s}); const r = e.getBoundingClientRect();
                const x = r.left + r.width / 2, y = r.top + r.height / 2;
@@ -379,13 +372,7 @@ impl Page {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
             // Gone from the page: the click took, and what it started is still on its way.
-            let shown = self
-                .eval(&format!(
-                    "(e => !!e && e.getClientRects().length > 0)(document.querySelector({s}))",
-                    s = json!(selector)
-                ))
-                .await;
-            if shown != json!(true) {
+            if self.eval(&format!("!!({})", shown(selector))).await != json!(true) {
                 return self.wait(js, what).await;
             }
             if start.elapsed() > WAIT {
@@ -429,4 +416,12 @@ impl Page {
         std::fs::write(&path, bytes).expect("write screenshot");
         path
     }
+}
+
+/// JS that holds while `selector` names an element laid out on the page.
+fn shown(selector: &str) -> String {
+    format!(
+        "(e => !!e && e.getClientRects().length > 0)(document.querySelector({s}))",
+        s = json!(selector)
+    )
 }
